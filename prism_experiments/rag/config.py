@@ -1,0 +1,40 @@
+"""Feed-store settings (seed 001, FR-2)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from prism_experiments.embeddings.model import DEFAULT_MODEL
+
+
+class RAGConfig(BaseModel):
+    """Where posts live, how they are embedded and how a plain feed is retrieved."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    collection_name: str = Field(default="prism_posts", pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{1,510}[A-Za-z0-9]$")
+    embedding_model: str = DEFAULT_MODEL
+    client: Literal["ephemeral", "persistent", "http"] = "ephemeral"
+    persist_directory: Path | None = None
+    host: str = "localhost"
+    port: int = Field(default=8000, ge=1, le=65535)
+    feed_size: int = Field(default=10, ge=1, le=20)
+    mode: Literal["preference", "random"] = "preference"
+    recent_window_hours: float = Field(default=24.0, gt=0)
+    random_seed: int = 0
+    cache_dir: Path | None = None
+    #: seed 002's RAG_MAX_CHARS: the cap used when feeds are rendered for run artifacts
+    prompt_max_chars: int | None = Field(default=2000, ge=1)
+    #: HNSW search breadth; Chroma's default is 100 (cookbook.chromadb.dev/core/configuration)
+    hnsw_ef_search: int = Field(default=100, ge=1)
+    hnsw_ef_construction: int = Field(default=100, ge=1)
+    hnsw_max_neighbors: int = Field(default=16, ge=2)
+
+    @model_validator(mode="after")
+    def _persistent_needs_directory(self) -> "RAGConfig":
+        if self.client == "persistent" and self.persist_directory is None:
+            raise ValueError("persist_directory: required when client is 'persistent'")
+        return self

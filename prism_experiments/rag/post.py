@@ -1,0 +1,56 @@
+"""The post record every part of the harness passes around (seed 001, FR-1)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+MediaType = Literal["image", "video", "gif", "none"]
+MEDIA_TYPES: tuple[str, ...] = ("image", "video", "gif", "none")
+
+
+def as_utc(value: datetime) -> datetime:
+    """Timezone-aware UTC; a naive datetime is read as UTC."""
+    if value.tzinfo is None:
+        return value.replace(tzinfo=timezone.utc)
+    return value.astimezone(timezone.utc)
+
+
+class Post(BaseModel):
+    """A post (FR-1) plus `topic`, `parent_id` (reply target) and `format` (seed 002)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str = Field(min_length=1)
+    author_id: str = Field(min_length=1)
+    text: str
+    timestamp: datetime
+    topic: str | None = None
+    has_media: bool = False
+    media_type: MediaType = "none"
+    media_description: str | None = None
+    likes: int = Field(default=0, ge=0)
+    reshares: int = Field(default=0, ge=0)
+    replies: int = Field(default=0, ge=0)
+    velocity: float = Field(default=0.0, ge=0.0)
+    parent_id: str | None = None
+    format: str = "storytelling"
+
+    @field_validator("timestamp")
+    @classmethod
+    def _timestamp_is_utc(cls, value: datetime) -> datetime:
+        return as_utc(value)
+
+    @model_validator(mode="after")
+    def _media_is_consistent(self) -> "Post":
+        if self.has_media and self.media_type == "none":
+            raise ValueError("media_type: must be one of image, video, gif when has_media is true")
+        if not self.has_media and self.media_type != "none":
+            raise ValueError("media_type: must be 'none' when has_media is false")
+        return self
+
+    @property
+    def is_reply(self) -> bool:
+        return self.parent_id is not None

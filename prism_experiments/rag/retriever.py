@@ -1,0 +1,299 @@
+"""FeedRetriever: embeds, indexes and retrieves posts (seed 001, FR-3 ... FR-5).
+
+ChromaDB holds the vectors and the metadata and answers similarity queries. Next to it the
+retriever keeps the posts it indexed in memory, with their vectors, timestamps and authors as
+arrays: recency windows, "posts by these authors" and live engagement counters are lookups there,
+not Chroma scans.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+from tqdm.auto import tqdm
+
+from prism_experiments.embeddings.embedder import EMBEDDING_DIM, Embedder, normalize_rows
+from prism_experiments.rag.config import RAGConfig
+from prism_experiments.rag.post import Post, as_utc
+from prism_experiments.rag.store import (
+    epoch_microseconds,
+    max_batch_size,
+    metadata_to_post,
+    open_collection,
+    post_to_metadata,
+)
+
+Where = dict[str, Any]
+
+
+def similarity_from_distance(distance: np.ndarray | float) -> np.ndarray | float:
+    """Cosine distance in [0, 2] -> similarity in [0, 1]: 1 - d/2 (seed 000, "Critical: ChromaDB Distance Access")."""
+    return 1.0 - np.asarray(distance, dtype=np.float64) / 2.0
+
+
+def similarity_from_dot(dot: np.ndarray) -> np.ndarray:
+    """The same similarity from unit vectors: distance = 1 - cos, so 1 - d/2 = (1 + cos) / 2."""
+    return (1.0 + np.asarray(dot, dtype=np.float64)) / 2.0
+
+
+class FeedRetriever:
+    """Owns one Chroma collection and the in-memory index of the posts in it."""
+
+    def __init__(self, config: RAGConfig, embedder: Embedder | None = None) -> None:
+        self.config = config
+        self.embedder = embedder if embedder is not None else Embedder(config.embedding_model, config.cache_dir)
+        self._collection = open_collection(config)
+        self._posts: list[Post] = []
+        self._row_of: dict[str, int] = {}
+        self._vectors = np.zeros((1024, EMBEDDING_DIM), dtype=np.float32)
+        self._timestamps_us = np.zeros(1024, dtype=np.int64)
+        self._author_rows: dict[str, list[int]] = {}
+        self._rng = np.random.default_rng(config.random_seed)
+        self._interest_vectors: dict[tuple[str, ...], np.ndarray] = {}
+        if self._collection.count() > 0:
+            self._load_existing()
+
+    # ----------------------------------------------------------------- the index
+    def __len__(self) -> int:
+        return len(self._posts)
+
+    @property
+    def posts(self) -> Sequence[Post]:
+        return self._posts
+
+    @property
+    def vectors(self) -> np.ndarray:
+        """Unit vectors of every post, one row each, in insertion order (a read-only view)."""
+        view = self._vectors[: len(self._posts)]
+        view.flags.writeable = False
+        return view
+
+    @property
+    def timestamps_us(self) -> np.ndarray:
+        return self._timestamps_us[: len(self._posts)]
+
+    def get_post(self, post_id: str) -> Post:
+        return self._posts[self._row_of[post_id]]
+
+    def has_post(self, post_id: str) -> bool:
+        return post_id in self._row_of
+
+    def row_of(self, post_id: str) -> int:
+        return self._row_of[post_id]
+
+    def rows_of(self, post_ids: Iterable[str]) -> np.ndarray:
+        return np.fromiter((self._row_of[i] for i in post_ids), dtype=np.int64)
+
+    def rows_by_authors(self, author_ids: Iterable[str]) -> np.ndarray:
+        """Rows of every post written by any of the authors, ascending."""
+        parts = [self._author_rows[a] for a in author_ids if a in self._author_rows]
+        if not parts:
+            return np.zeros(0, dtype=np.int64)
+        return np.sort(np.concatenate([np.asarray(p, dtype=np.int64) for p in parts]))
+
+    def rows_newer_than(self, cutoff: datetime) -> np.ndarray:
+        return np.flatnonzero(self.timestamps_us >= epoch_microseconds(as_utc(cutoff)))
+
+    def newest_timestamp(self) -> datetime:
+        if not self._posts:
+            raise ValueError("the store is empty: no posts have been added")
+        return self._posts[int(np.argmax(self.timestamps_us))].timestamp
+
+    # ------------------------------------------------------------------ storage
+    def add_post(self, post: Post) -> None:
+        """Embed and index one post (FR-4.1)."""
+        self.add_posts([post])
+
+    def add_posts(
+        self,
+        posts: Sequence[Post],
+        embeddings: np.ndarray | None = None,
+        show_progress: bool = False,
+    ) -> None:
+        """Embed and index posts in a few large Chroma calls (FR-4.3). Ids must be new and unique."""
+        if not posts:
+            return
+        ids = [post.id for post in posts]
+        duplicates = {i for i in ids if i in self._row_of} | _repeated(ids)
+        if duplicates:
+            raise ValueError(f"post id: already in the store or repeated in the batch: {sorted(duplicates)[:5]}")
+        if embeddings is None:
+            embeddings = self.embedder.encode([post.text for post in posts], show_progress=show_progress)
+        vectors = normalize_rows(np.asarray(embeddings, dtype=np.float32))
+        if vectors.shape != (len(posts), EMBEDDING_DIM):
+            raise ValueError(f"embeddings: expected shape ({len(posts)}, {EMBEDDING_DIM}), got {vectors.shape}")
+        batch = max_batch_size(self._collection)
+        starts = range(0, len(posts), batch)
+        for start in tqdm(starts, desc="indexing posts", disable=not show_progress or len(starts) < 2):
+            chunk = posts[start : start + batch]
+            self._collection.add(
+                ids=[post.id for post in chunk],
+                embeddings=vectors[start : start + batch],
+                documents=[post.text for post in chunk],
+                metadatas=[post_to_metadata(post) for post in chunk],
+            )
+        self._remember(posts, vectors)
+
+    def _remember(self, posts: Sequence[Post], vectors: np.ndarray) -> None:
+        first = len(self._posts)
+        needed = first + len(posts)
+        if needed > len(self._vectors):
+            capacity = max(needed, 2 * len(self._vectors))
+            self._vectors = _grow(self._vectors, capacity)
+            self._timestamps_us = _grow(self._timestamps_us, capacity)
+        self._vectors[first:needed] = vectors
+        for offset, post in enumerate(posts):
+            row = first + offset
+            self._row_of[post.id] = row
+            self._timestamps_us[row] = epoch_microseconds(post.timestamp)
+            self._author_rows.setdefault(post.author_id, []).append(row)
+        self._posts.extend(posts)
+
+    def _load_existing(self) -> None:
+        """Reopen a persistent collection: every post, its metadata and its vector come back."""
+        total = self._collection.count()
+        batch = max_batch_size(self._collection)
+        records: list[tuple[int, str, Post, np.ndarray]] = []
+        for offset in range(0, total, batch):
+            got = self._collection.get(
+                include=["embeddings", "documents", "metadatas"], limit=batch, offset=offset
+            )
+            for post_id, document, metadata, vector in zip(
+                got["ids"], got["documents"], got["metadatas"], got["embeddings"]
+            ):
+                post = metadata_to_post(post_id, document or "", dict(metadata or {}))
+                records.append((int(metadata["timestamp_us"]), post_id, post, np.asarray(vector)))
+        records.sort(key=lambda record: (record[0], record[1]))
+        if records:
+            self._remember([r[2] for r in records], np.stack([r[3] for r in records]).astype(np.float32))
+
+    # ---------------------------------------------------------------- retrieval
+    def embed_interests(self, interests: Sequence[str]) -> np.ndarray:
+        """Unit vector of an interest list: the normalised mean of each interest's embedding."""
+        key = tuple(interests)
+        if key not in self._interest_vectors:
+            if not key:
+                raise ValueError("interests: at least one interest is needed for a preference query")
+            mean = self.embedder.encode(list(key)).mean(axis=0, keepdims=True)
+            self._interest_vectors[key] = normalize_rows(mean)[0]
+        return self._interest_vectors[key]
+
+    def query_rows(
+        self,
+        query_embeddings: np.ndarray,
+        n_results: int,
+        where: Where | None = None,
+    ) -> list[tuple[np.ndarray, np.ndarray]]:
+        """For each query vector, (rows, similarities) of its nearest posts, best first, in ONE Chroma call."""
+        queries = np.atleast_2d(np.asarray(query_embeddings, dtype=np.float32))
+        n = min(int(n_results), len(self._posts))
+        if n <= 0 or len(queries) == 0:
+            return [(np.zeros(0, dtype=np.int64), np.zeros(0)) for _ in range(len(queries))]
+        result = self._collection.query(
+            query_embeddings=queries, n_results=n, where=where, include=["distances"]
+        )
+        out = []
+        for ids, distances in zip(result["ids"], result["distances"]):
+            rows = np.fromiter((self._row_of[i] for i in ids), dtype=np.int64, count=len(ids))
+            out.append((rows, np.asarray(similarity_from_distance(distances), dtype=np.float64)))
+        return out
+
+    def query_many_with_scores(
+        self,
+        query_embeddings: np.ndarray,
+        n_results: int,
+        where: Where | None = None,
+    ) -> list[list[tuple[Post, float]]]:
+        """Batched `query_with_scores`: many query vectors, one Chroma call."""
+        return [
+            [(self._posts[row], float(score)) for row, score in zip(rows, scores)]
+            for rows, scores in self.query_rows(query_embeddings, n_results, where)
+        ]
+
+    def query_with_scores(
+        self,
+        query_text: str | None = None,
+        *,
+        query_embedding: np.ndarray | None = None,
+        n_results: int = 10,
+        where: Where | None = None,
+    ) -> list[tuple[Post, float]]:
+        """Posts nearest to a text or a vector with similarity = 1 - distance/2 (seed 000)."""
+        if (query_text is None) == (query_embedding is None):
+            raise ValueError("query: pass exactly one of query_text or query_embedding")
+        vector = self.embedder.encode_one(query_text) if query_text is not None else query_embedding
+        return self.query_many_with_scores(np.asarray(vector)[None, :], n_results, where)[0]
+
+    def random_rows(
+        self,
+        n: int,
+        now: datetime,
+        window_hours: float,
+        rng: np.random.Generator,
+        exclude_rows: np.ndarray | None = None,
+    ) -> np.ndarray:
+        """A uniform sample without replacement of posts from the last `window_hours` before `now`.
+
+        When the window holds fewer than `n` posts it widens to the `n` newest ones (a feed is
+        never short while the store has posts).
+        """
+        stamps = self.timestamps_us
+        now_us = epoch_microseconds(as_utc(now))
+        eligible = (stamps <= now_us) & (stamps >= now_us - int(window_hours * 3_600_000_000))
+        if exclude_rows is not None and len(exclude_rows):
+            eligible[exclude_rows] = False
+        rows = np.flatnonzero(eligible)
+        if len(rows) < n:
+            candidates = np.flatnonzero(stamps <= now_us)
+            if exclude_rows is not None and len(exclude_rows):
+                candidates = np.setdiff1d(candidates, exclude_rows)
+            newest = candidates[np.lexsort((candidates, -stamps[candidates]))]
+            rows = np.sort(newest[:n])
+        if len(rows) <= n:
+            return rows[rng.permutation(len(rows))]
+        return rng.choice(rows, size=n, replace=False)
+
+    def get_feed(
+        self,
+        interests: Sequence[str],
+        mode: str | None = None,
+        n: int | None = None,
+        now: datetime | None = None,
+        rng: np.random.Generator | None = None,
+    ) -> list[Post]:
+        """A plain feed (FR-5): by similarity to the interests, or a uniform sample of recent posts.
+
+        `now` defaults to the newest post's time; random draws come from `rng`, else from the
+        retriever's own generator seeded with `config.random_seed` (reproducible across processes).
+        """
+        mode = mode or self.config.mode
+        size = n if n is not None else self.config.feed_size
+        if size < 1:
+            raise ValueError(f"n: feed size must be at least 1, got {size}")
+        if not self._posts:
+            return []
+        if mode == "preference":
+            rows, _ = self.query_rows(self.embed_interests(interests)[None, :], size)[0]
+        elif mode == "random":
+            moment = now if now is not None else self.newest_timestamp()
+            rows = self.random_rows(size, moment, self.config.recent_window_hours, rng or self._rng)
+        else:
+            raise ValueError(f"mode: {mode!r} is not one of 'preference', 'random'")
+        return [self._posts[row] for row in rows]
+
+
+def _grow(array: np.ndarray, capacity: int) -> np.ndarray:
+    grown = np.zeros((capacity, *array.shape[1:]), dtype=array.dtype)
+    grown[: len(array)] = array
+    return grown
+
+
+def _repeated(ids: list[str]) -> set[str]:
+    seen: set[str] = set()
+    repeated: set[str] = set()
+    for i in ids:
+        (repeated if i in seen else seen).add(i)
+    return repeated

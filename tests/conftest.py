@@ -1,0 +1,32 @@
+"""Shared fixtures: one embedding cache per test session, nothing written outside tmp dirs."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+os.environ.pop("MLFLOW_TRACKING_URI", None)
+
+
+@pytest.fixture(scope="session")
+def session_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The embedding cache shared by every real-model test of the session."""
+    return tmp_path_factory.mktemp("cache")
+
+
+@pytest.fixture(scope="session")
+def embedder(session_cache_dir: Path):
+    from prism_experiments.embeddings import Embedder
+
+    return Embedder(cache_dir=session_cache_dir)
+
+
+@pytest.fixture(autouse=True)
+def _runs_dir_in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Code that falls back to the default runs directory writes into the test's tmp dir."""
+    monkeypatch.setenv("PRISM_RUNS_DIR", str(tmp_path / "runs"))

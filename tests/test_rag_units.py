@@ -1,0 +1,125 @@
+"""Post, RAGConfig and rendering: no model, no store."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+import pytest
+from pydantic import ValidationError
+
+from prism_experiments.rag import Post, RAGConfig, format_feed_for_prompt, relative_time
+
+NOW = datetime(2026, 1, 2, 12, 0, tzinfo=timezone.utc)
+
+
+def make_post(i: int = 0, **fields) -> Post:
+    base = dict(id=f"p{i}", author_id=f"a{i}", text=f"post number {i}", timestamp=NOW - timedelta(hours=3))
+    return Post(**(base | fields))
+
+
+def test_naive_timestamp_is_read_as_utc_and_aware_input_is_converted() -> None:
+    naive = make_post(timestamp=datetime(2026, 1, 1, 10, 0))
+    assert naive.timestamp == datetime(2026, 1, 1, 10, 0, tzinfo=timezone.utc)
+    plus_two = timezone(timedelta(hours=2))
+    converted = make_post(timestamp=datetime(2026, 1, 1, 12, 0, tzinfo=plus_two))
+    assert converted.timestamp.utcoffset() == timedelta(0)
+    assert converted.timestamp.hour == 10
+
+
+def test_post_defaults_match_seed_fields() -> None:
+    post = make_post()
+    assert (post.likes, post.reshares, post.replies, post.velocity) == (0, 0, 0, 0.0)
+    assert post.format == "storytelling"
+    assert post.parent_id is None and post.topic is None
+    assert (post.has_media, post.media_type) == (False, "none")
+
+
+@pytest.mark.parametrize(
+    "fields, field_name",
+    [
+        ({"likes": -1}, "likes"),
+        ({"media_type": "audio", "has_media": True}, "media_type"),
+        ({"has_media": True}, "media_type"),
+        ({"media_type": "image"}, "media_type"),
+        ({"id": ""}, "id"),
+    ],
+)
+def test_post_rejects_bad_values_naming_the_field(fields: dict, field_name: str) -> None:
+    with pytest.raises(ValidationError, match=field_name):
+        make_post(**fields)
+
+
+@pytest.mark.parametrize(
+    "fields, field_name, allowed",
+    [
+        ({"feed_size": 0}, "feed_size", "greater than or equal to 1"),
+        ({"feed_size": 21}, "feed_size", "less than or equal to 20"),
+        ({"mode": "trending"}, "mode", "'preference' or 'random'"),
+        ({"client": "cloud"}, "client", "'ephemeral', 'persistent' or 'http'"),
+        ({"client": "persistent"}, "persist_directory", "required"),
+        ({"recent_window_hours": 0}, "recent_window_hours", "greater than 0"),
+        ({"collection_name": "x"}, "collection_name", "pattern"),
+        ({"port": 0}, "port", "greater than or equal to 1"),
+    ],
+)
+def test_rag_config_rejects_bad_values(fields: dict, field_name: str, allowed: str) -> None:
+    with pytest.raises(ValidationError) as info:
+        RAGConfig(**fields)
+    message = str(info.value)
+    assert field_name in message and allowed in message
+
+
+def test_rag_config_defaults() -> None:
+    config = RAGConfig()
+    assert (config.feed_size, config.mode, config.client, config.embedding_model) == (
+        10, "preference", "ephemeral", "all-MiniLM-L6-v2")
+
+
+@pytest.mark.parametrize(
+    "age, expected",
+    [
+        (timedelta(seconds=0), "just now"),
+        (timedelta(seconds=59), "just now"),
+        (timedelta(minutes=-5), "just now"),
+        (timedelta(minutes=5), "5m ago"),
+        (timedelta(hours=3, minutes=59), "3h ago"),
+        (timedelta(hours=23, minutes=59), "23h ago"),
+        (timedelta(days=2, hours=5), "2d ago"),
+    ],
+)
+def test_relative_time(age: timedelta, expected: str) -> None:
+    assert relative_time(NOW - age, NOW) == expected
+
+
+def test_rendering_shows_every_media_type_and_engagement_line() -> None:
+    posts = [
+        make_post(1, has_media=True, media_type="image", media_description="a chart of bitcoin"),
+        make_post(2, has_media=True, media_type="video", media_description="a match highlight"),
+        make_post(3, has_media=True, media_type="gif", media_description="a dancing cat"),
+        make_post(4, likes=12, reshares=3, replies=5, parent_id="p1"),
+    ]
+    text = format_feed_for_prompt(posts, NOW)
+    assert "1. @a1 \u00b7 3h ago" in text
+    assert "[\N{CAMERA} IMAGE: a chart of bitcoin]" in text
+    assert "[\N{CLAPPER BOARD} VIDEO: a match highlight]" in text
+    assert "GIF: a dancing cat]" in text
+    assert "\u2764\ufe0f 12  \N{CLOCKWISE RIGHTWARDS AND LEFTWARDS OPEN CIRCLE ARROWS} 3  \N{SPEECH BALLOON} 5" in text
+    assert "reply to p1" in text
+    # a post without media has no media block
+    fourth = text.split("\n\n")[3]
+    assert "[" not in fourth
+
+
+def test_rendering_cap_never_cuts_a_post() -> None:
+    posts = [make_post(i) for i in range(1, 6)]
+    full = format_feed_for_prompt(posts, NOW)
+    blocks = full.split("\n\n")
+    two = len("\n\n".join(blocks[:2]))
+    capped = format_feed_for_prompt(posts, NOW, max_chars=two + 5)
+    assert capped == "\n\n".join(blocks[:2])
+    assert format_feed_for_prompt(posts, NOW, max_chars=two) == capped
+    assert format_feed_for_prompt(posts, NOW, max_chars=two - 1) == blocks[0]
+    assert format_feed_for_prompt(posts, NOW, max_chars=3) == ""
+    assert format_feed_for_prompt(posts, NOW, max_chars=len(full)) == full
+    with pytest.raises(ValueError, match="max_chars"):
+        format_feed_for_prompt(posts, NOW, max_chars=0)
