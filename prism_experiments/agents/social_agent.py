@@ -1,0 +1,61 @@
+"""The simulated reader (seed 000's `SocialAgent`, plus activity, propensities, archetypes)."""
+
+from __future__ import annotations
+
+import math
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from prism_experiments.agents.archetypes import ARCHETYPES
+
+MAX_INTERESTS = 3
+_WEIGHT_SUM_TOLERANCE = 1e-6
+
+
+def uniform_archetype_weights() -> dict[str, float]:
+    return {archetype: 1.0 / len(ARCHETYPES) for archetype in ARCHETYPES}
+
+
+class SocialAgent(BaseModel):
+    """An agent. `following` is the initial follow set (seed 000); the live graph is the SocialGraph.
+
+    like_bias / reshare_bias / reply_bias are agent-level logit offsets (the agent's
+    own engagement propensities, a random intercept per action).
+    """
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+    id: str = Field(min_length=1)
+    interests: list[str] = Field(min_length=1, max_length=MAX_INTERESTS)
+    following: set[str] = Field(default_factory=set)
+    activity: float = Field(default=0.1, ge=0.0, le=1.0)
+    post_rate: float = Field(default=0.2, ge=0.0, le=1.0)
+    like_bias: float = 0.0
+    reshare_bias: float = 0.0
+    reply_bias: float = 0.0
+    archetype_weights: dict[str, float] = Field(default_factory=uniform_archetype_weights)
+
+    @field_validator("interests")
+    @classmethod
+    def _distinct_topics(cls, value: list[str]) -> list[str]:
+        if any(not topic for topic in value) or len(set(value)) != len(value):
+            raise ValueError(f"interests: must be 1 to {MAX_INTERESTS} distinct non-empty topics, got {value}")
+        return value
+
+    @field_validator("archetype_weights")
+    @classmethod
+    def _archetype_distribution(cls, value: dict[str, float]) -> dict[str, float]:
+        unknown = sorted(set(value) - set(ARCHETYPES))
+        if unknown:
+            raise ValueError(f"archetype_weights: unknown {unknown}; allowed: {', '.join(ARCHETYPES)}")
+        if any(w < 0 or not math.isfinite(w) for w in value.values()):
+            raise ValueError(f"archetype_weights: weights must be finite and >= 0, got {value}")
+        total = sum(value.values())
+        if abs(total - 1.0) > _WEIGHT_SUM_TOLERANCE:
+            raise ValueError(f"archetype_weights: must sum to 1, got {total}")
+        # Missing archetypes weigh 0; the full dict in ARCHETYPES order keeps vectors aligned.
+        return {archetype: float(value.get(archetype, 0.0)) for archetype in ARCHETYPES}
+
+    def archetype_vector(self) -> list[float]:
+        """Weights in ARCHETYPES order."""
+        return [self.archetype_weights[a] for a in ARCHETYPES]

@@ -1,0 +1,320 @@
+"""The comparison itself: per metric, condition means with CIs, omnibus, pairwise tests, Holm, trends.
+
+Pure: a tidy runs table in, tables of results out. Which tests run is decided by the
+`Design` (paired: Friedman + Wilcoxon + rank-biserial; unpaired: Kruskal-Wallis +
+Mann-Whitney + Cliff's delta).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from itertools import combinations
+
+import numpy as np
+import pandas as pd
+from pydantic import BaseModel, ConfigDict, Field
+
+from prism_experiments.analysis.conditions import condition_labels, numeric_levels
+from prism_experiments.analysis.design import Design
+from prism_experiments.analysis.stats import (
+    TestResult,
+    bootstrap_difference_ci,
+    bootstrap_mean_ci,
+    cliffs_delta,
+    friedman_test,
+    holm_adjust,
+    kruskal_test,
+    mann_whitney_test,
+    matched_pairs_rank_biserial,
+    page_trend,
+    rng_for,
+    spearman_trend,
+    wilcoxon_test,
+)
+
+SUMMARY_COLUMNS: tuple[str, ...] = ("metric", "condition", "n", "mean", "sd", "ci_low", "ci_high", "ci_method")
+PAIRWISE_COLUMNS: tuple[str, ...] = (
+    "metric", "condition_a", "condition_b", "design", "test", "n_a", "n_b", "n_pairs",
+    "mean_a", "mean_b", "difference", "diff_ci_low", "diff_ci_high", "ci_method",
+    "statistic", "p_value", "p_holm", "effect_size", "effect_size_name", "significant", "note",
+)  # fmt: skip
+OMNIBUS_COLUMNS: tuple[str, ...] = ("metric", "test", "statistic", "p_value", "n", "note")
+TREND_COLUMNS: tuple[str, ...] = (
+    "metric", "factor", "stratum", "n", "n_levels", "rho", "p_value", "page_l", "page_p", "page_n_seeds", "note",
+)  # fmt: skip
+MIN_TREND_LEVELS = 3
+
+
+class ComparisonSettings(BaseModel):
+    """Significance level and bootstrap settings (BCa, percentile fallback; Efron 1987)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    alpha: float = Field(default=0.05, gt=0.0, lt=1.0)
+    confidence: float = Field(default=0.95, gt=0.0, lt=1.0)
+    n_resamples: int = Field(default=9999, ge=100)
+    bootstrap_seed: int = Field(default=0, ge=0)
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Result tables (columns: SUMMARY/PAIRWISE/OMNIBUS/TREND_COLUMNS) and the warnings met on the way."""
+
+    design: Design
+    settings: ComparisonSettings
+    conditions: tuple[str, ...]
+    metrics: tuple[str, ...]
+    summary: pd.DataFrame
+    pairwise: pd.DataFrame
+    omnibus: pd.DataFrame
+    trends: pd.DataFrame
+    warnings: tuple[str, ...]
+
+
+def compare_conditions(
+    tidy: pd.DataFrame,
+    conditions: Sequence[str],
+    metrics: Sequence[str],
+    design: Design,
+    settings: ComparisonSettings,
+    factor_keys: Sequence[str] = (),
+    names: Mapping[str, str] | None = None,
+) -> Comparison:
+    """Every metric of `tidy` (columns condition, seed, <metrics>, <factor_keys>) compared across conditions."""
+    if len(conditions) < 2:
+        raise ValueError("conditions: need at least two conditions to compare")
+    summaries, pairwise, omnibus, warnings = [], [], [], []
+    for metric in metrics:
+        values = tidy[["condition", "seed", metric]].rename(columns={metric: "value"})
+        warnings.extend(metric_warnings(values, metric))
+        summaries.append(condition_summary(values, conditions, metric, settings))
+        if design.paired:
+            rows, overall = paired_comparison(values, conditions, metric, settings)
+        else:
+            rows, overall = unpaired_comparison(values, conditions, metric, settings)
+        rows["p_holm"] = holm_adjust(rows["p_value"].to_numpy())
+        rows["significant"] = rows["p_holm"] < settings.alpha
+        rows["design"] = "paired" if design.paired else "unpaired"
+        pairwise.append(rows)
+        omnibus.append(overall)
+    warnings.extend(power_warnings(design, conditions, settings.alpha))
+    trends = trend_tests(tidy, metrics, factor_keys, names or {key: key for key in factor_keys}, design.paired)
+    return Comparison(
+        design=design,
+        settings=settings,
+        conditions=tuple(conditions),
+        metrics=tuple(metrics),
+        summary=pd.concat(summaries, ignore_index=True).reindex(columns=list(SUMMARY_COLUMNS)),
+        pairwise=pd.concat(pairwise, ignore_index=True).reindex(columns=list(PAIRWISE_COLUMNS)),
+        omnibus=pd.DataFrame(omnibus).reindex(columns=list(OMNIBUS_COLUMNS)),
+        trends=trends,
+        warnings=tuple(warnings),
+    )
+
+
+def smallest_holm_p(design: Design, conditions: Sequence[str]) -> float:
+    """Smallest Holm-adjusted p any pair can reach: m x the smallest exact two-sided p of the test.
+
+    Wilcoxon on n pairs: 2 / 2^n; Mann-Whitney on groups of n_a and n_b: 2 / C(n_a + n_b, n_a)
+    (exact null distributions without ties, as scipy's exact methods use).
+    """
+    m = len(conditions) * (len(conditions) - 1) // 2
+    if design.paired:
+        smallest = 2.0 / 2.0 ** len(design.seeds)
+    else:
+        sizes = sorted(design.group_sizes[c] for c in conditions)
+        smallest = 2.0 / math.comb(sizes[0] + sizes[1], sizes[0]) if sizes[0] > 0 else 1.0
+    return min(1.0, m * smallest)
+
+
+def power_warnings(design: Design, conditions: Sequence[str], alpha: float) -> list[str]:
+    """Say so when no pair could reach significance whatever the data, because there are too few runs."""
+    floor = smallest_holm_p(design, conditions)
+    if floor < alpha:
+        return []
+    return [
+        f"too few runs for significance: the smallest Holm-adjusted p any pair can reach is {floor:.3g} "
+        f"(>= alpha {alpha:g}); run more seeds"
+    ]
+
+
+def metric_warnings(values: pd.DataFrame, metric: str) -> list[str]:
+    """Missing values and constant metrics are reported, never silently absorbed."""
+    warnings = []
+    missing = values.loc[values["value"].isna()]
+    if len(missing):
+        where = "; ".join(
+            f"{condition} seed(s) {', '.join(map(str, group['seed'].tolist()))}"
+            for condition, group in missing.groupby("condition", sort=False)
+        )
+        warnings.append(f"{metric}: {len(missing)} run(s) without a value are left out ({where})")
+    present = values["value"].dropna()
+    if len(present) and (present == present.iloc[0]).all():
+        warnings.append(f"{metric}: constant ({present.iloc[0]:g}) across all runs; nothing can differ")
+    return warnings
+
+
+def condition_summary(
+    values: pd.DataFrame, conditions: Sequence[str], metric: str, settings: ComparisonSettings
+) -> pd.DataFrame:
+    """Per condition: n, mean, sd and the bootstrap CI of the mean."""
+    rows = []
+    for condition in conditions:
+        sample = values.loc[values["condition"] == condition, "value"].dropna().to_numpy(dtype=float)
+        ci = bootstrap_mean_ci(
+            sample,
+            rng_for(settings.bootstrap_seed, metric, condition),
+            settings.confidence,
+            settings.n_resamples,
+        )
+        rows.append(
+            {
+                "metric": metric,
+                "condition": condition,
+                "n": int(sample.size),
+                "mean": ci.estimate,
+                "sd": float(np.std(sample, ddof=1)) if sample.size > 1 else np.nan,
+                "ci_low": ci.low,
+                "ci_high": ci.high,
+                "ci_method": ci.method,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def _test_columns(result: TestResult) -> dict[str, object]:
+    return {"test": result.test, "statistic": result.statistic, "p_value": result.pvalue, "note": result.note}
+
+
+def paired_comparison(
+    values: pd.DataFrame, conditions: Sequence[str], metric: str, settings: ComparisonSettings
+) -> tuple[pd.DataFrame, dict[str, object]]:
+    """Wilcoxon + rank-biserial + paired bootstrap per pair; Friedman over complete seeds (>= 3 conditions)."""
+    wide = values.pivot(index="seed", columns="condition", values="value").reindex(columns=list(conditions))
+    rows = []
+    for a, b in combinations(conditions, 2):
+        pair = wide[[a, b]].dropna()
+        x, y = pair[a].to_numpy(dtype=float), pair[b].to_numpy(dtype=float)
+        result = wilcoxon_test(x, y)
+        ci = bootstrap_difference_ci(
+            x, y, rng_for(settings.bootstrap_seed, metric, a, b), True, settings.confidence, settings.n_resamples
+        )
+        rows.append(
+            {
+                "metric": metric, "condition_a": a, "condition_b": b,
+                "n_a": len(pair), "n_b": len(pair), "n_pairs": len(pair),
+                "mean_a": float(x.mean()) if x.size else np.nan, "mean_b": float(y.mean()) if y.size else np.nan,
+                "difference": ci.estimate, "diff_ci_low": ci.low, "diff_ci_high": ci.high, "ci_method": ci.method,
+                "effect_size": matched_pairs_rank_biserial(x, y) if x.size else np.nan,
+                "effect_size_name": "rank-biserial r",
+                **_test_columns(result),
+            }
+        )  # fmt: skip
+    table = pd.DataFrame(rows)
+    if len(conditions) == 2:
+        only = table.iloc[0]
+        overall = {
+            "metric": metric,
+            "test": "Wilcoxon signed-rank (2 conditions: the omnibus is the pairwise test)",
+            "statistic": only["statistic"],
+            "p_value": only["p_value"],
+            "n": int(only["n_pairs"]),
+            "note": only["note"],
+        }
+        return table, overall
+    complete = wide.dropna()
+    result = friedman_test(complete.to_numpy(dtype=float))
+    note = result.note
+    if len(complete) < len(wide):
+        note = "; ".join(filter(None, [note, f"{len(wide) - len(complete)} seed(s) with a missing value left out"]))
+    return table, {"metric": metric, **_test_columns(result), "n": result.n, "note": note}
+
+
+def unpaired_comparison(
+    values: pd.DataFrame, conditions: Sequence[str], metric: str, settings: ComparisonSettings
+) -> tuple[pd.DataFrame, dict[str, object]]:
+    """Mann-Whitney + Cliff's delta + two-sample bootstrap per pair; Kruskal-Wallis (>= 3 conditions)."""
+    present = values.dropna(subset=["value"])
+    groups = {c: present.loc[present["condition"] == c, "value"].to_numpy(dtype=float) for c in conditions}
+    rows = []
+    for a, b in combinations(conditions, 2):
+        x, y = groups[a], groups[b]
+        result = mann_whitney_test(x, y)
+        ci = bootstrap_difference_ci(
+            x, y, rng_for(settings.bootstrap_seed, metric, a, b), False, settings.confidence, settings.n_resamples
+        )
+        rows.append(
+            {
+                "metric": metric, "condition_a": a, "condition_b": b,
+                "n_a": int(x.size), "n_b": int(y.size), "n_pairs": np.nan,
+                "mean_a": float(x.mean()) if x.size else np.nan, "mean_b": float(y.mean()) if y.size else np.nan,
+                "difference": ci.estimate, "diff_ci_low": ci.low, "diff_ci_high": ci.high, "ci_method": ci.method,
+                "effect_size": cliffs_delta(x, y) if x.size and y.size else np.nan,
+                "effect_size_name": "Cliff's delta",
+                **_test_columns(result),
+            }
+        )  # fmt: skip
+    table = pd.DataFrame(rows)
+    if len(conditions) == 2:
+        only = table.iloc[0]
+        overall = {
+            "metric": metric,
+            "test": "Mann-Whitney U (2 conditions: the omnibus is the pairwise test)",
+            "statistic": only["statistic"],
+            "p_value": only["p_value"],
+            "n": int(only["n_a"] + only["n_b"]),
+            "note": only["note"],
+        }
+        return table, overall
+    result = kruskal_test(list(groups.values()))
+    return table, {"metric": metric, **_test_columns(result), "n": result.n}
+
+
+def trend_tests(
+    tidy: pd.DataFrame,
+    metrics: Sequence[str],
+    factor_keys: Sequence[str],
+    names: Mapping[str, str],
+    paired: bool = False,
+) -> pd.DataFrame:
+    """Spearman trend of each metric over each numeric factor with >= 3 levels, within each stratum.
+
+    A stratum is one combination of the other factors (e.g. `mode=x_algo`), so the trend over
+    the OON scale is never confounded with a change of ranking mode. Spearman pools runs and
+    ignores seeds; in a paired design Page's L test on the seeds complete across the levels
+    is added, which removes the seed-to-seed variation common random numbers share.
+    """
+    rows = []
+    for factor in factor_keys:
+        levels = numeric_levels(tidy[factor])
+        if levels is None:
+            continue
+        others = [key for key in factor_keys if key != factor]
+        strata = condition_labels(tidy, others, names) if others else pd.Series("all runs", index=tidy.index)
+        usable = levels.notna()
+        for stratum, index in tidy.loc[usable].groupby(strata[usable], sort=True).groups.items():
+            stratum_levels = levels.loc[index]
+            if stratum_levels.nunique() < MIN_TREND_LEVELS:
+                continue
+            for metric in metrics:
+                value = tidy.loc[index, metric]
+                keep = value.notna()
+                result = spearman_trend(stratum_levels[keep].to_numpy(), value[keep].to_numpy(dtype=float))
+                row: dict[str, object] = {
+                    "metric": metric, "factor": factor, "stratum": str(stratum), "n": result.n,
+                    "n_levels": result.n_levels, "rho": result.rho, "p_value": result.pvalue, "note": result.note,
+                    "page_l": np.nan, "page_p": np.nan, "page_n_seeds": np.nan,
+                }  # fmt: skip
+                if paired:
+                    blocks = (
+                        pd.DataFrame({"seed": tidy.loc[index, "seed"], "level": stratum_levels, "value": value})
+                        .pivot(index="seed", columns="level", values="value")
+                        .sort_index(axis=1)
+                        .dropna()
+                    )
+                    page = page_trend(blocks.to_numpy(dtype=float))
+                    row.update({"page_l": page.statistic, "page_p": page.pvalue, "page_n_seeds": page.n})
+                rows.append(row)
+    return pd.DataFrame(rows, columns=list(TREND_COLUMNS))

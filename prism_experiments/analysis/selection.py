@@ -1,0 +1,194 @@
+"""From all simulation runs to the compared ones: exclusions, conditions, metrics, one tidy table."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+import pandas as pd
+
+from prism_experiments.analysis.conditions import (
+    condition_labels,
+    ordered_conditions,
+    resolve_param_keys,
+    short_names,
+    varying_params,
+)
+from prism_experiments.analysis.errors import AnalysisInputError
+from prism_experiments.analysis.runs import FINISHED, RunTable
+
+#: Primary outcome metrics compared when `--metrics` is not given (names the simulation logs).
+DEFAULT_METRICS: tuple[str, ...] = (
+    "feed_topic_entropy",
+    "exposure_topic_entropy",
+    "inn_share",
+    "engagement_rate",
+    "cascade_size_mean",
+    "cascade_depth_max",
+    "structural_virality_mean",
+    "author_impression_gini",
+    "feed_jaccard_mean",
+)
+EXCLUDED_COLUMNS: tuple[str, ...] = ("run_id", "status", "seed", "condition", "reason")
+
+
+@dataclass(frozen=True)
+class Selection:
+    """The compared runs as `tidy` (run_id, seed, sweep_id, start_time, condition, condition keys, metrics)."""
+
+    tidy: pd.DataFrame
+    conditions: tuple[str, ...]
+    condition_keys: tuple[str, ...]
+    short_names: Mapping[str, str]
+    seed_tracking_keys: tuple[str, ...]
+    metrics: tuple[str, ...]
+    excluded: pd.DataFrame
+    sweep_ids: tuple[str, ...]
+    warnings: tuple[str, ...]
+
+
+def choose_metrics(requested: Sequence[str] | None, available: Sequence[str]) -> tuple[list[str], list[str]]:
+    """(metrics, warnings): the requested ones (each must exist) or the default ones that were logged."""
+    if requested:
+        unknown = [name for name in requested if name not in available]
+        if unknown:
+            raise AnalysisInputError(
+                f"metrics: {', '.join(unknown)} not logged by any selected run; allowed values: {', '.join(available)}"
+            )
+        return list(dict.fromkeys(requested)), []
+    chosen = [name for name in DEFAULT_METRICS if name in available]
+    if not chosen:
+        raise AnalysisInputError(
+            f"metrics: none of the default metrics were logged; pass --metrics, one of: {', '.join(available)}"
+        )
+    missing = [name for name in DEFAULT_METRICS if name not in available]
+    warnings = [f"default metrics not logged by any run, skipped: {', '.join(missing)}"] if missing else []
+    return chosen, warnings
+
+
+def exclusion_reasons(table: RunTable, metrics: Sequence[str]) -> pd.Series:
+    """Why each run cannot be compared ("" when it can): not FINISHED, no seed, or no compared metric."""
+    info = table.info
+    status_reason = ("status " + info["status"].astype(str)).where(info["status"] != FINISHED, "")
+    still_going = info["status"].isin(["RUNNING", "SCHEDULED"])
+    status_reason = status_reason.where(~still_going, status_reason + " (incomplete)")
+    no_seed = info["seed"].isna()
+    no_metrics = table.metrics.reindex(columns=list(metrics)).isna().all(axis=1)
+    reasons = status_reason.copy()
+    reasons = reasons.where(reasons != "", no_seed.map({True: "no seed (tag prism.seed or param seed)", False: ""}))
+    reasons = reasons.where(
+        reasons != "", no_metrics.map({True: "incomplete: none of the compared metrics logged", False: ""})
+    )
+    return reasons.astype(object)
+
+
+def select_runs(table: RunTable, by: Sequence[str] | None = None, metrics: Sequence[str] | None = None) -> Selection:
+    """The runs to compare and why the others are left out; AnalysisInputError if fewer than two conditions."""
+    if table.info.empty:
+        raise AnalysisInputError("runs: no simulation runs found (tag prism.kind = simulation)")
+    chosen_metrics, warnings = choose_metrics(metrics, [str(name) for name in table.metrics.columns])
+    reasons = exclusion_reasons(table, chosen_metrics)
+    keep = reasons == ""
+    if not keep.any():
+        raise AnalysisInputError(
+            f"runs: none of the {len(reasons)} simulation runs is FINISHED with a seed and the compared metrics"
+        )
+
+    params = table.params.loc[keep]
+    info = table.info.loc[keep]
+    if by:
+        try:
+            keys = resolve_param_keys(by, [str(key) for key in params.columns])
+        except ValueError as error:
+            raise AnalysisInputError(str(error)) from error
+        seed_tracking: list[str] = []
+    else:
+        keys, seed_tracking = varying_params(params, info["seed"])
+    names = short_names(keys)
+    labels = condition_labels(params, keys, names)
+
+    tidy = pd.DataFrame(
+        {
+            "run_id": info.index.astype(str),
+            "seed": info["seed"].astype("int64").to_numpy(),
+            "sweep_id": info["sweep_id"].to_numpy(),
+            "start_time": info["start_time"].to_numpy(),
+            "condition": labels.to_numpy(),
+        }
+    )
+    for key in keys:
+        tidy[key] = params[key].to_numpy()
+    for name in chosen_metrics:
+        tidy[name] = table.metrics.loc[keep, name].to_numpy()
+
+    tidy, duplicates = drop_duplicate_runs(tidy)
+    if len(duplicates):
+        warnings.append(
+            f"{len(duplicates)} run(s) repeat a (condition, seed) already run; the newest run of each is kept"
+        )
+    excluded_mask = ~keep
+    excluded = pd.DataFrame(
+        {
+            "run_id": table.info.index[excluded_mask].astype(str),
+            "status": table.info.loc[excluded_mask, "status"].to_numpy(),
+            "seed": table.info.loc[excluded_mask, "seed"].to_numpy(),
+            "condition": table.info.loc[excluded_mask, "condition_tag"].to_numpy(),
+            "reason": reasons[excluded_mask].to_numpy(),
+        }
+    )
+    excluded = pd.concat([excluded, duplicates], ignore_index=True) if len(duplicates) else excluded
+
+    sweep_ids = tuple(sorted(str(s) for s in tidy["sweep_id"].dropna().unique()))
+    if len(sweep_ids) > 1:
+        warnings.append(f"runs come from {len(sweep_ids)} sweeps ({', '.join(sweep_ids)}); all are used")
+    if seed_tracking:
+        warnings.append(f"params that follow the seed were not used as conditions: {', '.join(seed_tracking)}")
+
+    conditions = ordered_conditions(tidy, keys)
+    if len(conditions) < 2:
+        raise AnalysisInputError(
+            f"nothing to compare: all {len(tidy)} compared runs fall in one condition ({conditions[0]}); "
+            "vary a param across runs or choose the factors with --by"
+        )
+    tidy = tidy.sort_values(["condition", "seed"], key=_condition_order_key(conditions), ignore_index=True)
+    return Selection(
+        tidy=tidy,
+        conditions=tuple(conditions),
+        condition_keys=tuple(keys),
+        short_names=names,
+        seed_tracking_keys=tuple(seed_tracking),
+        metrics=tuple(chosen_metrics),
+        excluded=excluded.reindex(columns=list(EXCLUDED_COLUMNS)),
+        sweep_ids=sweep_ids,
+        warnings=tuple(warnings),
+    )
+
+
+def drop_duplicate_runs(tidy: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(kept, dropped): of runs sharing (condition, seed), the newest (latest start_time) is kept."""
+    newest_first = tidy.sort_values("start_time", ascending=False, kind="stable")
+    duplicated = newest_first.duplicated(subset=["condition", "seed"], keep="first")
+    kept = newest_first.loc[~duplicated]
+    dropped = newest_first.loc[duplicated]
+    kept_ids = kept.set_index(["condition", "seed"])["run_id"]
+    kept_for_dropped = kept_ids.reindex(pd.MultiIndex.from_frame(dropped[["condition", "seed"]])).to_numpy()
+    dropped_rows = pd.DataFrame(
+        {
+            "run_id": dropped["run_id"].to_numpy(),
+            "status": FINISHED,
+            "seed": dropped["seed"].to_numpy(),
+            "condition": dropped["condition"].to_numpy(),
+            "reason": [f"duplicate of newer run {run_id} (same condition and seed)" for run_id in kept_for_dropped],
+        }
+    )
+    return kept.sort_index(), dropped_rows
+
+
+def _condition_order_key(conditions: Sequence[str]) -> Callable[[pd.Series], pd.Series]:
+    """Sort key for `DataFrame.sort_values`: conditions in the given order, other columns as they are."""
+    position = {label: i for i, label in enumerate(conditions)}
+
+    def key(column: pd.Series) -> pd.Series:
+        return column.map(position) if column.name == "condition" else column
+
+    return key

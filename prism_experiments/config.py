@@ -1,0 +1,134 @@
+"""The whole experiment's configuration, validated before any work starts.
+
+Hydra composes `conf/`; `ExperimentConfig.from_dictconfig` checks every group against these
+models, so a bad value fails with the field's dotted name before a run is created.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from prism_experiments.agents import AgentsConfig
+from prism_experiments.corpus.synthetic import SyntheticCorpusConfig
+from prism_experiments.network import NetworkConfig
+from prism_experiments.paths import RUNS_DIR_ENV, default_runs_dir
+from prism_experiments.rag import RAGConfig
+from prism_experiments.ranking import RankingConfig
+from prism_experiments.simulation.config import SimulationConfig
+
+
+class ConfigError(ValueError):
+    """A configuration value is out of range; the message is one line naming the field."""
+
+
+class CorpusConfig(SyntheticCorpusConfig):
+    """The starting corpus: synthetic (authored by the agents) or a user's CSV/Parquet/JSONL file."""
+
+    source: Literal["synthetic", "file"] = "synthetic"
+    path: Path | None = None
+
+    @model_validator(mode="after")
+    def _file_needs_path(self) -> "CorpusConfig":
+        if self.source == "file" and self.path is None:
+            raise ValueError("path: required when source is 'file'")
+        return self
+
+
+class PathsConfig(BaseModel):
+    """Everything a run writes lives under `runs_dir`."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    runs_dir: Path = Field(default_factory=default_runs_dir)
+
+    @field_validator("runs_dir")
+    @classmethod
+    def _absolute(cls, value: Path) -> Path:
+        return Path(value).expanduser().resolve()
+
+    @property
+    def cache_dir(self) -> Path:
+        return self.runs_dir / "cache"
+
+    @property
+    def artifacts_dir(self) -> Path:
+        return self.runs_dir / "mlartifacts"
+
+    @property
+    def reports_dir(self) -> Path:
+        return self.runs_dir / "reports"
+
+
+class TrackingConfig(BaseModel):
+    """Where runs are logged: the project's sqlite store, or a tracking server."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    backend: Literal["sqlite", "server"] = "sqlite"
+    #: explicit tracking URI; else $MLFLOW_TRACKING_URI; else sqlite under paths.runs_dir
+    uri: str | None = None
+    log_tables: bool = True
+    log_figures: bool = True
+
+    @model_validator(mode="after")
+    def _server_needs_uri(self) -> "TrackingConfig":
+        if self.backend == "server" and not (self.uri or os.environ.get("MLFLOW_TRACKING_URI")):
+            raise ValueError("uri: required with tracking=server (or set MLFLOW_TRACKING_URI)")
+        return self
+
+
+class ExperimentConfig(BaseModel):
+    """One run: every group of `conf/`, plus the seed and the experiment's name."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    seed: int = Field(default=0, ge=0)
+    experiment_name: str = Field(default="default", min_length=1)
+    force: bool = False
+    corpus: CorpusConfig = Field(default_factory=CorpusConfig)
+    rag: RAGConfig = Field(default_factory=RAGConfig)
+    agents: AgentsConfig = Field(default_factory=AgentsConfig)
+    network: NetworkConfig = Field(default_factory=NetworkConfig)
+    ranking: RankingConfig = Field(default_factory=RankingConfig)
+    simulation: SimulationConfig = Field(default_factory=SimulationConfig)
+    tracking: TrackingConfig = Field(default_factory=TrackingConfig)
+    paths: PathsConfig = Field(default_factory=PathsConfig)
+
+    @property
+    def cache_dir(self) -> Path:
+        return self.rag.cache_dir or self.paths.cache_dir
+
+    @classmethod
+    def from_mapping(cls, data: dict[str, Any]) -> "ExperimentConfig":
+        """Validate a plain dict; a bad value raises ConfigError with a one-line message."""
+        try:
+            return cls.model_validate({k: v for k, v in data.items() if k != "hydra"})
+        except ValidationError as exc:
+            raise ConfigError(describe_validation_error(exc)) from None
+
+
+def describe_validation_error(exc: ValidationError) -> str:
+    """`config error: rag.feed_size: Input should be ... (got 0)`, one line, every problem joined by '; '."""
+    parts = []
+    for error in exc.errors():
+        location = ".".join(str(part) for part in error["loc"])
+        message = error["msg"].removeprefix("Value error, ")
+        got = error.get("input")
+        shown = "" if isinstance(got, dict) or got is None else f" (got {got!r})"
+        parts.append(f"{location}: {message}{shown}" if location else f"{message}{shown}")
+    return "config error: " + "; ".join(parts)
+
+
+__all__ = [
+    "ConfigError",
+    "CorpusConfig",
+    "ExperimentConfig",
+    "PathsConfig",
+    "RUNS_DIR_ENV",
+    "TrackingConfig",
+    "describe_validation_error",
+]

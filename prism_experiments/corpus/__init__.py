@@ -1,0 +1,57 @@
+"""The starting corpus: a deterministic synthetic generator or a user's file, as list[Post] with topics.
+
+Also seed 002's post-format and reply-archetype classifiers, and the text
+templates the simulation uses to author new posts.
+"""
+
+from prism_experiments.corpus.formats import (
+    REPLY_ARCHETYPES,
+    TIP_MAX_CHARS,
+    TWEET_FORMATS,
+    classify_reply_archetype,
+    classify_tweet_format,
+)
+from prism_experiments.corpus.loader import (
+    COLUMNS,
+    REQUIRED_COLUMNS,
+    SUFFIXES,
+    CorpusFileError,
+    load_posts,
+    save_posts,
+)
+from prism_experiments.corpus.synthetic import SyntheticCorpusConfig, generate_corpus
+from prism_experiments.corpus.templates import (
+    MEDIA_DRAWS,
+    REPLY_TEMPLATES,
+    TEXT_DRAWS,
+    TWEET_TEMPLATES,
+    new_media_description,
+    new_post_text,
+)
+from prism_experiments.corpus.topics import TOPIC_VOCABULARIES, TOPICS, TopicVocabulary, topic_vocabulary
+
+__all__ = [
+    "COLUMNS",
+    "MEDIA_DRAWS",
+    "REPLY_ARCHETYPES",
+    "REPLY_TEMPLATES",
+    "REQUIRED_COLUMNS",
+    "SUFFIXES",
+    "TEXT_DRAWS",
+    "TIP_MAX_CHARS",
+    "TOPICS",
+    "TOPIC_VOCABULARIES",
+    "TWEET_FORMATS",
+    "TWEET_TEMPLATES",
+    "CorpusFileError",
+    "SyntheticCorpusConfig",
+    "TopicVocabulary",
+    "classify_reply_archetype",
+    "classify_tweet_format",
+    "generate_corpus",
+    "load_posts",
+    "new_media_description",
+    "new_post_text",
+    "save_posts",
+    "topic_vocabulary",
+]

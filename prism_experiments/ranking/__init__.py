@@ -1,0 +1,27 @@
+"""Ranking modes behind one interface (seed 000 and the design's mode table)."""
+
+from prism_experiments.network import DictSocialGraph, SocialGraph
+from prism_experiments.ranking.base import AgentView, Ranker
+from prism_experiments.ranking.candidate import RankedCandidate
+from prism_experiments.ranking.config import KNOWN_MODES, RankingConfig
+from prism_experiments.ranking.modes.simple import ChronologicalRanker, PreferenceRanker, RandomRanker
+from prism_experiments.ranking.modes.x_algo import XAlgorithmRanker
+from prism_experiments.ranking.registry import RANKERS, build_ranker
+from prism_experiments.ranking.reshares import ReshareLog
+
+__all__ = [
+    "AgentView",
+    "ChronologicalRanker",
+    "DictSocialGraph",
+    "KNOWN_MODES",
+    "PreferenceRanker",
+    "RANKERS",
+    "RandomRanker",
+    "RankedCandidate",
+    "RankingConfig",
+    "Ranker",
+    "ReshareLog",
+    "SocialGraph",
+    "XAlgorithmRanker",
+    "build_ranker",
+]

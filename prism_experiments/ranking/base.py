@@ -1,0 +1,152 @@
+"""The one interface every ranking mode implements, and the steps the modes share."""
+
+from __future__ import annotations
+
+import zlib
+from abc import ABC, abstractmethod
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, ClassVar
+
+import numpy as np
+
+from prism_experiments.rag.post import as_utc
+from prism_experiments.rag.retriever import FeedRetriever, similarity_from_dot
+from prism_experiments.rag.store import epoch_microseconds
+from prism_experiments.ranking.candidate import RankedCandidate
+from prism_experiments.ranking.config import RankingConfig
+from prism_experiments.ranking.reshares import ReshareLog
+
+if TYPE_CHECKING:
+    from prism_experiments.agents import SocialAgent
+    from prism_experiments.network import SocialGraph
+
+
+@dataclass(slots=True)
+class AgentView:
+    """What a ranker knows about one agent at one moment; built once per agent per call."""
+
+    agent_id: str
+    interest_vector: np.ndarray
+    following: frozenset[str]
+    excluded_rows: np.ndarray  # sorted: its own posts and whatever the caller excluded
+    reshared: dict[int, str]  # row -> followee who reshared it
+
+
+class Ranker(ABC):
+    """Serves feeds. Never modifies posts, agents or the graph."""
+
+    mode: ClassVar[str]
+
+    def __init__(
+        self,
+        config: RankingConfig,
+        retriever: FeedRetriever,
+        graph: "SocialGraph",
+        rng: np.random.Generator | None = None,
+        reshares: ReshareLog | None = None,
+    ) -> None:
+        self.config = config
+        self.retriever = retriever
+        self.graph = graph
+        self.reshares = reshares if reshares is not None else ReshareLog()
+        # one number from the caller's stream: per-agent draws are keyed by (agent, time), not call order
+        self._entropy = int((rng if rng is not None else np.random.default_rng(0)).integers(2**63))
+
+    @property
+    def feed_size(self) -> int:
+        return self.retriever.config.feed_size
+
+    def rank(self, agent: "SocialAgent", now: datetime, exclude: Collection[str] = ()) -> list[RankedCandidate]:
+        """The agent's feed at `now`: at most feed_size candidates, best first."""
+        return self.rank_many([agent], now, {agent.id: exclude})[0]
+
+    def rank_many(
+        self,
+        agents: Sequence["SocialAgent"],
+        now: datetime,
+        exclude_by_agent: Mapping[str, Collection[str]] | None = None,
+    ) -> list[list[RankedCandidate]]:
+        """Feeds for a whole step, with batched store queries."""
+        if not agents or len(self.retriever) == 0:
+            return [[] for _ in agents]
+        views = [self._view(agent, (exclude_by_agent or {}).get(agent.id, ())) for agent in agents]
+        return self._rank_views(views, as_utc(now))
+
+    @abstractmethod
+    def _rank_views(self, views: list[AgentView], now: datetime) -> list[list[RankedCandidate]]:
+        """Rank every agent's view."""
+
+    # ---------------------------------------------------------------- shared steps
+    def _view(self, agent: "SocialAgent", exclude: Iterable[str]) -> AgentView:
+        following = frozenset(self.graph.following(agent.id))
+        retriever = self.retriever
+        excluded = [retriever.row_of(i) for i in exclude if retriever.has_post(i)]
+        own = retriever.rows_by_authors([agent.id])
+        rows = np.union1d(np.asarray(excluded, dtype=np.int64), own)
+        return AgentView(
+            agent_id=agent.id,
+            interest_vector=retriever.embed_interests(agent.interests),
+            following=following,
+            excluded_rows=rows,
+            reshared=self.reshares.reshared_by(sorted(following)) if len(self.reshares) else {},
+        )
+
+    def similarities(self, view: AgentView, rows: np.ndarray) -> np.ndarray:
+        """Exact similarity (1 + cos)/2 of the agent's interests to posts, from the store's vectors."""
+        return similarity_from_dot(self.retriever.vectors[rows] @ view.interest_vector)
+
+    def visible(self, view: AgentView, rows: np.ndarray, now: datetime) -> np.ndarray:
+        """Rows not excluded for the agent and not from the future."""
+        rows = np.asarray(rows, dtype=np.int64)
+        keep = ~np.isin(rows, view.excluded_rows, assume_unique=False)
+        keep &= self.retriever.timestamps_us[rows] <= epoch_microseconds(now)
+        return rows[keep]
+
+    def network_flags(self, view: AgentView, rows: np.ndarray) -> tuple[np.ndarray, list[str | None]]:
+        """In-network (author followed, or reshared by a followee) and the resharer where that applies."""
+        posts = self.retriever.posts
+        flags = np.zeros(len(rows), dtype=bool)
+        via: list[str | None] = []
+        for i, row in enumerate(rows):
+            author_followed = posts[row].author_id in view.following
+            resharer = None if author_followed else view.reshared.get(int(row))
+            flags[i] = author_followed or resharer is not None
+            via.append(resharer)
+        return flags, via
+
+    def agent_rng(self, agent_id: str, now: datetime) -> np.random.Generator:
+        """A generator keyed by (ranker seed, agent, time): the same draws whatever the call order."""
+        key = (zlib.crc32(agent_id.encode("utf-8")), epoch_microseconds(now) // 1_000_000)
+        return np.random.default_rng(np.random.SeedSequence(self._entropy, spawn_key=key))
+
+    def candidates(
+        self,
+        view: AgentView,
+        rows: np.ndarray,
+        base: np.ndarray,
+        final: np.ndarray,
+        sources: Sequence[str],
+        components: Mapping[str, np.ndarray],
+        in_network: np.ndarray | None = None,
+        via: Sequence[str | None] | None = None,
+    ) -> list[RankedCandidate]:
+        """RankedCandidates for `rows` in the given order (the caller sorts and truncates)."""
+        if in_network is None or via is None:
+            in_network, via = self.network_flags(view, rows)
+        posts = self.retriever.posts
+        names = list(components)
+        return [
+            RankedCandidate(
+                post=posts[row],
+                base_score=float(base[i]),
+                final_score=float(final[i]),
+                in_network=bool(in_network[i]),
+                source=sources[i],
+                components={name: float(components[name][i]) for name in names},
+                row=int(row),
+                via_agent_id=via[i],
+            )
+            for i, row in enumerate(rows)
+        ]

@@ -1,0 +1,35 @@
+"""Who reshared what: the in-network path of a reshared post ("reshared by someone you follow")."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+
+class ReshareLog:
+    """Append-only record of reshares, read by rankers, written by the simulation engine."""
+
+    def __init__(self) -> None:
+        self._rows_by_resharer: dict[str, dict[int, int]] = {}
+
+    def record(self, resharer_id: str, row: int, step: int) -> None:
+        self._rows_by_resharer.setdefault(resharer_id, {}).setdefault(row, step)
+
+    def reshared_by(self, resharer_ids: Iterable[str]) -> dict[int, str]:
+        """Store row -> the resharer who reshared it most recently, over the given resharers.
+
+        Ties on the step go to the smallest resharer id, so the answer never depends on set order.
+        """
+        best: dict[int, tuple[int, str]] = {}
+        for resharer in resharer_ids:
+            for row, step in self._rows_by_resharer.get(resharer, {}).items():
+                current = best.get(row)
+                if current is None or (step, _neg(resharer)) > (current[0], _neg(current[1])):
+                    best[row] = (step, resharer)
+        return {row: resharer for row, (_, resharer) in best.items()}
+
+    def __len__(self) -> int:
+        return sum(len(rows) for rows in self._rows_by_resharer.values())
+
+
+def _neg(text: str) -> tuple[int, ...]:
+    return tuple(-ord(ch) for ch in text)

@@ -1,0 +1,65 @@
+"""Candidate sources shared by the modes: in-network by author, out-of-network by similarity."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from datetime import datetime
+
+import numpy as np
+
+from prism_experiments.rag.retriever import FeedRetriever
+
+RowFilter = Callable[[int, np.ndarray], np.ndarray]
+
+
+def top_k(rows: np.ndarray, scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The k best (rows, scores), best first, ties by row ascending."""
+    order = np.lexsort((rows, -scores))[:k]
+    return rows[order], scores[order]
+
+
+def nearest_visible(
+    retriever: FeedRetriever,
+    queries: np.ndarray,
+    limit: int,
+    keep: RowFilter,
+    first_fetch: int,
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """For each query, its `limit` nearest posts that pass `keep(query_index, rows)`.
+
+    One batched Chroma query for everyone; the queries whose results were thinned below `limit`
+    by the filter are asked again, together, for twice as many, until they are full or the store
+    is exhausted (an ANN query cannot take per-query filters in one call; this keeps it batched).
+    """
+    results: list[tuple[np.ndarray, np.ndarray] | None] = [None] * len(queries)
+    pending = list(range(len(queries)))
+    fetch = max(1, min(first_fetch, len(retriever)))
+    while pending:
+        answers = retriever.query_rows(queries[pending], fetch)
+        still_short = []
+        for index, (rows, scores) in zip(pending, answers):
+            kept = keep(index, rows)
+            mask = np.isin(rows, kept)
+            rows, scores = rows[mask][:limit], scores[mask][:limit]
+            results[index] = (rows, scores)
+            if len(rows) < limit and fetch < len(retriever):
+                still_short.append(index)
+        pending = still_short
+        fetch = min(2 * fetch, len(retriever))
+    return [r if r is not None else (np.zeros(0, dtype=np.int64), np.zeros(0)) for r in results]
+
+
+def newest_first(retriever: FeedRetriever, rows: np.ndarray) -> np.ndarray:
+    """Rows by timestamp, newest first (ties: later row first)."""
+    stamps = retriever.timestamps_us[rows]
+    return rows[np.lexsort((-rows, -stamps))]
+
+
+def age_hours(retriever: FeedRetriever, rows: np.ndarray, now: datetime) -> np.ndarray:
+    from prism_experiments.rag.store import epoch_microseconds
+
+    return (epoch_microseconds(now) - retriever.timestamps_us[rows]) / 3_600_000_000
+
+
+def concat_rows(parts: Sequence[np.ndarray]) -> np.ndarray:
+    return np.concatenate(parts).astype(np.int64) if parts else np.zeros(0, dtype=np.int64)

@@ -1,0 +1,23 @@
+"""Settings of the step loop."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class SimulationConfig(BaseModel):
+    """How long a run is and what the engine records."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    n_steps: int = Field(default=48, ge=1)
+    #: simulated minutes per step; timestamps and "3h ago" rendering use it (DESIGN.md)
+    step_minutes: float = Field(default=60.0, gt=0)
+    #: velocity = engagements over the last `velocity_window` steps, per step
+    velocity_window: int = Field(default=3, ge=1)
+    #: agents are not shown posts they were already shown
+    exclude_seen: bool = True
+    #: feeds of this many sampled agents are rendered as text at `render_steps` steps (first, middle, last)
+    render_agents: int = Field(default=3, ge=0)
+    render_steps: int = Field(default=3, ge=0)
+    show_progress: bool = True

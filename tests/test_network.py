@@ -1,0 +1,252 @@
+"""Follow graph: DictSocialGraph semantics, NetworkConfig validation, seeded generation."""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+import networkx as nx
+import numpy as np
+import pytest
+from omegaconf import OmegaConf
+from pydantic import ValidationError
+
+from prism_experiments.agents import AgentsConfig, SocialAgent, generate_population
+from prism_experiments.network import (
+    DictSocialGraph,
+    NetworkConfig,
+    SocialGraph,
+    draw_out_degrees,
+    generate_follow_graph,
+    graph_stats,
+    shared_interest_edge_share,
+    weighted_sample_without_replacement,
+    with_following,
+)
+
+TOPICS = (
+    "crypto", "technology", "politics", "sports", "music", "climate",
+    "health", "gaming", "food", "travel", "science", "finance",
+)
+CONF = Path(__file__).resolve().parents[1] / "conf" / "network" / "default.yaml"
+
+
+@pytest.fixture(scope="module")
+def agents() -> list[SocialAgent]:
+    return generate_population(AgentsConfig(n_agents=400), TOPICS, 21)
+
+
+# --- DictSocialGraph ------------------------------------------------------------------------
+
+def test_dict_graph_satisfies_the_protocol() -> None:
+    assert isinstance(DictSocialGraph(["a"]), SocialGraph)
+
+
+def test_follow_is_idempotent_and_ignores_self_follows() -> None:
+    graph = DictSocialGraph(["a", "b", "c"])
+    assert graph.follow("a", "b") is True
+    assert graph.follow("a", "b") is False
+    assert graph.follow("c", "c") is False
+    assert graph.edges() == [("a", "b")]
+    assert graph.is_following("a", "b") and not graph.is_following("b", "a")
+    assert graph.following("a") == {"b"} and graph.followers("b") == {"a"}
+    assert graph.following("c") == set() and graph.followers("c") == set()
+
+
+def test_follow_registers_accounts_that_are_not_agents() -> None:
+    graph = DictSocialGraph(["a"])
+    assert graph.follow("a", "external_author")
+    assert graph.agent_ids() == ["a", "external_author"]
+    assert graph.following("nobody") == frozenset()
+
+
+def test_returned_sets_cannot_mutate_the_graph() -> None:
+    graph = DictSocialGraph.from_edges(["a", "b"], [("a", "b")])
+    followees = graph.following("a")
+    with pytest.raises(AttributeError):
+        followees.add("x")  # type: ignore[attr-defined]
+    assert isinstance(graph.followers("b"), frozenset)
+    assert graph.edges() == [("a", "b")]
+
+
+def test_copy_is_isolated() -> None:
+    graph = DictSocialGraph.from_edges(["a", "b", "c"], [("a", "b")])
+    clone = graph.copy()
+    assert clone == graph
+    clone.follow("b", "c")
+    graph.follow("c", "a")
+    assert graph.edges() == [("a", "b"), ("c", "a")]
+    assert clone.edges() == [("a", "b"), ("b", "c")]
+    assert clone.followers("c") == {"b"} and graph.followers("c") == set()
+
+
+def test_from_edges_is_strict() -> None:
+    with pytest.raises(ValueError, match="edges: 'z'"):
+        DictSocialGraph.from_edges(["a"], [("a", "z")])
+    with pytest.raises(ValueError, match="self-follow"):
+        DictSocialGraph.from_edges(["a"], [("a", "a")])
+    with pytest.raises(ValueError, match="agent_id"):
+        DictSocialGraph([""])
+    graph = DictSocialGraph.from_edges(["a", "b"], [("b", "a"), ("b", "a")])
+    assert graph.number_of_edges() == 1
+
+
+def test_edges_are_sorted_and_networkx_agrees() -> None:
+    ids = ["c", "a", "b", "d"]
+    edges = [("c", "a"), ("a", "b"), ("b", "a"), ("a", "c"), ("d", "a")]
+    graph = DictSocialGraph.from_edges(ids, edges)
+    assert graph.edges() == sorted(edges)
+    assert graph.agent_ids() == ids
+    nx_graph = graph.to_networkx()
+    assert list(nx_graph.nodes) == ids
+    assert sorted(nx_graph.edges) == sorted(edges)
+    assert {n: d for n, d in nx_graph.in_degree()} == {n: len(graph.followers(n)) for n in ids}
+    assert {n: graph.in_degree(n) for n in ids} == {"a": 3, "b": 1, "c": 1, "d": 0}
+    assert graph.out_degree("a") == 2
+
+
+# --- config ---------------------------------------------------------------------------------
+
+def test_yaml_mirrors_the_pydantic_defaults() -> None:
+    assert NetworkConfig.model_validate(OmegaConf.to_container(OmegaConf.load(CONF))) == NetworkConfig()
+
+
+@pytest.mark.parametrize(
+    ("overrides", "field", "allowed"),
+    [
+        ({"mean_out_degree": -1}, "mean_out_degree", "greater than or equal to 0"),
+        ({"out_degree_sigma": -0.1}, "out_degree_sigma", "greater than or equal to 0"),
+        ({"homophily": 0.5}, "homophily", "greater than or equal to 1"),
+        ({"preferential_attachment": -1}, "preferential_attachment", "greater than or equal to 0"),
+        ({"attachment_offset": 0}, "attachment_offset", "greater than 0"),
+        ({"mean_out_degree": float("inf")}, "mean_out_degree", "finite number"),
+        ({"reciprocity": 0.5}, "reciprocity", "Extra inputs are not permitted"),
+    ],
+)
+def test_bad_network_config_values_are_rejected(overrides: dict, field: str, allowed: str) -> None:
+    with pytest.raises(ValidationError) as excinfo:
+        NetworkConfig(**overrides)
+    assert field in str(excinfo.value) and allowed in str(excinfo.value)
+
+
+# --- sampling -------------------------------------------------------------------------------
+
+def _exact_pair_inclusion(weights: np.ndarray) -> np.ndarray:
+    """P(i in a 2-draw successive sample), enumerated by hand: sum over ordered pairs."""
+    total = weights.sum()
+    inclusion = np.zeros(len(weights))
+    for i, j in itertools.permutations(range(len(weights)), 2):
+        p = weights[i] / total * weights[j] / (total - weights[i])
+        inclusion[i] += p
+        inclusion[j] += p
+    return inclusion
+
+
+@pytest.mark.parametrize("n_candidates", [12, 5])  # 12: rejection branch, 5: Gumbel-top-k branch
+def test_weighted_sampling_matches_successive_sampling(n_candidates: int) -> None:
+    weights = np.arange(n_candidates, dtype=float)  # index 0 has weight 0: never drawn
+    rng = np.random.default_rng(0)
+    reps = 20_000
+    counts = np.zeros(n_candidates)
+    for _ in range(reps):
+        sample = weighted_sample_without_replacement(rng, weights, 2)
+        assert len(set(sample.tolist())) == 2
+        counts[sample] += 1
+    assert counts[0] == 0
+    np.testing.assert_allclose(counts / reps, _exact_pair_inclusion(weights), atol=0.015)
+
+
+def test_sampling_more_than_the_candidates_is_rejected() -> None:
+    with pytest.raises(ValueError, match="k: must be <= the number of positive weights \\(2\\)"):
+        weighted_sample_without_replacement(np.random.default_rng(0), np.array([0.0, 1.0, 1.0]), 3)
+    taken = weighted_sample_without_replacement(np.random.default_rng(0), np.array([0.0, 1.0, 1.0]), 2)
+    assert sorted(taken.tolist()) == [1, 2]
+
+
+def test_out_degrees_keep_the_mean_and_the_clip() -> None:
+    rng = np.random.default_rng(1)
+    degrees = draw_out_degrees(rng, NetworkConfig(mean_out_degree=20, out_degree_sigma=0.8), 100_000)
+    assert degrees.mean() == pytest.approx(20, rel=0.02)
+    assert np.median(degrees) == pytest.approx(20 * np.exp(-0.32), abs=1)
+    exact = draw_out_degrees(rng, NetworkConfig(mean_out_degree=7.5, out_degree_sigma=0.0), 10_000)
+    assert set(exact.tolist()) == {7, 8} and exact.mean() == pytest.approx(7.5, abs=0.05)
+    clipped = draw_out_degrees(rng, NetworkConfig(mean_out_degree=1000), 30)
+    assert clipped.max() <= 29
+
+
+# --- generation -----------------------------------------------------------------------------
+
+def test_graph_is_deterministic_in_the_seed(agents: list[SocialAgent]) -> None:
+    config = NetworkConfig()
+    first = generate_follow_graph(agents, config, 8)
+    assert first.edges() == generate_follow_graph(agents, config, 8).edges()
+    assert first.edges() != generate_follow_graph(agents, config, 9).edges()
+    assert first.agent_ids() == [a.id for a in agents]
+
+
+def test_graph_has_no_self_loops_and_the_configured_mean_degree(agents: list[SocialAgent]) -> None:
+    graph = generate_follow_graph(agents, NetworkConfig(), 3)
+    nx_graph = graph.to_networkx()
+    assert nx.number_of_selfloops(nx_graph) == 0
+    assert nx_graph.number_of_edges() / len(agents) == pytest.approx(20, rel=0.1)
+    out_degrees = np.array([d for _, d in nx_graph.out_degree()])
+    assert out_degrees.std() > 5  # lognormal spread, not everyone following 20
+
+
+def test_constant_out_degree_without_spread(agents: list[SocialAgent]) -> None:
+    graph = generate_follow_graph(agents, NetworkConfig(mean_out_degree=12, out_degree_sigma=0.0), 3)
+    assert {graph.out_degree(a.id) for a in agents} == {12}
+
+
+def test_homophily_is_measurable(agents: list[SocialAgent]) -> None:
+    homophilous = generate_follow_graph(agents, NetworkConfig(homophily=5.0), 4)
+    neutral = generate_follow_graph(agents, NetworkConfig(homophily=1.0), 4)
+    # Baseline: share of ordered agent pairs that share an interest, what homophily=1 should reproduce.
+    interests = [set(a.interests) for a in agents]
+    pairs = [(i, j) for i in range(0, len(agents), 4) for j in range(len(agents)) if i != j]
+    baseline = np.mean([bool(interests[i] & interests[j]) for i, j in pairs])
+    assert shared_interest_edge_share(neutral, agents) == pytest.approx(baseline, abs=0.05)
+    assert shared_interest_edge_share(homophilous, agents) > shared_interest_edge_share(neutral, agents) + 0.25
+
+
+def test_preferential_attachment_is_measurable(agents: list[SocialAgent]) -> None:
+    linear = graph_stats(generate_follow_graph(agents, NetworkConfig(preferential_attachment=1.0), 5), agents)
+    none = graph_stats(generate_follow_graph(agents, NetworkConfig(preferential_attachment=0.0), 5), agents)
+    assert linear["in_degree_cv"] > 2 * none["in_degree_cv"]
+    assert linear["max_in_degree"] > 2 * none["max_in_degree"]
+
+
+def test_degenerate_populations() -> None:
+    one = [SocialAgent(id="solo", interests=["music"])]
+    assert generate_follow_graph(one, NetworkConfig(), 1).edges() == []
+    two = [SocialAgent(id="a", interests=["music"]), SocialAgent(id="b", interests=["food"])]
+    assert generate_follow_graph(two, NetworkConfig(mean_out_degree=50), 1).edges() == [("a", "b"), ("b", "a")]
+    assert generate_follow_graph(two, NetworkConfig(mean_out_degree=0), 1).edges() == []
+    with pytest.raises(ValueError, match="agents: ids must be unique"):
+        generate_follow_graph([two[0], two[0]], NetworkConfig(), 1)
+
+
+def test_with_following_fills_copies(agents: list[SocialAgent]) -> None:
+    graph = generate_follow_graph(agents[:50], NetworkConfig(mean_out_degree=5), 2)
+    filled = with_following(agents[:50], graph)
+    assert [a.following for a in filled] == [set(graph.following(a.id)) for a in agents[:50]]
+    assert all(a.following == set() for a in agents[:50])
+    filled[0].interests.append("extra")
+    assert "extra" not in agents[0].interests
+
+
+def test_graph_stats_agree_with_networkx() -> None:
+    graph = DictSocialGraph.from_edges(["a", "b", "c"], [("a", "b"), ("b", "a"), ("c", "a")])
+    people = [SocialAgent(id="a", interests=["x"]), SocialAgent(id="b", interests=["x"]),
+              SocialAgent(id="c", interests=["y"])]
+    stats = graph_stats(graph, people)
+    assert stats["reciprocity"] == pytest.approx(2 / 3)
+    assert stats["shared_interest_edge_share"] == pytest.approx(2 / 3)
+    assert stats["max_in_degree"] == 2 and stats["mean_out_degree"] == 1.0
+
+
+def test_ten_thousand_agents() -> None:
+    population = generate_population(AgentsConfig(n_agents=10_000), TOPICS, 1)
+    graph = generate_follow_graph(population, NetworkConfig(), 1)
+    assert graph.number_of_edges() / 10_000 == pytest.approx(20, rel=0.05)
+    assert all(not graph.is_following(a.id, a.id) for a in population[:500])
