@@ -11,23 +11,13 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
 
-from prism_experiments.analysis.stats import ccdf
-
-DPI = 120
-
-
-def _new_figure(n_conditions: int) -> Figure:
-    figure = Figure(figsize=(max(5.0, 1.3 * n_conditions + 2.0), 4.5), dpi=DPI, layout="constrained")
-    FigureCanvasAgg(figure)
-    return figure
+from prism_experiments.plotting import ccdf_figure, new_figure  # noqa: F401  (ccdf_figure re-exported)
 
 
 def metric_figure(values: pd.DataFrame, conditions: Sequence[str], metric: str, paired: bool, path: Path) -> Path:
     """Box plot per condition with every run as a point; in a paired design, grey lines join a seed's runs."""
-    figure = _new_figure(len(conditions))
+    figure = new_figure(len(conditions))
     axes = figure.add_subplot()
     present = values.dropna(subset=["value"])
     samples = [present.loc[present["condition"] == c, "value"].to_numpy(dtype=float) for c in conditions]
@@ -47,31 +37,5 @@ def metric_figure(values: pd.DataFrame, conditions: Sequence[str], metric: str, 
     axes.set_xticks(positions, list(conditions), rotation=25, ha="right")
     axes.set_ylabel(metric)
     axes.set_title(f"{metric} by condition ({'paired by seed' if paired else 'independent groups'})")
-    figure.savefig(path)
-    return path
-
-
-def ccdf_figure(pooled: pd.DataFrame, conditions: Sequence[str], path: Path) -> Path:
-    """Cascade-size CCDF P(size >= s) per condition, log-log when every size is positive."""
-    figure = _new_figure(2)
-    axes = figure.add_subplot()
-    drawn = False
-    for condition in conditions:
-        sizes = pooled.loc[pooled["condition"] == condition, "size"].to_numpy(dtype=float)
-        if sizes.size == 0:
-            continue
-        x, p = ccdf(sizes)
-        axes.step(x, p, where="pre", label=f"{condition} (n={sizes.size})")
-        drawn = True
-    if drawn:
-        if (pooled["size"] > 0).all():
-            axes.set_xscale("log")
-            axes.set_yscale("log")
-        axes.legend(fontsize="small")
-    else:
-        axes.text(0.5, 0.5, "no cascades in the compared runs", ha="center", va="center", transform=axes.transAxes)
-    axes.set_xlabel("cascade size (users)")
-    axes.set_ylabel("P(size \u2265 s)")
-    axes.set_title("Cascade size CCDF, pooled over runs")
     figure.savefig(path)
     return path

@@ -16,6 +16,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import stats
 
+from prism_experiments.metrics.cascades import ccdf  # noqa: F401  (re-exported: part of this module's API)
+
 FloatArray = NDArray[np.float64]
 
 
@@ -260,13 +262,3 @@ def bootstrap_difference_ci(
         return ConfidenceInterval(estimate, estimate, estimate, "constant")
     low, high, method = _bootstrap((a, b), _mean_difference, rng, confidence, n_resamples)
     return ConfidenceInterval(estimate, low, high, method)
-
-
-def ccdf(values: ArrayLike) -> tuple[FloatArray, FloatArray]:
-    """Empirical complementary CDF P(X >= x) at each distinct value x, ascending."""
-    x = finite_array(values, "values")
-    if x.size == 0:
-        return np.array([]), np.array([])
-    distinct, counts = np.unique(x, return_counts=True)
-    at_least = np.cumsum(counts[::-1])[::-1]
-    return distinct, at_least / x.size

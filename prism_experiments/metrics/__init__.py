@@ -3,7 +3,7 @@
 Definitions, formulas and sources: docs/metrics.md.
 """
 
-from prism_experiments.metrics.cascades import cascade_table, structural_virality
+from prism_experiments.metrics.cascades import cascade_table, ccdf, structural_virality
 from prism_experiments.metrics.engagement import engagement_rate_by_format
 from prism_experiments.metrics.entropy import shannon_entropy
 from prism_experiments.metrics.feeds import feed_jaccard_mean
@@ -16,6 +16,7 @@ __all__ = [
     "STEP_SERIES_COLUMNS",
     "SUMMARY_METRICS",
     "cascade_table",
+    "ccdf",
     "engagement_rate_by_format",
     "feed_jaccard_mean",
     "gini",

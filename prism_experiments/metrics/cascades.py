@@ -155,3 +155,15 @@ def cascade_table(cascade_edges: pd.DataFrame) -> pd.DataFrame:
         "structural_virality": forest.structural_virality,
         "first_step": first_step.reindex(forest.cascade_ids).to_numpy().astype(np.int64),
     })
+
+
+def ccdf(values: Iterable[float]) -> tuple[np.ndarray, np.ndarray]:
+    """Empirical complementary CDF P(X >= x) at each distinct value x, ascending."""
+    x = np.asarray(list(values) if not isinstance(values, np.ndarray) else values, dtype=float)
+    if not np.all(np.isfinite(x)):
+        raise ValueError("values: must be finite numbers")
+    if x.size == 0:
+        return np.array([]), np.array([])
+    distinct, counts = np.unique(x, return_counts=True)
+    at_least = np.cumsum(counts[::-1])[::-1]
+    return distinct, at_least / x.size

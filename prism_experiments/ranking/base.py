@@ -90,7 +90,7 @@ class Ranker(ABC):
             interest_vector=retriever.embed_interests(agent.interests),
             following=following,
             excluded_rows=rows,
-            reshared=self.reshares.reshared_by(sorted(following)) if len(self.reshares) else {},
+            reshared=self.reshares.reshared_by(following) if len(self.reshares) else {},
         )
 
     def similarities(self, view: AgentView, rows: np.ndarray) -> np.ndarray:

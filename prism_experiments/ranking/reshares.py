@@ -20,16 +20,12 @@ class ReshareLog:
         Ties on the step go to the smallest resharer id, so the answer never depends on set order.
         """
         best: dict[int, tuple[int, str]] = {}
-        for resharer in resharer_ids:
+        for resharer in sorted(resharer_ids):  # ascending: on a tie the first (smallest) id stays
             for row, step in self._rows_by_resharer.get(resharer, {}).items():
                 current = best.get(row)
-                if current is None or (step, _neg(resharer)) > (current[0], _neg(current[1])):
+                if current is None or step > current[0]:
                     best[row] = (step, resharer)
         return {row: resharer for row, (_, resharer) in best.items()}
 
     def __len__(self) -> int:
         return sum(len(rows) for rows in self._rows_by_resharer.values())
-
-
-def _neg(text: str) -> tuple[int, ...]:
-    return tuple(-ord(ch) for ch in text)

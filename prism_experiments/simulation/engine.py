@@ -58,6 +58,7 @@ class SimulationResult(EventLog):
     agents: list[SocialAgent] = field(default_factory=list)
     final_graph_edges: list[tuple[str, str]] = field(default_factory=list)
     rendered_feeds: dict[str, str] = field(default_factory=dict)
+    ranker_debug: list[dict] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
 
 
@@ -112,7 +113,8 @@ class _Engine:
         self.created_step: dict[str, int] = {post.id: -1 for post in world.corpus}
         self.reshares = ReshareLog()
         ranker_rng = np.random.default_rng(component_seed(cfg.seed, Stream.RANKER))
-        self.ranker = build_ranker(cfg.ranking, self.retriever, self.graph, ranker_rng, self.reshares)
+        self.ranker = build_ranker(cfg.ranking, self.retriever, self.graph, ranker_rng, self.reshares,
+                                   agents_config=cfg.agents)
         self.interest_vectors = np.stack([self.retriever.embed_interests(a.interests) for a in self.agents])
         self.archetypes = archetype_matrix(self.agents)
         self.activity = np.array([a.activity for a in self.agents])
@@ -366,6 +368,7 @@ class _Engine:
             agents=self.agents,
             final_graph_edges=self.graph.edges(),
             rendered_feeds=self.rendered,
+            ranker_debug=list(getattr(self.ranker, "debug_records", lambda: [])()),
             timings=dict(self.timings),
         )
 

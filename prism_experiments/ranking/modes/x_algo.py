@@ -35,7 +35,9 @@ class XAlgorithmRanker(Ranker):
         via = [None if posts[row].author_id in view.following else view.reshared[int(row)] for row in rows]
         return rows, scores, via
 
-    def _out_of_network(self, views: list[AgentView], now: datetime) -> list[tuple[np.ndarray, np.ndarray]]:
+    def out_of_network_candidates(self, views: list[AgentView], now: datetime
+                                  ) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Per view, the best `out_of_network_limit` posts by similarity that are not in-network."""
         posts = self.retriever.posts
         limit = self.config.out_of_network_limit
 
@@ -52,7 +54,7 @@ class XAlgorithmRanker(Ranker):
         return nearest_visible(self.retriever, queries, limit, keep, first_fetch=2 * limit)
 
     def _rank_views(self, views: list[AgentView], now: datetime) -> list[list[RankedCandidate]]:
-        out_of_network = self._out_of_network(views, now)
+        out_of_network = self.out_of_network_candidates(views, now)
         return [self._rank_one(view, now, oon) for view, oon in zip(views, out_of_network)]
 
     def _rank_one(self, view: AgentView, now: datetime, oon: tuple[np.ndarray, np.ndarray]) -> list[RankedCandidate]:

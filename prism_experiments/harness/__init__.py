@@ -1,0 +1,1 @@
+"""The Hydra + MLflow harness: one job per run, one parent run per sweep."""

@@ -1,0 +1,43 @@
+"""What a job knows about the sweep it belongs to (written by the sweep callback before workers start)."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+SWEEP_FILE_ENV = "PRISM_SWEEP_FILE"
+SWEEP_FILE_NAME = "prism_sweep.json"
+
+
+@dataclass
+class SweepContext:
+    sweep_id: str
+    tracking_uri: str
+    experiment_id: str
+    parent_run_id: str | None
+    varying_keys: list[str] = field(default_factory=list)
+    n_jobs: int = 0
+
+    def save(self, path: Path) -> Path:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(asdict(self), indent=2))
+        tmp.replace(path)
+        return path
+
+    @classmethod
+    def load(cls, path: Path) -> "SweepContext":
+        return cls(**json.loads(path.read_text()))
+
+
+def current_sweep(sweep_dir: Path | None) -> SweepContext | None:
+    """The sweep context of this job: `$PRISM_SWEEP_FILE`, else `<sweep dir>/prism_sweep.json`."""
+    candidates = [Path(p) for p in (os.environ.get(SWEEP_FILE_ENV),) if p]
+    if sweep_dir is not None:
+        candidates.append(sweep_dir / SWEEP_FILE_NAME)
+    for path in candidates:
+        if path.is_file():
+            return SweepContext.load(path)
+    return None

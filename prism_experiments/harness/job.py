@@ -1,0 +1,127 @@
+"""One run: validate, skip if already done, simulate, measure, log; never leave a run RUNNING."""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from prism_experiments.config import ExperimentConfig
+from prism_experiments.harness.context import SweepContext
+from prism_experiments.metrics import step_series, summarize
+from prism_experiments.simulation import run_simulation
+from prism_experiments.tracking.artifacts import write_run_files
+from prism_experiments.tracking.params import condition_label, config_hash, overrides_to_pairs, to_params
+from prism_experiments.tracking.provenance import git_commit, package_versions
+from prism_experiments.tracking.run_logger import log_files, log_metrics, log_params, set_tags
+from prism_experiments.tracking.store import client_for, ensure_experiment, resolve_tracking_uri
+
+log = logging.getLogger("prism_experiments")
+SIMULATION_KIND = "simulation"
+
+
+@dataclass
+class JobOutcome:
+    run_id: str | None
+    status: str  # FINISHED | FAILED | SKIPPED
+    summary: dict[str, float]
+    error: str | None = None
+
+
+def find_finished_run(client: Any, experiment_id: str, digest: str) -> str | None:
+    """A FINISHED simulation run with this config hash, if there is one."""
+    runs = client.search_runs(
+        [experiment_id],
+        filter_string=f"tags.`prism.config_hash` = '{digest}' and attributes.status = 'FINISHED'",
+        max_results=1,
+    )
+    return runs[0].info.run_id if runs else None
+
+
+def run_tags(cfg: ExperimentConfig, overrides: Sequence[str], sweep: SweepContext | None, digest: str) -> dict[str, str]:
+    pairs = overrides_to_pairs(overrides)
+    if sweep is not None:
+        varying = [(k, v) for k, v in pairs if k in sweep.varying_keys]
+    else:
+        varying = [(k, v) for k, v in pairs if k.startswith("ranking.")]
+    tags = {
+        "prism.kind": SIMULATION_KIND,
+        "prism.condition": condition_label(cfg.ranking.mode, varying),
+        "prism.seed": str(cfg.seed),
+        "prism.sweep_id": sweep.sweep_id if sweep else "none",
+        "prism.config_hash": digest,
+        "prism.git_commit": git_commit(),
+        "prism.overrides": " ".join(overrides),
+    }
+    tags |= {f"prism.version.{name}": version for name, version in package_versions().items()}
+    if sweep is not None and sweep.parent_run_id:
+        tags["mlflow.parentRunId"] = sweep.parent_run_id
+    return tags
+
+
+def run_job(cfg: ExperimentConfig, overrides: Sequence[str] = (), sweep: SweepContext | None = None,
+            reraise: bool = True) -> JobOutcome:
+    """Run, measure and log one simulation. An exception marks the run FAILED (re-raised when
+    `reraise`); Ctrl-C marks it KILLED and propagates."""
+    uri = sweep.tracking_uri if sweep else resolve_tracking_uri(cfg)
+    experiment_id = sweep.experiment_id if sweep else ensure_experiment(
+        uri, cfg.experiment_name, cfg.paths.artifacts_dir)
+    client = client_for(uri)
+    resolved = cfg.model_dump(mode="json")
+    digest = config_hash(resolved)
+    if not cfg.force:
+        existing = find_finished_run(client, experiment_id, digest)
+        if existing:
+            log.info("skipping: this config (hash %s) already has FINISHED run %s; +force=true reruns it",
+                     digest, existing)
+            return JobOutcome(existing, "SKIPPED", {})
+    tags = run_tags(cfg, overrides, sweep, digest)
+    run = client.create_run(experiment_id, run_name=f"{tags['prism.condition']} seed={cfg.seed}", tags=tags)
+    run_id = run.info.run_id
+    log.info("MLflow run %s (%s) in experiment %r at %s", run_id, tags["prism.condition"], cfg.experiment_name, uri)
+    work_dir = None
+    try:
+        log_params(client, run_id, to_params(resolved))
+        started = time.perf_counter()
+        result = run_simulation(cfg)
+        simulated = time.perf_counter() - started
+        summary = summarize(result)
+        series = step_series(result)
+        logging_started = time.perf_counter()
+        cfg.paths.runs_dir.mkdir(parents=True, exist_ok=True)
+        work_dir = tempfile.mkdtemp(prefix=f"artifacts-{run_id}-", dir=cfg.paths.runs_dir)
+        write_run_files(Path(work_dir), resolved, overrides, result, summary, series,
+                        tables=cfg.tracking.log_tables, figures=cfg.tracking.log_figures,
+                        ranker_debug=result.ranker_debug)
+        log_files(client, run_id, Path(work_dir))
+        log_metrics(client, run_id, summary, series)
+        timings = result.timings | {"simulate_s": simulated, "log_s": time.perf_counter() - logging_started}
+        set_tags(client, run_id, {f"prism.timing.{k}": f"{v:.3f}" for k, v in timings.items()})
+        client.set_terminated(run_id, "FINISHED")
+        log.info("run %s FINISHED: %s", run_id, _headline(summary))
+        return JobOutcome(run_id, "FINISHED", summary)
+    except KeyboardInterrupt:
+        client.set_tag(run_id, "prism.error", "interrupted (KeyboardInterrupt)")
+        client.set_terminated(run_id, "KILLED")
+        raise
+    except Exception as exc:
+        message = f"{type(exc).__name__}: {exc}"
+        client.set_tag(run_id, "prism.error", message[:8000])
+        client.set_terminated(run_id, "FAILED")
+        log.error("run %s FAILED: %s", run_id, message)
+        if reraise:
+            raise
+        return JobOutcome(run_id, "FAILED", {}, message)
+    finally:
+        if work_dir:
+            shutil.rmtree(work_dir, ignore_errors=True)
+
+
+def _headline(summary: dict[str, float]) -> str:
+    keys = ("feed_topic_entropy", "inn_share", "engagement_rate", "cascade_size_mean")
+    return ", ".join(f"{k}={summary[k]:.3f}" for k in keys if k in summary)

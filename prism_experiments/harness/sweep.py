@@ -1,0 +1,121 @@
+"""The sweep callback: before any worker starts, validate every job, initialise the store once and
+open the parent run; after the last job, close it and fail loudly if any job failed."""
+
+from __future__ import annotations
+
+import atexit
+import logging
+import os
+import uuid
+from pathlib import Path
+from typing import Any
+
+from hydra.core.global_hydra import GlobalHydra
+from hydra.core.override_parser.overrides_parser import OverridesParser
+from hydra.experimental.callback import Callback
+from omegaconf import DictConfig, OmegaConf
+
+from prism_experiments.config import ConfigError, ExperimentConfig
+from prism_experiments.harness.context import SWEEP_FILE_ENV, SWEEP_FILE_NAME, SweepContext
+from prism_experiments.harness.job import SIMULATION_KIND, find_finished_run
+from prism_experiments.tracking.params import config_hash, overrides_to_pairs, to_params
+from prism_experiments.tracking.provenance import git_commit
+from prism_experiments.tracking.run_logger import log_params
+from prism_experiments.tracking.store import client_for, ensure_experiment, resolve_tracking_uri
+
+log = logging.getLogger("prism_experiments")
+
+
+def job_overrides(config: DictConfig) -> list[list[str]]:
+    """Every job's overrides, in Hydra's BasicSweeper order (sweeper params, then the command line)."""
+    from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
+
+    params = [f"{k}={v}" for k, v in (config.hydra.sweeper.get("params") or {}).items()]
+    arguments = list(OmegaConf.to_container(config.hydra.overrides.task, resolve=False))
+    parser = OverridesParser.create(config_loader=GlobalHydra.instance().config_loader())
+    return BasicSweeper.split_arguments(parser.parse_overrides(params + arguments), None)[0]
+
+
+def validated_job_config(config: DictConfig, overrides: list[str]) -> ExperimentConfig:
+    job = GlobalHydra.instance().config_loader().load_sweep_config(config, overrides)
+    with_hydra = OmegaConf.to_container(job, resolve=False)
+    assert isinstance(with_hydra, dict)
+    with_hydra.pop("hydra", None)
+    return ExperimentConfig.from_mapping(OmegaConf.to_container(OmegaConf.create(with_hydra), resolve=True))
+
+
+class SweepCallback(Callback):
+    def __init__(self) -> None:
+        self.context: SweepContext | None = None
+        self.sweep_file: Path | None = None
+
+    def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
+        jobs = job_overrides(config)
+        try:
+            configs = [validated_job_config(config, overrides) for overrides in jobs]
+        except ConfigError as exc:
+            # Hydra turns a callback's Exception into a warning; SystemExit stops the sweep before any run
+            log.error("%s", exc)
+            raise SystemExit(2) from None
+        first = configs[0]
+        uri = resolve_tracking_uri(first)
+        experiment_id = ensure_experiment(uri, first.experiment_name, first.paths.artifacts_dir)
+        client = client_for(uri)
+        pending = [
+            (overrides, cfg) for overrides, cfg in zip(jobs, configs)
+            if cfg.force or not find_finished_run(client, experiment_id, config_hash(cfg.model_dump(mode="json")))
+        ]
+        varying = sorted({k for ov in jobs for k, _ in overrides_to_pairs(ov)
+                          if len({dict(overrides_to_pairs(o)).get(k) for o in jobs}) > 1})
+        sweep_id = f"{first.experiment_name}-{uuid.uuid4().hex[:8]}"
+        parent_id = None
+        if pending:
+            parent = client.create_run(experiment_id, run_name=f"sweep {sweep_id}", tags={
+                "prism.kind": "sweep", "prism.sweep_id": sweep_id, "prism.git_commit": git_commit(),
+                "prism.jobs": str(len(jobs)), "prism.jobs_to_run": str(len(pending)),
+                "prism.varying": ",".join(varying),
+            })
+            parent_id = parent.info.run_id
+            sweep_params = {f"sweep.{k}": str(v) for k, v in (config.hydra.sweeper.get("params") or {}).items()}
+            sweep_params["sweep.overrides"] = " ".join(config.hydra.overrides.task)
+            log_params(client, parent_id, sweep_params)
+            client.log_text(parent_id, "\n".join(" ".join(o) for o in jobs) + "\n", "sweep/jobs.txt")
+            atexit.register(self._close_if_interrupted)
+            log.info("sweep %s: %d jobs, %d to run, %d already FINISHED (skipped); parent run %s",
+                     sweep_id, len(jobs), len(pending), len(jobs) - len(pending), parent_id)
+        else:
+            log.info("sweep %s: all %d jobs already have FINISHED runs; nothing to run (+force=true reruns)",
+                     sweep_id, len(jobs))
+        self.context = SweepContext(sweep_id, uri, experiment_id, parent_id, varying, len(jobs))
+        self.sweep_file = self.context.save(Path(config.hydra.sweep.dir) / SWEEP_FILE_NAME)
+        os.environ[SWEEP_FILE_ENV] = str(self.sweep_file)
+
+    def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
+        context = self.context
+        os.environ.pop(SWEEP_FILE_ENV, None)
+        if context is None or context.parent_run_id is None:
+            return
+        client = client_for(context.tracking_uri)
+        children = client.search_runs(
+            [context.experiment_id],
+            filter_string=f"tags.`prism.sweep_id` = '{context.sweep_id}' and tags.`prism.kind` = '{SIMULATION_KIND}'",
+            max_results=10_000,
+        )
+        failed = [run for run in children if run.info.status != "FINISHED"]
+        client.set_terminated(context.parent_run_id, "FAILED" if failed else "FINISHED")
+        if failed:
+            lines = [f"{run.data.tags.get('prism.overrides', run.info.run_id)} -> {run.info.status}: "
+                     f"{run.data.tags.get('prism.error', '')}" for run in failed]
+            log.error("%d of %d jobs failed:\n  %s", len(failed), context.n_jobs, "\n  ".join(lines))
+            raise SystemExit(1)
+
+    def _close_if_interrupted(self) -> None:
+        """At exit (Ctrl-C included), a parent run still RUNNING is marked KILLED."""
+        if self.context is None or self.context.parent_run_id is None:
+            return
+        try:
+            client = client_for(self.context.tracking_uri)
+            if client.get_run(self.context.parent_run_id).info.status == "RUNNING":
+                client.set_terminated(self.context.parent_run_id, "KILLED")
+        except Exception:  # the interpreter is going down; nothing more can be done
+            pass

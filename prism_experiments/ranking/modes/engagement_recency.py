@@ -1,0 +1,113 @@
+"""engagement_recency: seed 002's "winning DNA" retrieval as a feed.
+
+1. performance = weighted likes + reshares + replies, read live from the store;
+2. engagement_score = performance / max performance over the published posts (all 0.5 if the max is 0);
+3. candidates: the `candidate_limit` most recent visible posts with engagement_score >= min_engagement_score;
+4. retrieval_weight = engagement_score x exp(-0.693 x age_days / half_life); sort; take feed_size;
+5. cold-start fallback: the newest visible posts, weight 0.5; a short feed is backfilled the same way.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import numpy as np
+
+from prism_experiments.rag.store import epoch_microseconds
+from prism_experiments.ranking.base import AgentView, Ranker
+from prism_experiments.ranking.candidate import RankedCandidate
+from prism_experiments.ranking.rescoring import descending_order
+from prism_experiments.ranking.sourcing import newest_first
+
+#: seed 002: exp(-0.693 * days / half_life); 0.693 is ln 2 to three digits, so a post loses half its
+#: weight every `recency_half_life_days` (the sweepable knob) and 0.693 itself stays fixed.
+DECAY_CONSTANT = 0.693
+MICROSECONDS_PER_DAY = 86_400_000_000
+
+
+def performance_scores(
+    likes: np.ndarray, reshares: np.ndarray, replies: np.ndarray,
+    like_weight: float = 1.0, reshare_weight: float = 1.0, reply_weight: float = 1.0,
+) -> np.ndarray:
+    """Seed 002's performance_score of each post: weighted likes + reshares + replies."""
+    return (
+        like_weight * np.asarray(likes, dtype=np.float64)
+        + reshare_weight * np.asarray(reshares, dtype=np.float64)
+        + reply_weight * np.asarray(replies, dtype=np.float64)
+    )
+
+
+def engagement_scores(performance: np.ndarray, cold_start_weight: float = 0.5) -> np.ndarray:
+    """performance / max performance (seed 002); every score is `cold_start_weight` when the max is 0."""
+    performance = np.asarray(performance, dtype=np.float64)
+    top = float(performance.max()) if performance.size else 0.0
+    if top <= 0.0:
+        return np.full(performance.shape, float(cold_start_weight))
+    return performance / top
+
+
+def recency_decay(age_days: np.ndarray, half_life_days: float) -> np.ndarray:
+    """exp(-0.693 x age_days / half_life_days) (seed 002): 1 now, ~0.5 after one half-life."""
+    return np.exp(-DECAY_CONSTANT * np.asarray(age_days, dtype=np.float64) / half_life_days)
+
+
+class EngagementRecencyRanker(Ranker):
+    """Most engaging recent posts for everyone (minus what each agent may not see); seed 002.
+
+    Components: final = engagement_score x recency_decay. Fallback and backfill posts carry
+    engagement_score = cold_start_weight, recency_decay = 1 and cold_start = 1 (the seed's flat 0.5);
+    every post has cold_start = 1 when no post has any engagement yet.
+    """
+
+    mode = "engagement_recency"
+
+    def _rank_views(self, views: list[AgentView], now: datetime) -> list[list[RankedCandidate]]:
+        cfg = self.config.engagement_recency
+        retriever = self.retriever
+        now_us = epoch_microseconds(now)
+        published = np.flatnonzero(retriever.timestamps_us <= now_us)
+        posts = retriever.posts
+        counters = np.array([(posts[r].likes, posts[r].reshares, posts[r].replies) for r in published],
+                            dtype=np.float64).reshape(len(published), 3)
+        performance = performance_scores(counters[:, 0], counters[:, 1], counters[:, 2],
+                                         cfg.like_weight, cfg.reshare_weight, cfg.reply_weight)
+        cold = performance.size == 0 or float(performance.max()) <= 0.0
+        n = len(retriever)
+        scores = np.zeros(n)
+        scores[published] = engagement_scores(performance, cfg.cold_start_weight)
+        decay = np.zeros(n)
+        decay[published] = recency_decay((now_us - retriever.timestamps_us[published]) / MICROSECONDS_PER_DAY,
+                                         cfg.recency_half_life_days)
+        newest = newest_first(retriever, published)
+        qualified = newest[scores[newest] >= cfg.min_engagement_score]
+        return [self._rank_one(view, now, qualified, newest, scores, decay, cold) for view in views]
+
+    def _first_visible(self, view: AgentView, ordered: np.ndarray, k: int, now: datetime,
+                       taken: np.ndarray | None = None) -> np.ndarray:
+        """The first k rows of `ordered` the agent may see (and not in `taken`), in that order."""
+        skip = len(view.excluded_rows) + (0 if taken is None else len(taken))
+        rows = self.visible(view, ordered[: k + skip], now)
+        if taken is not None and len(taken):
+            rows = rows[~np.isin(rows, taken)]
+        return rows[:k]
+
+    def _rank_one(self, view: AgentView, now: datetime, qualified: np.ndarray, newest: np.ndarray,
+                  scores: np.ndarray, decay: np.ndarray, cold: bool) -> list[RankedCandidate]:
+        cfg = self.config.engagement_recency
+        pool = self._first_visible(view, qualified, cfg.candidate_limit, now)
+        weights = scores[pool] * decay[pool]
+        order = descending_order(weights, pool)[: self.feed_size]
+        ranked = pool[order]
+        backfill = self._first_visible(view, newest, self.feed_size - len(ranked), now, taken=ranked)
+        rows = np.concatenate([ranked, backfill]).astype(np.int64)
+        is_backfill = np.arange(len(rows)) >= len(ranked)
+        engagement = np.where(is_backfill, cfg.cold_start_weight, scores[rows])
+        recency = np.where(is_backfill, 1.0, decay[rows])
+        cold_start = (is_backfill | cold).astype(np.float64)
+        similarity = self.similarities(view, rows)
+        sources = ["backfill" if b else "recent" for b in is_backfill]
+        return self.candidates(
+            view, rows, similarity, engagement * recency, sources,
+            {"similarity": similarity, "engagement_score": engagement, "recency_decay": recency,
+             "cold_start": cold_start},
+        )

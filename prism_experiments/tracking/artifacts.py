@@ -1,0 +1,60 @@
+"""A finished run's files: config, event-log tables, rendered feeds, figures, summaries."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import yaml
+
+from prism_experiments.metrics import cascade_table, engagement_rate_by_format
+from prism_experiments.plotting import ccdf_figure, step_figure
+from prism_experiments.simulation.engine import SimulationResult
+
+
+def write_run_files(
+    directory: Path,
+    resolved_config: Mapping[str, Any],
+    overrides: Sequence[str],
+    result: SimulationResult,
+    summary: Mapping[str, float],
+    series: pd.DataFrame,
+    *,
+    tables: bool = True,
+    figures: bool = True,
+    ranker_debug: list[dict[str, Any]] | None = None,
+) -> Path:
+    """Write everything a run logs as artifacts into `directory` (mirrors the artifact layout)."""
+    (directory / "config").mkdir(parents=True, exist_ok=True)
+    (directory / "config" / "resolved.yaml").write_text(yaml.safe_dump(dict(resolved_config), sort_keys=False))
+    (directory / "config" / "overrides.yaml").write_text(yaml.safe_dump(list(overrides)))
+    (directory / "summary.json").write_text(json.dumps(dict(summary), indent=2, sort_keys=True))
+    tables_dir = directory / "tables"
+    tables_dir.mkdir(exist_ok=True)
+    cascades = cascade_table(result.cascade_edges)
+    cascades.to_parquet(tables_dir / "cascades.parquet", index=False)
+    engagement_rate_by_format(result).to_csv(tables_dir / "engagement_by_format.csv", index=False)
+    series.to_csv(tables_dir / "step_series.csv")
+    if tables:
+        result.to_parquet(tables_dir)
+    if result.rendered_feeds:
+        for key, text in result.rendered_feeds.items():
+            path = directory / "feeds" / f"{key}.txt"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text + "\n", encoding="utf-8")
+    if ranker_debug:
+        (directory / "debug").mkdir(exist_ok=True)
+        (directory / "debug" / "ranker_trace.json").write_text(json.dumps(ranker_debug, indent=1, default=str))
+    if figures:
+        figures_dir = directory / "figures"
+        figures_dir.mkdir(exist_ok=True)
+        step_figure(series, "inn_share", figures_dir / "inn_share.png", "in-network share of impressions",
+                    "In-network share over steps")
+        step_figure(series, "feed_topic_entropy", figures_dir / "feed_topic_entropy.png",
+                    "mean feed topic entropy (bits)", "Feed topic entropy over steps")
+        ccdf_figure(cascades.assign(condition="this run"), ["this run"], figures_dir / "cascade_size_ccdf.png",
+                    title="Cascade size CCDF")
+    return directory

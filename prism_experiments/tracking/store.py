@@ -1,0 +1,63 @@
+"""The MLflow store: which URI, and a database and experiment initialised exactly once."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+from contextlib import contextmanager
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from prism_experiments.paths import sqlite_tracking_uri
+
+if TYPE_CHECKING:
+    from mlflow.tracking import MlflowClient
+
+    from prism_experiments.config import ExperimentConfig
+
+
+def resolve_tracking_uri(cfg: "ExperimentConfig") -> str:
+    """`tracking.uri`, else `$MLFLOW_TRACKING_URI`, else the absolute sqlite store under `paths.runs_dir`."""
+    return cfg.tracking.uri or os.environ.get("MLFLOW_TRACKING_URI") or sqlite_tracking_uri(cfg.paths.runs_dir)
+
+
+def sqlite_path(uri: str) -> Path | None:
+    return Path(uri.removeprefix("sqlite:///")) if uri.startswith("sqlite:///") else None
+
+
+@contextmanager
+def store_lock(uri: str, lock_dir: Path) -> Iterator[None]:
+    """An exclusive lock around first-time initialisation (a fresh sqlite store corrupts under
+    concurrent initialisation, DESIGN.md "Tracking")."""
+    path = sqlite_path(uri)
+    folder = path.parent if path else lock_dir
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / ".mlflow-init.lock", "w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def client_for(uri: str) -> "MlflowClient":
+    from mlflow.tracking import MlflowClient
+
+    return MlflowClient(tracking_uri=uri)
+
+
+def ensure_experiment(uri: str, name: str, artifact_root: Path) -> str:
+    """The experiment's id, creating the store and the experiment (artifacts under `artifact_root`) once."""
+    with store_lock(uri, artifact_root.parent):
+        client = client_for(uri)
+        experiment = client.get_experiment_by_name(name)
+        if experiment is not None:
+            if experiment.lifecycle_stage == "deleted":
+                client.restore_experiment(experiment.experiment_id)
+            return experiment.experiment_id
+        location = None
+        if sqlite_path(uri) is not None:
+            artifact_root.mkdir(parents=True, exist_ok=True)
+            location = (artifact_root / name).as_uri()
+        return client.create_experiment(name, artifact_location=location)
