@@ -37,3 +37,21 @@ test-fast: $(STAMP) ## Run the unit tests only (no model, no Chroma, no MLflow)
 
 clean: ## Remove caches and outputs under runs/ (keeps runs/README.md)
 	find runs -mindepth 1 ! -name README.md -prune -exec rm -rf {} +
+
+sweep: $(STAMP) ## Run a multirun sweep: make sweep EXPERIMENT=oon_scale (see conf/experiment/)
+	$(BIN)/python -m prism_experiments -m experiment=$(EXPERIMENT) $(ARGS)
+
+compare: $(STAMP) ## Statistical report comparing an experiment's conditions: make compare EXPERIMENT=oon_scale
+	$(BIN)/prism-compare --experiment $(EXPERIMENT) $(ARGS)
+
+reproduce: $(STAMP) ## Re-run a logged run from its resolved config and compare every metric: make reproduce RUN=<run id>
+	$(BIN)/python -m prism_experiments.harness.reproduce $(RUN) $(ARGS)
+
+ui: $(STAMP) ## Start the MLflow UI on 127.0.0.1 against the project's store (PORT=5000)
+	$(BIN)/python -m prism_experiments.harness.ui --port $(or $(PORT),5000)
+
+bench: $(STAMP) ## Benchmarks: embedding, store, ranking, simulation, sweep; prints a table, writes runs/bench/<ts>.json
+	$(BIN)/python -m prism_experiments.bench $(ARGS)
+
+bench-quick: $(STAMP) ## Benchmark sections 1-3 at reduced size (under a minute)
+	$(BIN)/python -m prism_experiments.bench --quick $(ARGS)

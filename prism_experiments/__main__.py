@@ -9,21 +9,15 @@ from pathlib import Path
 import hydra
 from hydra.core.hydra_config import HydraConfig
 from hydra.types import RunMode
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig
 
-from prism_experiments.config import ConfigError, ExperimentConfig
+from prism_experiments.config import ConfigError
+from prism_experiments.harness.composed import experiment_config
 from prism_experiments.harness.context import current_sweep
 from prism_experiments.harness.job import run_job
 
 CONFIG_DIR = str(Path(__file__).resolve().parent.parent / "conf")
 log = logging.getLogger("prism_experiments")
-
-
-def experiment_config(cfg: DictConfig) -> ExperimentConfig:
-    """The composed config without Hydra's own node, resolved and validated."""
-    data = OmegaConf.to_container(cfg, resolve=True)
-    assert isinstance(data, dict)
-    return ExperimentConfig.from_mapping(data)
 
 
 @hydra.main(version_base="1.3", config_path=CONFIG_DIR, config_name="config")

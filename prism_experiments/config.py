@@ -7,6 +7,7 @@ models, so a bad value fails with the field's dotted name before a run is create
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Any, Literal
 
@@ -117,6 +118,11 @@ def describe_validation_error(exc: ValidationError) -> str:
     for error in exc.errors():
         location = ".".join(str(part) for part in error["loc"])
         message = error["msg"].removeprefix("Value error, ")
+        named = re.match(r"^([A-Za-z_]\w*): (.*)$", message)
+        if named:  # a model-level check names its field in the message: fold it into the location
+            field, message = named.groups()
+            if not location.endswith(field):
+                location = f"{location}.{field}" if location else field
         got = error.get("input")
         shown = "" if isinstance(got, dict) or got is None else f" (got {got!r})"
         parts.append(f"{location}: {message}{shown}" if location else f"{message}{shown}")

@@ -170,3 +170,18 @@ def test_chroma_failure_names_client_and_location(tmp_path: Path) -> None:
         FeedRetriever(RAGConfig(client="persistent", persist_directory=blocker), embedder=None)
     with pytest.raises(StoreError, match="http client, server http://127.0.0.1:9"):
         FeedRetriever(RAGConfig(client="http", host="127.0.0.1", port=9))
+
+
+def test_a_texts_vector_does_not_depend_on_its_batchmates(tmp_path: Path) -> None:
+    texts = [f"{SENTENCES[i % len(SENTENCES)]} Variation number {i} with {'extra words ' * (i % 5)}"
+             for i in range(70)]
+    together = Embedder(cache_dir=tmp_path / "a").encode(texts)
+    reordered = Embedder(cache_dir=tmp_path / "b").encode(texts[::-1] + ["An unrelated, much longer text " * 6])
+    np.testing.assert_array_equal(together, reordered[: len(texts)][::-1])  # bit for bit
+    alone = Embedder(cache_dir=tmp_path / "c").encode([texts[3]])
+    np.testing.assert_array_equal(alone[0], together[3])
+    # still the model's embedding: equal to sentence-transformers' own encode up to float noise
+    from prism_experiments.embeddings import load_model
+
+    reference = load_model("all-MiniLM-L6-v2").encode(texts[:5], normalize_embeddings=True)
+    np.testing.assert_allclose(together[:5], reference, atol=1e-5)

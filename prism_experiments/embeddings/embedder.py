@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
+from tqdm.auto import tqdm
 
 from prism_experiments.embeddings.cache import EmbeddingCache, text_digest
 from prism_experiments.embeddings.model import DEFAULT_MODEL, load_model, model_cache_key, resolve_model_path
@@ -21,7 +22,7 @@ class Embedder:
         self,
         model_name: str = DEFAULT_MODEL,
         cache_dir: Path | str | None = None,
-        batch_size: int = 64,
+        batch_size: int = 32,
     ) -> None:
         resolve_model_path(model_name)  # fail early with the install hint
         self.model_name = model_name
@@ -49,16 +50,37 @@ class Embedder:
         return self.cache.matrix()[rows]
 
     def _encode_with_model(self, texts: list[str], show_progress: bool) -> np.ndarray:
+        """Encode in fixed-shape batches so that a text's vector depends on the text alone.
+
+        sentence-transformers pads each batch to its longest text; the padded length changes the
+        float32 accumulation order and so the last bits of every vector (seen: 1.4e-7), which made
+        two runs sharing the cache differ depending on who embedded a text first. Here every batch
+        is `batch_size` texts (blanks fill the last one) padded to a power-of-two length bucket:
+        identical shapes give identical vectors, whatever the batchmates or the thread count.
+        """
+        import torch
+
         model = load_model(self.model_name)
-        vectors = model.encode(
-            texts,
-            batch_size=self.batch_size,
-            normalize_embeddings=True,
-            convert_to_numpy=True,
-            show_progress_bar=show_progress and len(texts) > self.batch_size,
-        )
+        tokenizer = model.tokenizer
+        max_length = int(model.max_seq_length)
+        lengths = [len(ids) for ids in tokenizer(texts, truncation=True, max_length=max_length)["input_ids"]]
+        buckets = [min(max_length, _bucket(length)) for length in lengths]
+        out = np.zeros((len(texts), EMBEDDING_DIM), dtype=np.float32)
+        by_bucket: dict[int, list[int]] = {}
+        for index, bucket in enumerate(buckets):
+            by_bucket.setdefault(bucket, []).append(index)
+        batches = [members[i : i + self.batch_size] for _, members in sorted(by_bucket.items())
+                   for i in range(0, len(members), self.batch_size)]
+        for batch in tqdm(batches, desc="embedding", unit="batch", disable=not show_progress or len(batches) < 2):
+            length = buckets[batch[0]]
+            padded = [texts[i] for i in batch] + [""] * (self.batch_size - len(batch))
+            features = tokenizer(padded, padding="max_length", truncation=True, max_length=length,
+                                 return_tensors="pt")
+            with torch.inference_mode():
+                vectors = model.forward(dict(features))["sentence_embedding"][: len(batch)]
+            out[batch] = torch.nn.functional.normalize(vectors, dim=1).numpy()
         self.encoded_count += len(texts)
-        return np.asarray(vectors, dtype=np.float32)
+        return out
 
     def encode_one(self, text: str) -> np.ndarray:
         return self.encode([text])[0]
@@ -68,3 +90,9 @@ def normalize_rows(vectors: np.ndarray) -> np.ndarray:
     """Rows scaled to unit length (zero rows stay zero)."""
     norms = np.linalg.norm(vectors, axis=-1, keepdims=True)
     return (vectors / np.where(norms == 0, 1.0, norms)).astype(np.float32)
+
+
+def _bucket(length: int) -> int:
+    """The padded length of a text of `length` tokens: the next power of two, at least 16."""
+    return max(16, 1 << (max(length, 1) - 1).bit_length())
+

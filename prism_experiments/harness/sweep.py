@@ -16,6 +16,7 @@ from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf
 
 from prism_experiments.config import ConfigError, ExperimentConfig
+from prism_experiments.harness.composed import experiment_config
 from prism_experiments.harness.context import SWEEP_FILE_ENV, SWEEP_FILE_NAME, SweepContext
 from prism_experiments.harness.job import SIMULATION_KIND, find_finished_run
 from prism_experiments.tracking.params import config_hash, overrides_to_pairs, to_params
@@ -37,11 +38,7 @@ def job_overrides(config: DictConfig) -> list[list[str]]:
 
 
 def validated_job_config(config: DictConfig, overrides: list[str]) -> ExperimentConfig:
-    job = GlobalHydra.instance().config_loader().load_sweep_config(config, overrides)
-    with_hydra = OmegaConf.to_container(job, resolve=False)
-    assert isinstance(with_hydra, dict)
-    with_hydra.pop("hydra", None)
-    return ExperimentConfig.from_mapping(OmegaConf.to_container(OmegaConf.create(with_hydra), resolve=True))
+    return experiment_config(GlobalHydra.instance().config_loader().load_sweep_config(config, overrides))
 
 
 class SweepCallback(Callback):

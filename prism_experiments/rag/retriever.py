@@ -94,6 +94,17 @@ class FeedRetriever:
             return np.zeros(0, dtype=np.int64)
         return np.sort(np.concatenate([np.asarray(p, dtype=np.int64) for p in parts]))
 
+    def similarities(self, rows: np.ndarray, queries: np.ndarray) -> np.ndarray:
+        """Exact similarity (1 + cos)/2 of store rows to one query vector or to one query per row.
+
+        Computed in float64: float32 dot products can differ in the last bit with memory alignment
+        and BLAS threading, and a re-run must reproduce every metric exactly.
+        """
+        vectors = self._vectors[np.asarray(rows, dtype=np.int64)].astype(np.float64)
+        queries = np.asarray(queries, dtype=np.float64)
+        dots = vectors @ queries if queries.ndim == 1 else np.einsum("ij,ij->i", vectors, queries)
+        return similarity_from_dot(dots)
+
     def rows_newer_than(self, cutoff: datetime) -> np.ndarray:
         return np.flatnonzero(self.timestamps_us >= epoch_microseconds(as_utc(cutoff)))
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, ClassVar
 import numpy as np
 
 from prism_experiments.rag.post import as_utc
-from prism_experiments.rag.retriever import FeedRetriever, similarity_from_dot
+from prism_experiments.rag.retriever import FeedRetriever
 from prism_experiments.rag.store import epoch_microseconds
 from prism_experiments.ranking.candidate import RankedCandidate
 from prism_experiments.ranking.config import RankingConfig
@@ -95,7 +95,7 @@ class Ranker(ABC):
 
     def similarities(self, view: AgentView, rows: np.ndarray) -> np.ndarray:
         """Exact similarity (1 + cos)/2 of the agent's interests to posts, from the store's vectors."""
-        return similarity_from_dot(self.retriever.vectors[rows] @ view.interest_vector)
+        return self.retriever.similarities(rows, view.interest_vector)
 
     def visible(self, view: AgentView, rows: np.ndarray, now: datetime) -> np.ndarray:
         """Rows not excluded for the agent and not from the future."""

@@ -33,7 +33,6 @@ from prism_experiments.corpus import MEDIA_DRAWS, new_media_description, new_pos
 from prism_experiments.embeddings import Embedder
 from prism_experiments.network import DictSocialGraph
 from prism_experiments.rag import FeedRetriever, Post, format_feed_for_prompt
-from prism_experiments.rag.retriever import similarity_from_dot
 from prism_experiments.ranking import RankedCandidate, ReshareLog, build_ranker
 from prism_experiments.simulation.event_log import COMPONENT_PREFIX, EventLog, TABLE_COLUMNS
 from prism_experiments.simulation.streams import (
@@ -292,8 +291,7 @@ class _Engine:
 
     # --------------------------------------------------------------- records
     def _similarity(self, agent_idx: np.ndarray, rows: np.ndarray) -> np.ndarray:
-        vectors = self.retriever.vectors[rows]
-        return similarity_from_dot(np.einsum("ij,ij->i", vectors, self.interest_vectors[agent_idx]))
+        return self.retriever.similarities(rows, self.interest_vectors[agent_idx])
 
     def _record_exposures(self, step: int, now: datetime, active: np.ndarray,
                           feeds: list[list[RankedCandidate]]) -> None:

@@ -1,0 +1,125 @@
+"""`python -m prism_experiments.bench`: run the sections, print one table, write `<runs_dir>/bench/<ts>.json`."""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import os
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from pathlib import Path
+
+from prism_experiments.bench.context import BenchContext
+from prism_experiments.bench.report import BenchReport, Figure, machine_info, render_table, write_report
+from prism_experiments.bench.sizes import SIZES, Mode
+from prism_experiments.paths import default_runs_dir
+
+Section = Callable[[BenchContext], list[Figure]]
+SECTION_NAMES = {1: "embedding", 2: "store", 3: "ranking", 4: "simulation", 5: "sweep"}
+QUICK_SECTIONS = (1, 2, 3)
+
+
+def section_function(number: int) -> Section:
+    """Imported on demand: sections 4-5 pull in Hydra and MLflow, which quick runs never need."""
+    if number == 1:
+        from prism_experiments.bench.embedding import embedding_section
+        return embedding_section
+    if number == 2:
+        from prism_experiments.bench.store import store_section
+        return store_section
+    if number == 3:
+        from prism_experiments.bench.ranking import ranking_section
+        return ranking_section
+    if number == 4:
+        from prism_experiments.bench.simulation import simulation_section
+        return simulation_section
+    from prism_experiments.bench.sweep import sweep_section
+    return sweep_section
+
+
+def parse_sections(text: str) -> list[int]:
+    try:
+        numbers = sorted({int(part) for part in text.split(",") if part.strip()})
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--sections: comma-separated numbers from 1 to 5, got {text!r}") from None
+    if not numbers or any(n not in SECTION_NAMES for n in numbers):
+        raise argparse.ArgumentTypeError(f"--sections: comma-separated numbers from 1 to 5, got {text!r}")
+    return numbers
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m prism_experiments.bench", description=__doc__)
+    size = p.add_mutually_exclusive_group()
+    size.add_argument("--quick", action="store_true", help="sections 1-3 at reduced size (under a minute)")
+    size.add_argument("--tiny", action="store_true", help="toy sizes, for the benchmark's own tests")
+    p.add_argument("--sections", type=parse_sections, default=None,
+                   help="comma-separated sections to run (default: 1-5; 1-3 with --quick)")
+    p.add_argument("--runs-dir", type=Path, default=None, help="runs directory (default: $PRISM_RUNS_DIR or ./runs)")
+    large = p.add_mutually_exclusive_group()
+    large.add_argument("--large", dest="large", action="store_true", default=None,
+                       help="include section 4's large preset (the default in a full run)")
+    large.add_argument("--no-large", dest="large", action="store_false",
+                       help="skip section 4's large preset (10K agents, 100K posts; ~15+ min)")
+    p.add_argument("--profile", action="store_true",
+                   help="write a cProfile of each section to <runs_dir>/bench/<ts>-section<N>.prof")
+    p.add_argument("--no-progress", action="store_true", help="no progress bars")
+    return p
+
+
+def run_bench(mode: Mode, sections: Sequence[int], runs_dir: Path, include_large: bool, profile: bool = False,
+              show_progress: bool = True) -> tuple[BenchReport, Path]:
+    """Run the sections in order, write the JSON report, return it and its path."""
+    from prism_experiments.tracking.provenance import git_commit, package_versions
+
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    started_at = datetime.now()
+    bench_dir = runs_dir / "bench"
+    bench_dir.mkdir(parents=True, exist_ok=True)
+    work_dir = Path(tempfile.mkdtemp(prefix="work-", dir=bench_dir))
+    ctx = BenchContext(mode=mode, sizes=SIZES[mode], runs_dir=runs_dir, work_dir=work_dir,
+                       include_large=include_large, show_progress=show_progress)
+    figures: list[Figure] = []
+    seconds: dict[str, float] = {}
+    try:
+        for number in sections:
+            name = SECTION_NAMES[number]
+            print(f"== section {number}: {name}", file=sys.stderr, flush=True)
+            run = section_function(number)
+            tick = time.perf_counter()
+            if profile:
+                profiler = cProfile.Profile()
+                section_figures = profiler.runcall(run, ctx)
+                profiler.dump_stats(bench_dir / f"{started_at:%Y%m%d-%H%M%S}-section{number}.prof")
+            else:
+                section_figures = run(ctx)
+            seconds[f"{number}.{name}"] = time.perf_counter() - tick
+            figures += section_figures
+    finally:
+        shutil.rmtree(work_dir, ignore_errors=True)
+    report = BenchReport(
+        started_at=started_at, mode=mode, sections=list(sections), machine=machine_info(),
+        versions=package_versions(), git_commit=git_commit(), section_seconds=seconds, figures=figures,
+    )
+    return report, write_report(report, bench_dir)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    mode: Mode = "quick" if args.quick else "tiny" if args.tiny else "full"
+    sections = args.sections or (list(QUICK_SECTIONS) if mode != "full" else sorted(SECTION_NAMES))
+    runs_dir = (args.runs_dir or default_runs_dir()).expanduser().resolve()
+    include_large = args.large if args.large is not None else mode == "full"
+    started = time.perf_counter()
+    report, path = run_bench(mode, sections, runs_dir, include_large, args.profile, not args.no_progress)
+    print(render_table(report.figures))
+    missed = report.missed()
+    print(f"\n{len(report.figures)} figures, {len(missed)} targets missed"
+          + (f": {', '.join(f.name for f in missed)}" if missed else "")
+          + f"; {time.perf_counter() - started:.0f} s; report: {path}")
+    return 0

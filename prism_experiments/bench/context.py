@@ -1,0 +1,58 @@
+"""What every section gets: sizes, where to write, and the shared embedder and world (built lazily, once)."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from prism_experiments.bench.data import BenchWorld, build_world
+from prism_experiments.bench.sizes import BenchSizes, Mode
+from prism_experiments.embeddings import Embedder
+from prism_experiments.paths import cache_dir
+from prism_experiments.rag import FeedRetriever, RAGConfig
+
+
+@dataclass
+class BenchContext:
+    mode: Mode
+    sizes: BenchSizes
+    runs_dir: Path
+    work_dir: Path  # scratch space for this invocation, removed at the end
+    include_large: bool = False
+    show_progress: bool = True
+    _embedder: Embedder | None = field(default=None, repr=False)
+    _world: BenchWorld | None = field(default=None, repr=False)
+
+    @property
+    def cache_dir(self) -> Path:
+        """The persistent embedding cache (`<runs_dir>/cache`): a second bench run starts warm."""
+        return cache_dir(self.runs_dir)
+
+    def embedder(self) -> Embedder:
+        if self._embedder is None:
+            self._embedder = Embedder(cache_dir=self.cache_dir)
+        return self._embedder
+
+    def world(self) -> BenchWorld:
+        """The agents and embedded corpus sections 2 and 3 share."""
+        if self._world is None:
+            sizes = self.sizes
+            self._world = build_world(self.embedder(), sizes.agents, sizes.corpus_posts, sizes.world_posts,
+                                      sizes.cold_cache_posts, show_progress=self.show_progress)
+        return self._world
+
+
+def store_config(prefix: str) -> RAGConfig:
+    """An in-memory store of its own: ephemeral clients share one Chroma system per process."""
+    return RAGConfig(collection_name=f"bench-{prefix}-{uuid.uuid4().hex[:12]}", client="ephemeral")
+
+
+def drop_store(retriever: FeedRetriever) -> None:
+    """Free the collection's memory (a FeedRetriever going out of scope leaves it in the shared system)."""
+    import chromadb
+
+    try:
+        chromadb.EphemeralClient().delete_collection(retriever.config.collection_name)
+    except Exception:  # already gone; nothing to free
+        pass

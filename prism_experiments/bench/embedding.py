@@ -1,0 +1,54 @@
+"""Section 1: model load, cold-cache encoding throughput, and the cost of a corpus from a warm cache."""
+
+from __future__ import annotations
+
+import tempfile
+
+from prism_experiments.bench.context import BenchContext
+from prism_experiments.bench.measure import timed
+from prism_experiments.bench.report import Figure, Target, figure
+from prism_experiments.corpus import SyntheticCorpusConfig, generate_corpus
+from prism_experiments.embeddings import DEFAULT_MODEL, Embedder, load_model
+
+SECTION = 1
+#: a seed no other section's corpus uses, so none of these texts is in any cache
+TEXTS_SEED = 801
+
+
+def distinct_texts(n: int, seed: int = TEXTS_SEED) -> list[str]:
+    """`n` different realistic post texts from the synthetic generator."""
+    size = n
+    while True:
+        texts = list(dict.fromkeys(post.text for post in generate_corpus(SyntheticCorpusConfig(n_posts=size), seed)))
+        if len(texts) >= n:
+            return texts[:n]
+        size *= 2
+
+
+def embedding_section(ctx: BenchContext) -> list[Figure]:
+    _, load_s = timed(lambda: load_model(DEFAULT_MODEL))
+    texts = distinct_texts(ctx.sizes.cold_texts)
+    with tempfile.TemporaryDirectory(dir=ctx.work_dir, prefix="cold-cache-") as cache:
+        cold = Embedder(cache_dir=cache)
+        cold.encode(["a first forward pass sets up the model's buffers"])  # not part of the throughput
+        before = cold.encoded_count
+        _, cold_s = timed(lambda: cold.encode(texts, show_progress=ctx.show_progress))
+        encoded_cold = cold.encoded_count - before
+
+        def from_warm_cache() -> Embedder:
+            warm = Embedder(cache_dir=cache)  # a new embedder reads the persisted shards, as a new process would
+            warm.encode(texts)
+            return warm
+
+        warm, warm_s = timed(from_warm_cache)
+    n = len(texts)
+    return [
+        figure(SECTION, "embed.model_load_s", load_s, "s",
+               note="first load_model() in this process, sentence-transformers import included"),
+        figure(SECTION, "embed.cold_texts", encoded_cold, "texts"),
+        figure(SECTION, "embed.cold_texts_per_s", n / cold_s, "texts/s", note="fresh cache dir, model loaded"),
+        figure(SECTION, "embed.warm_corpus_s", warm_s, "s", note=f"{n} texts, new Embedder on the same cache"),
+        figure(SECTION, "embed.warm_us_per_text", 1e6 * warm_s / n, "us"),
+        figure(SECTION, "embed.warm_encoded", warm.encoded_count, "texts", Target(op="==", threshold=0),
+               note="a warm cache sends nothing to the model"),
+    ]

@@ -1,0 +1,110 @@
+"""Measuring tools: percentiles, wall-clock timing, resident memory, and timed child processes."""
+
+from __future__ import annotations
+
+import os
+import resource
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TypeVar
+
+import numpy as np
+
+T = TypeVar("T")
+
+
+def percentile(values: Sequence[float] | np.ndarray, q: float) -> float:
+    """The q-th percentile (0-100) with linear interpolation between order statistics (numpy's default)."""
+    data = np.asarray(values, dtype=np.float64)
+    if data.size == 0:
+        raise ValueError("values: need at least one value for a percentile")
+    if not 0.0 <= q <= 100.0:
+        raise ValueError(f"q: must be within [0, 100], got {q}")
+    return float(np.percentile(data, q))
+
+
+def timed(call: Callable[[], T]) -> tuple[T, float]:
+    """(result, seconds) of one call, by `time.perf_counter`."""
+    started = time.perf_counter()
+    result = call()
+    return result, time.perf_counter() - started
+
+
+def latencies(call: Callable[[int], object], n: int) -> np.ndarray:
+    """Seconds of `call(i)` for i in range(n), each timed on its own."""
+    out = np.empty(n, dtype=np.float64)
+    for i in range(n):
+        started = time.perf_counter()
+        call(i)
+        out[i] = time.perf_counter() - started
+    return out
+
+
+def _status_kib(field: str) -> int | None:
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith(f"{field}:"):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return None
+
+
+def current_rss_bytes() -> int:
+    """Resident set size now (VmRSS), else the peak from getrusage where /proc is missing."""
+    kib = _status_kib("VmRSS")
+    return kib * 1024 if kib is not None else peak_rss_bytes()
+
+
+def peak_rss_bytes() -> int:
+    """This process's peak resident set size (VmHWM; ru_maxrss is KiB on Linux, bytes on macOS)."""
+    kib = _status_kib("VmHWM")
+    if kib is not None:
+        return kib * 1024
+    maxrss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return maxrss if sys.platform == "darwin" else maxrss * 1024
+
+
+@dataclass(frozen=True)
+class ChildRun:
+    """A finished child process: its wall time, its own peak RSS and where its output went."""
+
+    command: list[str]
+    returncode: int
+    wall_s: float
+    peak_rss_bytes: int
+    log_path: Path
+
+    def tail(self, lines: int = 30) -> str:
+        try:
+            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return ""
+
+
+def run_child(command: Sequence[str], log_path: Path, env: Mapping[str, str] | None = None,
+              cwd: Path | None = None) -> ChildRun:
+    """Run a command to completion, stdout+stderr into `log_path`.
+
+    `os.wait4` returns the rusage of exactly this child (and the descendants it waited for), so
+    the peak RSS is the run's own, not the benchmark's or an earlier child's.
+    """
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(log_path, "wb") as log:
+        started = time.perf_counter()
+        process = subprocess.Popen(list(command), stdout=log, stderr=subprocess.STDOUT,
+                                   env=dict(env) if env is not None else None, cwd=cwd)
+        try:
+            _, status, usage = os.wait4(process.pid, 0)
+        except BaseException:
+            process.kill()
+            process.wait()
+            raise
+        wall = time.perf_counter() - started
+    process.returncode = os.waitstatus_to_exitcode(status)
+    maxrss = usage.ru_maxrss if sys.platform == "darwin" else usage.ru_maxrss * 1024
+    return ChildRun(list(command), process.returncode, wall, int(maxrss), log_path)

@@ -1,0 +1,101 @@
+"""Section 4: the default run (`make run`) and the large preset, end to end through the real entry point.
+
+Each preset is first warmed up (its starting corpus and interests embedded into the persistent
+cache, its MLflow store and experiment created); then `python -m prism_experiments` runs in a
+child process, timed from start to exit (model load, world, index, step loop and MLflow logging
+included), its peak RSS read from `wait4`. The default run is then repeated with `+force=true`:
+that rerun finds every text, new posts included, in the cache.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+from prism_experiments.bench.context import BenchContext
+from prism_experiments.bench.hydra_runs import (
+    active_agent_steps, compose_config, new_runs, run_entry_point, simulation_runs,
+)
+from prism_experiments.bench.measure import timed
+from prism_experiments.bench.probe.log import read_probe
+from prism_experiments.bench.report import Figure, Target, figure
+from prism_experiments.embeddings import Embedder
+from prism_experiments.paths import artifact_root, sqlite_tracking_uri
+from prism_experiments.simulation import build_world
+
+SECTION = 4
+PRESETS: dict[str, tuple[str, ...]] = {"default": (), "large": ("experiment=large",)}
+WALL_TARGETS = {"default": Target(op="<=", threshold=30.0), "large": Target(op="<=", threshold=900.0)}
+RSS_TARGETS = {"large": Target(op="<=", threshold=8.0)}
+ENGINE_TIMINGS = ("world_s", "index_s", "rank_s", "decide_s", "index_new_s", "total_s", "simulate_s", "log_s")
+
+
+def warm_up(overrides: Sequence[str], embedder: Embedder, show_progress: bool) -> tuple[int, float, int]:
+    """Embed the preset's starting corpus and interests into the cache: (texts encoded, seconds, posts)."""
+    cfg = compose_config(overrides)
+    world = build_world(cfg)
+    texts = [post.text for post in world.corpus] + sorted({i for agent in world.agents for i in agent.interests})
+    before = embedder.encoded_count
+    _, seconds = timed(lambda: embedder.encode(texts, show_progress=show_progress))
+    return embedder.encoded_count - before, seconds, len(world.corpus)
+
+
+def timed_run(ctx: BenchContext, overrides: Sequence[str], work: Path, label: str, prefix: str,
+              wall_target: Target | None, rss_target: Target | None, note: str) -> list[Figure]:
+    """One timed child run of the entry point and the figures read from its probe and its MLflow run."""
+    cfg = compose_config(overrides)
+    uri = sqlite_tracking_uri(work)
+    before = simulation_runs(uri, cfg.experiment_name)
+    probe_dir = work / f"probe-{label}"
+    child = run_entry_point(overrides, work / f"{label}.log", probe_dir, cwd=work)
+    probe = read_probe(probe_dir)
+    runs = new_runs(before, simulation_runs(uri, cfg.experiment_name))
+    if len(runs) != 1:
+        raise RuntimeError(f"expected one new simulation run in {uri}, found {len(runs)}; log {child.log_path}")
+    timings = runs[0].timings
+    agent_steps = active_agent_steps(uri, runs[0], work / f"artifacts-{label}")
+    loop_s = timings.get("rank_s", 0.0) + timings.get("decide_s", 0.0) + timings.get("index_new_s", 0.0)
+    figures = [
+        figure(SECTION, f"{prefix}.wall_s", child.wall_s, "s", wall_target, note=note),
+        figure(SECTION, f"{prefix}.peak_rss_gb", child.peak_rss_bytes / 1e9, "GB", rss_target),
+        figure(SECTION, f"{prefix}.agent_steps", agent_steps, "agent-steps", note="distinct (step, agent) feeds served"),
+        figure(SECTION, f"{prefix}.agent_steps_per_s", agent_steps / loop_s if loop_s else None, "agent-steps/s",
+               note="over the step loop: rank_s + decide_s + index_new_s"),
+        figure(SECTION, f"{prefix}.run_encoded", probe.encoded_texts, "texts",
+               note="texts the run sent to the model"),
+        figure(SECTION, f"{prefix}.model_load_s", probe.model_load_s, "s"),
+    ]
+    return figures + [figure(SECTION, f"{prefix}.{key}", timings[key], "s") for key in ENGINE_TIMINGS
+                      if key in timings]
+
+
+def run_preset(ctx: BenchContext, name: str, rerun: bool) -> list[Figure]:
+    from prism_experiments.tracking.store import ensure_experiment
+
+    work = Path(tempfile.mkdtemp(prefix=f"sim-{name}-", dir=ctx.work_dir))
+    overrides = [*PRESETS[name], f"paths.runs_dir={work}", f"rag.cache_dir={ctx.cache_dir}",
+                 "simulation.show_progress=false"]
+    encoded, warm_s, n_posts = warm_up(overrides, ctx.embedder(), ctx.show_progress)
+    cfg = compose_config(overrides)
+    ensure_experiment(sqlite_tracking_uri(work), cfg.experiment_name, artifact_root(work))  # as on a 2nd `make run`
+    size = f"{cfg.agents.n_agents:,} agents, {n_posts:,} posts, {cfg.simulation.n_steps} steps"
+    figures = [
+        figure(SECTION, f"sim.{name}.warmup_encoded", encoded, "texts",
+               note="starting-corpus texts a first-ever run would embed on top (0 once cached)"),
+        figure(SECTION, f"sim.{name}.warmup_s", warm_s, "s"),
+    ]
+    figures += timed_run(ctx, overrides, work, "first", f"sim.{name}", WALL_TARGETS[name], RSS_TARGETS.get(name),
+                         note=f"corpus cached, new posts embedded during the run ({size})")
+    if rerun:
+        figures += timed_run(ctx, [*overrides, "+force=true"], work, "rerun", f"sim.{name}.rerun",
+                             WALL_TARGETS[name], RSS_TARGETS.get(name),
+                             note="identical rerun: every text, new posts included, cached")
+    return figures
+
+
+def simulation_section(ctx: BenchContext) -> list[Figure]:
+    figures = run_preset(ctx, "default", rerun=True)
+    if ctx.include_large:
+        figures += run_preset(ctx, "large", rerun=False)
+    return figures

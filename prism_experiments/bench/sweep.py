@@ -1,0 +1,114 @@
+"""Section 5: a real 20-run Hydra multirun (joblib launcher, 2 workers), twice: cold, then warm.
+
+The first sweep starts from an empty runs directory (MLflow store created, every corpus embedded);
+the second repeats it with `+force=true` on the cache the first filled. The probe counts model
+loads, texts sent to the model and base-index builds in every worker; MLflow's `prism.timing.*`
+tags give the per-run costs.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from statistics import mean
+
+from prism_experiments.bench.context import BenchContext
+from prism_experiments.bench.hydra_runs import LoggedRun, child_env, new_runs, run_entry_point, simulation_runs
+from prism_experiments.bench.probe.log import read_probe
+from prism_experiments.bench.report import Figure, Target, figure
+from prism_experiments.embeddings import Embedder
+from prism_experiments.paths import sqlite_tracking_uri
+
+SECTION = 5
+N_JOBS = 2
+SEEDS = 10
+MODES = ("x_algo", "random")
+EXPERIMENT = "smoke"
+SWEEP_ARGUMENTS = (
+    "-m", f"experiment={EXPERIMENT}", f"seed=range(0,{SEEDS})", f"ranking={','.join(MODES)}",
+    f"hydra.launcher.n_jobs={N_JOBS}", "simulation.show_progress=false",
+)
+RUN_TIMINGS = ("world_s", "index_s", "simulate_s", "log_s", "total_s")
+ZERO = Target(op="==", threshold=0)
+
+MODEL_LOAD_SCRIPT = """
+import json, time
+started = time.perf_counter()
+from prism_experiments.embeddings import DEFAULT_MODEL, load_model
+imported = time.perf_counter()
+load_model(DEFAULT_MODEL)
+print(json.dumps({"import_s": imported - started, "load_s": time.perf_counter() - imported}))
+"""
+
+
+def fresh_model_load() -> dict[str, float]:
+    """Seconds to import the embeddings package and load the model in a new interpreter (a worker's cost).
+
+    Without the probe, which would import the package before the timer starts.
+    """
+    done = subprocess.run([sys.executable, "-c", MODEL_LOAD_SCRIPT], capture_output=True, text=True, check=True,
+                          env=child_env(None))
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def cached_vectors(cache_dir: Path) -> int:
+    return len(Embedder(cache_dir=cache_dir).cache)
+
+
+def mean_timings(runs: list[LoggedRun]) -> dict[str, float]:
+    return {key: mean(run.timings[key] for run in runs) for key in RUN_TIMINGS
+            if runs and all(key in run.timings for run in runs)}
+
+
+def sweep_section(ctx: BenchContext) -> list[Figure]:
+    work = Path(tempfile.mkdtemp(prefix="sweep-", dir=ctx.work_dir))
+    arguments = [*SWEEP_ARGUMENTS, f"paths.runs_dir={work}"]
+    uri = sqlite_tracking_uri(work)
+    n_runs = SEEDS * len(MODES)
+
+    cold = run_entry_point(arguments, work / "cold.log", work / "probe-cold", cwd=work)
+    cold_probe = read_probe(work / "probe-cold")
+    cold_runs = simulation_runs(uri, EXPERIMENT)
+    vectors_before = cached_vectors(work / "cache")
+    warm = run_entry_point([*arguments, "+force=true"], work / "warm.log", work / "probe-warm", cwd=work)
+    warm_probe = read_probe(work / "probe-warm")
+    warm_runs = new_runs(cold_runs, simulation_runs(uri, EXPERIMENT))
+    vectors_after = cached_vectors(work / "cache")
+    load = fresh_model_load()
+    timings = mean_timings(warm_runs)
+
+    figures = [
+        figure(SECTION, "sweep.runs", len(warm_runs), "runs", Target(op="==", threshold=n_runs),
+               note=f"experiment={EXPERIMENT}, {SEEDS} seeds x {len(MODES)} modes, joblib n_jobs={N_JOBS}"),
+        figure(SECTION, "sweep.cold_wall_s", cold.wall_s, "s", note="empty runs dir: store created, corpora embedded"),
+        figure(SECTION, "sweep.warm_wall_s", warm.wall_s, "s", note="identical sweep, +force=true, warm cache"),
+        figure(SECTION, "sweep.warm_s_per_run", warm.wall_s / n_runs, "s"),
+    ]
+    figures += [figure(SECTION, f"sweep.run_{key}", value, "s", note="mean over the warm sweep's runs")
+                for key, value in timings.items()]
+    if "simulate_s" in timings and "log_s" in timings:
+        overhead = warm.wall_s * N_JOBS / n_runs - timings["simulate_s"] - timings["log_s"]
+        figures.append(figure(SECTION, "sweep.overhead_per_run_s", overhead, "s",
+                              note="worker time per run outside simulate + log: launcher, config, MLflow run, model load"))
+    figures += [
+        figure(SECTION, "sweep.fresh_import_s", load["import_s"], "s", note="import prism_experiments.embeddings"),
+        figure(SECTION, "sweep.fresh_model_load_s", load["load_s"], "s", note="load_model in a new process"),
+        figure(SECTION, "sweep.model_loads", warm_probe.model_loads, "loads", Target(op="<=", threshold=N_JOBS),
+               note=f"model loads in the warm sweep ({warm_probe.processes} processes logged)"),
+        figure(SECTION, "sweep.index_builds", warm_probe.index_builds, "builds",
+               note=f"base-corpus index builds in the warm sweep ({warm_probe.distinct_corpora} distinct corpora, "
+                    f"{warm_probe.index_build_s:.1f} s in all)"),
+        figure(SECTION, "sweep.same_corpus_rebuilds", cold_probe.same_corpus_rebuilds + warm_probe.same_corpus_rebuilds,
+               "builds", ZERO, note="index builds of a corpus the same worker had already indexed"),
+        figure(SECTION, "sweep.cold_encoded", cold_probe.encoded_texts, "texts", note="texts sent to the model, cold sweep"),
+        figure(SECTION, "sweep.cold_duplicate_encodes", cold_probe.duplicate_encodes, "texts", ZERO,
+               note="texts the cold sweep sent to the model more than once (across workers)"),
+        figure(SECTION, "sweep.warm_encoded", warm_probe.encoded_texts, "texts", ZERO,
+               note="texts the identical warm sweep sent to the model"),
+        figure(SECTION, "sweep.warm_new_vectors", vectors_after - vectors_before, "vectors", ZERO,
+               note="growth of the embedding cache during the warm sweep"),
+    ]
+    return figures

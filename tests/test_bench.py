@@ -1,0 +1,177 @@
+"""The benchmark's own machinery: percentiles, recall, the exact reference, the probe and the report schema.
+
+No figure is checked against a speed: figures are measured by `make bench`, never by tests.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from datetime import datetime
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from prism_experiments.bench.cli import main, parse_sections
+from prism_experiments.bench.exact import exact_top_k
+from prism_experiments.bench.measure import percentile, run_child
+from prism_experiments.bench.probe.log import read_probe
+from prism_experiments.bench.ranking import recall_at_k
+from prism_experiments.bench.report import BenchReport, Figure, Target, figure, render_table, report_path
+
+
+# ------------------------------------------------------------------ helpers
+def test_percentile_interpolates_linearly_between_order_statistics() -> None:
+    values = list(range(1, 101))  # 1..100: rank (n-1)q/100 -> 50.5 and 95.05 by hand
+    assert percentile(values, 50) == pytest.approx(50.5)
+    assert percentile(values, 95) == pytest.approx(95.05)
+    assert percentile([0.2, 0.1, 0.4, 0.3], 50) == pytest.approx(0.25)
+    assert percentile([7.0], 95) == 7.0
+
+
+@pytest.mark.parametrize("values, q", [([], 50), ([1.0], -1), ([1.0], 101)])
+def test_percentile_rejects_bad_input(values: list[float], q: float) -> None:
+    with pytest.raises(ValueError, match="values|q"):
+        percentile(values, q)
+
+
+def test_recall_at_k_on_hand_made_feeds() -> None:
+    found = [["a", "b", "c"], ["x", "y"], ["p"]]
+    exact = [["a", "b", "d"], ["x", "z"], []]  # the empty exact feed is skipped
+    assert recall_at_k(found, exact, k=3) == pytest.approx((2 / 3 + 1 / 2) / 2)
+    # only the first k of each list count: "c" is 3rd in found, cut by k=2
+    assert recall_at_k([["a", "c", "b"]], [["a", "b", "c"]], k=2) == pytest.approx(0.5)
+    assert recall_at_k([["b", "a"]], [["a", "b"]], k=10) == 1.0
+    assert math.isnan(recall_at_k([[]], [[]]))
+    with pytest.raises(ValueError, match="found"):
+        recall_at_k([["a"]], [["a"], ["b"]])
+
+
+def test_exact_top_k_orders_by_similarity_then_row() -> None:
+    vectors = np.array([[1, 0], [0, 1], [1, 0], [-1, 0], [0.6, 0.8]], dtype=np.float32)
+    (rows, sims), = exact_top_k(vectors, np.array([[1.0, 0.0]]), 4)
+    assert rows.tolist() == [0, 2, 4, 1]  # rows 0 and 2 tie: lower row first
+    assert sims == pytest.approx([1.0, 1.0, 0.8, 0.5])  # (1 + cos) / 2
+    (rows, _), = exact_top_k(vectors, np.array([[1.0, 0.0]]), 99)
+    assert rows.tolist() == [0, 2, 4, 1, 3]
+    assert exact_top_k(vectors, np.array([[1.0, 0.0]]), 0)[0][0].size == 0
+
+
+def test_target_and_figure_pass_or_miss() -> None:
+    assert figure(3, "a", 4.0, "x", Target(op="<=", threshold=5)).passed is True
+    assert figure(3, "a", 6.0, "x", Target(op="<=", threshold=5)).passed is False
+    assert figure(3, "a", 0.9, "", Target(op=">=", threshold=0.95)).passed is False
+    assert figure(1, "a", 0, "texts", Target(op="==", threshold=0)).passed is True
+    assert figure(2, "a", float("nan"), "ms", Target(op="<", threshold=200)).passed is None
+    assert figure(2, "a", 3.0, "ms").passed is None
+
+
+def test_render_table_lists_every_figure_with_its_result() -> None:
+    table = render_table([figure(2, "store.feed_p50_ms@10000", 12.5, "ms", Target(op="<", threshold=200)),
+                          figure(3, "rank.x_algo.slowdown@10000", 7.0, "x", Target(op="<=", threshold=5))])
+    lines = table.splitlines()
+    assert lines[0].split() == ["sec", "figure", "value", "unit", "target", "result"]
+    assert "store.feed_p50_ms@10000" in lines[2] and lines[2].endswith("PASS")
+    assert "rank.x_algo.slowdown@10000" in lines[3] and lines[3].endswith("MISS")
+
+
+def test_report_path_never_overwrites(tmp_path: Path) -> None:
+    moment = datetime(2026, 1, 2, 3, 4, 5)
+    first = report_path(tmp_path, moment)
+    assert first.name == "20260102-030405.json"
+    first.write_text("{}")
+    assert report_path(tmp_path, moment).name == "20260102-030405-1.json"
+
+
+def test_parse_sections() -> None:
+    assert parse_sections("3,1,3") == [1, 3]
+    for bad in ("", "0", "6", "a"):
+        with pytest.raises(Exception, match="--sections"):
+            parse_sections(bad)
+
+
+def test_probe_summary_counts_repeats(tmp_path: Path) -> None:
+    lines = {
+        "11.jsonl": [
+            {"event": "model_load", "seconds": 2.0},
+            {"event": "encode", "n": 2, "seconds": 0.1, "digests": ["aa", "bb"]},
+            {"event": "index_build", "n": 300, "seconds": 1.0, "corpus": "c1"},
+            {"event": "index_build", "n": 300, "seconds": 0.5, "corpus": "c1"},  # same worker, same corpus
+        ],
+        "12.jsonl": [
+            {"event": "model_load", "seconds": 3.0},
+            {"event": "encode", "n": 3, "seconds": 0.1, "digests": ["aa", "cc", "dd"]},  # "aa" again
+            {"event": "index_build", "n": 300, "seconds": 1.0, "corpus": "c1"},  # another worker: not a rebuild
+        ],
+    }
+    for name, events in lines.items():
+        pid = int(name.split(".")[0])
+        (tmp_path / name).write_text("".join(json.dumps(e | {"pid": pid}) + "\n" for e in events))
+    summary = read_probe(tmp_path)
+    assert (summary.processes, summary.model_loads, summary.model_load_s) == (2, 2, 5.0)
+    assert (summary.encoded_texts, summary.distinct_encoded, summary.duplicate_encodes) == (5, 4, 1)
+    assert (summary.index_builds, summary.distinct_corpora, summary.same_corpus_rebuilds) == (3, 1, 1)
+
+
+def test_run_child_reports_the_childs_own_peak_memory(tmp_path: Path) -> None:
+    run = run_child([sys.executable, "-c", "x = bytearray(300_000_000); x[::4096] = b'1' * len(x[::4096])"],
+                    tmp_path / "child.log")
+    assert run.returncode == 0
+    assert run.peak_rss_bytes >= 300_000_000
+    failed = run_child([sys.executable, "-c", "print('boom'); raise SystemExit(3)"], tmp_path / "failed.log")
+    assert failed.returncode == 3 and "boom" in failed.tail()
+
+
+# ------------------------------------------------------- the real stack, tiny
+@pytest.mark.integration
+def test_exact_reference_and_chroma_store_agree_on_a_toy_corpus(embedder) -> None:
+    from prism_experiments.bench.context import drop_store
+    from prism_experiments.bench.data import build_world
+    from prism_experiments.bench.exact import ExactRetriever
+    from prism_experiments.bench.ranking import build_exact_store
+    from prism_experiments.bench.store import build_store
+
+    world = build_world(embedder, n_agents=20, corpus_posts=300, use_posts=300)
+    chroma, exact = build_store(world, embedder, "test"), build_exact_store(world, embedder)
+    try:
+        queries = np.stack([chroma.embed_interests(agent.interests) for agent in world.agents[:6]]
+                           + [world.vectors[i] for i in (0, 57, 123, 299)])
+        for (c_rows, c_sims), (e_rows, e_sims) in zip(chroma.query_rows(queries, 10), exact.query_rows(queries, 10)):
+            assert set(c_rows.tolist()) == set(e_rows.tolist())
+            assert c_sims == pytest.approx(e_sims, abs=1e-5)
+            assert np.all(np.diff(e_sims) <= 0)  # best first
+        assert isinstance(exact, ExactRetriever) and len(exact) == len(chroma) == 300
+        with pytest.raises(ValueError, match="where"):
+            exact.query_rows(queries[:1], 10, where={"author_id": "a0"})
+    finally:
+        drop_store(chroma)
+        drop_store(exact)
+
+
+@pytest.mark.integration
+def test_tiny_bench_writes_a_report_that_validates(tmp_path: Path, session_cache_dir: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    (runs / "cache").symlink_to(session_cache_dir)  # share the session's embeddings with the test above
+    assert main(["--tiny", "--runs-dir", str(runs), "--no-progress"]) == 0
+
+    written = list((runs / "bench").glob("*.json"))
+    assert len(written) == 1
+    report = BenchReport.model_validate_json(written[0].read_text())
+    assert report.mode == "tiny" and report.sections == [1, 2, 3]
+    assert report.machine.cpu_count >= 1 and "numpy" in report.versions and report.git_commit
+    names = {f.name for f in report.figures}
+    assert {"embed.cold_texts_per_s", "embed.warm_encoded", "store.feed_p50_ms@300", "store.add_posts_per_s@300",
+            "rank.x_algo.recall@10", "rank.context_rerank.slowdown@300", "rank.x_algo.feed_p95_ms@300"} <= names
+    assert {f.section for f in report.figures} == {1, 2, 3}
+    for f in report.figures:
+        assert f.passed == (f.target.met_by(f.value) if f.target else None)
+    # every mode's feeds from the exact reference and from Chroma agree on 300 posts
+    recalls = [f.value for f in report.figures if f.name.endswith(".recall@10")]
+    assert len(recalls) == 7 and min(recalls) >= 0.95
+    assert Figure.model_validate(json.loads(written[0].read_text())["figures"][0])
+    assert "rank.x_algo.recall@10" in capsys.readouterr().out
+    assert not list((runs / "bench").glob("work-*")), "the scratch directory is removed"

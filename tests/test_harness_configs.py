@@ -1,0 +1,131 @@
+"""Every config group and every experiment composes and validates (Hydra compose API)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from hydra import compose, initialize_config_dir
+from hydra.core.global_hydra import GlobalHydra
+from omegaconf import DictConfig
+
+from prism_experiments.__main__ import CONFIG_DIR
+from prism_experiments.harness.composed import experiment_config
+from prism_experiments.config import ConfigError
+from prism_experiments.harness.sweep import job_overrides
+from prism_experiments.ranking import KNOWN_MODES
+from prism_experiments.tracking.store import resolve_tracking_uri
+
+EXPERIMENTS = sorted(p.stem for p in (Path(CONFIG_DIR) / "experiment").glob("*.yaml"))
+Compose = Callable[..., DictConfig]
+
+
+@pytest.fixture
+def compose_config(tmp_path: Path) -> Iterator[Compose]:
+    """compose(*overrides) with paths redirected to tmp_path; GlobalHydra cleared afterwards."""
+    GlobalHydra.instance().clear()
+    with initialize_config_dir(version_base="1.3", config_dir=CONFIG_DIR):
+        yield lambda *overrides: compose(
+            "config", overrides=[f"paths.runs_dir={tmp_path}", *overrides], return_hydra_config=True)
+    GlobalHydra.instance().clear()
+
+
+def test_default_config_is_a_meaningful_experiment(compose_config: Compose, tmp_path: Path) -> None:
+    cfg = experiment_config(compose_config())
+    assert cfg.agents.n_agents >= 200 and cfg.simulation.n_steps == 48 and cfg.corpus.n_posts == 5000
+    assert cfg.simulation.step_minutes == 60 and cfg.ranking.mode == "x_algo"
+    assert cfg.paths.runs_dir == tmp_path
+    assert resolve_tracking_uri(cfg) == f"sqlite:///{tmp_path}/mlflow.db"
+
+
+@pytest.mark.parametrize("mode", KNOWN_MODES)
+def test_every_ranking_option_composes_and_validates(compose_config: Compose, mode: str) -> None:
+    assert experiment_config(compose_config(f"ranking={mode}")).ranking.mode == mode
+
+
+def test_corpus_file_option_needs_its_path(compose_config: Compose, tmp_path: Path) -> None:
+    cfg = experiment_config(compose_config("corpus=file", f"corpus.path={tmp_path / 'posts.csv'}"))
+    assert cfg.corpus.source == "file" and cfg.corpus.path == tmp_path / "posts.csv"
+    with pytest.raises(Exception, match="corpus.path"):
+        experiment_config(compose_config("corpus=file"))
+
+
+def test_tracking_server_needs_a_uri(compose_config: Compose, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    with pytest.raises(ConfigError, match="tracking.uri"):
+        experiment_config(compose_config("tracking=server"))
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", "http://127.0.0.1:5999")
+    cfg = experiment_config(compose_config("tracking=server"))
+    assert resolve_tracking_uri(cfg) == "http://127.0.0.1:5999"
+
+
+def test_tracking_uri_precedence(compose_config: Compose, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", "sqlite:////elsewhere/mlflow.db")
+    assert resolve_tracking_uri(experiment_config(compose_config())) == "sqlite:////elsewhere/mlflow.db"
+    explicit = experiment_config(compose_config("tracking.uri=http://127.0.0.1:5001"))
+    assert resolve_tracking_uri(explicit) == "http://127.0.0.1:5001"
+
+
+def test_outputs_go_under_the_runs_dir(compose_config: Compose, tmp_path: Path) -> None:
+    cfg = compose_config("experiment=smoke")
+    assert cfg.hydra.run.dir.startswith(f"{tmp_path}/hydra/smoke/")
+    assert cfg.hydra.sweep.dir.startswith(f"{tmp_path}/hydra/smoke/")
+    assert cfg.hydra.job.chdir is False
+    assert cfg.hydra.launcher.n_jobs == 2
+    assert "joblib" in cfg.hydra.launcher._target_.lower()
+
+
+SWEEPS = {  # experiment -> (jobs, keys that vary besides the seed)
+    "ranking_modes": (40, {"ranking.mode"}),
+    "oon_scale": (40, {"ranking.out_of_network_scale"}),
+    "reply_scale": (40, {"ranking.reply_scale"}),
+    "author_diversity": (80, {"ranking.author_diversity_decay", "ranking.author_diversity_formula"}),
+    "all_modes": (70, {"ranking.mode"}),
+    "smoke": (4, {"ranking.mode"}),
+    "large": (1, set()),
+}
+
+
+def test_every_experiment_has_an_expectation() -> None:
+    assert set(SWEEPS) == set(EXPERIMENTS)
+
+
+@pytest.mark.parametrize("experiment", EXPERIMENTS)
+def test_every_experiment_job_validates_and_varies_what_it_says(compose_config: Compose, experiment: str) -> None:
+    expected_jobs, varying = SWEEPS[experiment]
+    assert experiment_config(compose_config(f"experiment={experiment}")).experiment_name == experiment
+    jobs = job_overrides(compose_config(f"experiment={experiment}"))
+    assert len(jobs) == expected_jobs
+    configs = [experiment_config(compose_config(f"experiment={experiment}", *o)) for o in jobs]
+    assert {c.experiment_name for c in configs} == {experiment}
+    flat = [_flatten(c.model_dump(mode="json")) for c in configs]
+    differing = {k for k in flat[0] if len({repr(f[k]) for f in flat}) > 1}
+    assert differing == varying | ({"seed"} if expected_jobs > 1 else set())
+    if "ranking.mode" not in varying:
+        assert {f["ranking.mode"] for f in flat} == {"x_algo"}
+
+
+def _flatten(data: dict, prefix: str = "") -> dict:
+    out = {}
+    for key, value in data.items():
+        if isinstance(value, dict) and value:
+            out.update(_flatten(value, f"{prefix}{key}."))
+        else:
+            out[f"{prefix}{key}"] = value
+    return out
+
+
+@pytest.mark.parametrize(
+    "override, field",
+    [("rag.feed_size=0", "rag.feed_size"), ("ranking.out_of_network_scale=1.5", "ranking.out_of_network_scale"),
+     ("agents.n_agents=0", "agents.n_agents"), ("seed=-1", "seed")],
+)
+def test_bad_values_fail_validation_naming_the_field(compose_config: Compose, override: str, field: str) -> None:
+    with pytest.raises(ConfigError, match=field.replace(".", r"\.")):
+        experiment_config(compose_config(override))
+
+
+def test_unknown_group_option_is_refused_by_hydra(compose_config: Compose) -> None:
+    with pytest.raises(Exception, match="bogus"):
+        compose_config("ranking=bogus")

@@ -1,0 +1,268 @@
+"""The harness for real: Hydra multirun on the joblib launcher into a fresh sqlite MLflow store."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from mlflow.tracking import MlflowClient
+
+from prism_experiments.metrics import SUMMARY_METRICS
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def prism(*args: str, runs_dir: Path, cwd: Path | None = None, timeout: int = 600,
+          env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    environment = {k: v for k, v in os.environ.items() if k not in ("MLFLOW_TRACKING_URI", "PRISM_RUNS_DIR")}
+    environment |= {"HF_HUB_OFFLINE": "1"} | (env or {})
+    return subprocess.run(
+        [sys.executable, "-m", "prism_experiments", *args, f"paths.runs_dir={runs_dir}",
+         "simulation.show_progress=false"],
+        cwd=cwd or ROOT, env=environment, capture_output=True, text=True, timeout=timeout,
+    )
+
+
+def client_for(runs_dir: Path) -> MlflowClient:
+    return MlflowClient(f"sqlite:///{runs_dir}/mlflow.db")
+
+
+def simulation_runs(runs_dir: Path, experiment: str = "smoke", extra: str = "") -> list:
+    client = client_for(runs_dir)
+    experiment_id = client.get_experiment_by_name(experiment).experiment_id
+    query = "tags.`prism.kind` = 'simulation'" + (f" and {extra}" if extra else "")
+    return client.search_runs([experiment_id], query, max_results=1000)
+
+
+@pytest.fixture(scope="module")
+def swept(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, subprocess.CompletedProcess]:
+    """experiment=smoke: 2 modes x 2 seeds on 2 joblib workers, into a fresh store."""
+    runs_dir = tmp_path_factory.mktemp("sweep") / "runs"
+    cwd = tmp_path_factory.mktemp("cwd")
+    return runs_dir, prism("-m", "experiment=smoke", runs_dir=runs_dir, cwd=cwd)
+
+
+def test_sweep_logs_four_finished_children_under_one_parent(swept) -> None:
+    runs_dir, process = swept
+    assert process.returncode == 0, process.stderr[-3000:]
+    client = client_for(runs_dir)
+    experiment = client.get_experiment_by_name("smoke")
+    parents = client.search_runs([experiment.experiment_id], "tags.`prism.kind` = 'sweep'")
+    assert len(parents) == 1 and parents[0].info.status == "FINISHED"
+    children = simulation_runs(runs_dir)
+    assert len(children) == 4
+    assert {run.info.status for run in children} == {"FINISHED"}
+    assert {run.data.tags["mlflow.parentRunId"] for run in children} == {parents[0].info.run_id}
+    assert {(run.data.tags["prism.condition"], run.data.tags["prism.seed"]) for run in children} == {
+        ("x_algo", "0"), ("x_algo", "1"), ("random", "0"), ("random", "1")}
+    for run in children:
+        assert set(SUMMARY_METRICS) <= set(run.data.metrics)
+        assert run.data.params["ranking.mode"] in ("x_algo", "random")
+        assert run.data.params["agents.n_agents"] == "30"
+        for tag in ("prism.sweep_id", "prism.config_hash", "prism.git_commit", "prism.version.mlflow"):
+            assert run.data.tags[tag]
+        history = client.get_metric_history(run.info.run_id, "step/impressions")
+        assert sorted(m.step for m in history) == list(range(6))
+        artifacts = _artifact_paths(client, run.info.run_id)
+        for expected in ("config/resolved.yaml", "config/overrides.yaml", "summary.json",
+                         "tables/exposures.parquet", "tables/engagements.parquet", "tables/posts.parquet",
+                         "tables/follows.parquet", "tables/cascade_edges.parquet", "tables/cascades.parquet",
+                         "tables/engagement_by_format.csv", "figures/inn_share.png",
+                         "figures/feed_topic_entropy.png", "figures/cascade_size_ccdf.png"):
+            assert expected in artifacts, expected
+        assert any(path.startswith("feeds/") for path in artifacts)
+
+
+def test_logged_tables_reproduce_the_logged_metrics(swept, tmp_path: Path) -> None:
+    from prism_experiments.metrics import summarize
+    from prism_experiments.simulation import EventLog
+
+    runs_dir, _ = swept
+    run = simulation_runs(runs_dir)[0]
+    local = client_for(runs_dir).download_artifacts(run.info.run_id, "tables", str(tmp_path))
+    summary = summarize(EventLog.from_parquet(local))
+    for name in SUMMARY_METRICS:
+        assert summary[name] == pytest.approx(run.data.metrics[name], nan_ok=True), name
+
+
+def test_nothing_is_written_to_the_current_directory(swept) -> None:
+    runs_dir, _ = swept
+    cwd = next(p for p in runs_dir.parent.parent.iterdir() if p.name.startswith("cwd"))
+    assert list(cwd.iterdir()) == []
+    assert (runs_dir / "mlflow.db").is_file() and (runs_dir / "mlartifacts").is_dir()
+    assert list((runs_dir / "hydra" / "smoke").iterdir())
+
+
+def test_running_the_sweep_again_creates_no_runs(swept) -> None:
+    runs_dir, _ = swept
+    before = len(client_for(runs_dir).search_runs(
+        [client_for(runs_dir).get_experiment_by_name("smoke").experiment_id], "", max_results=1000))
+    again = prism("-m", "experiment=smoke", runs_dir=runs_dir)
+    assert again.returncode == 0, again.stderr[-3000:]
+    after = len(client_for(runs_dir).search_runs(
+        [client_for(runs_dir).get_experiment_by_name("smoke").experiment_id], "", max_results=1000))
+    assert after == before
+    assert "already have FINISHED runs" in again.stderr + again.stdout
+
+
+def test_a_failing_job_is_failed_the_others_finish_and_the_sweep_exits_nonzero(swept) -> None:
+    runs_dir, _ = swept
+    failing = prism("-m", "experiment=smoke", "seed=7", "ranking=x_algo", "corpus.source=synthetic,file",
+                    "corpus.path=/nonexistent/posts.csv", runs_dir=runs_dir)
+    assert failing.returncode == 1
+    assert "1 of 2 jobs failed" in failing.stderr + failing.stdout
+    runs = simulation_runs(runs_dir, extra="tags.`prism.seed` = '7'")
+    by_source = {run.data.params["corpus.source"]: run for run in runs}
+    assert by_source["file"].info.status == "FAILED"
+    assert "nonexistent" in by_source["file"].data.tags["prism.error"]
+    assert by_source["synthetic"].info.status == "FINISHED"
+    parent = client_for(runs_dir).get_run(by_source["file"].data.tags["mlflow.parentRunId"])
+    assert parent.info.status == "FAILED"
+
+
+def test_bad_override_fails_before_any_run_is_created(swept) -> None:
+    runs_dir, _ = swept
+    count = len(simulation_runs(runs_dir))
+    bad_value = prism("-m", "experiment=smoke", "rag.feed_size=0", runs_dir=runs_dir)
+    assert bad_value.returncode == 2 and "rag.feed_size" in bad_value.stderr + bad_value.stdout
+    bad_choice = prism("-m", "experiment=smoke", "ranking=bogus", runs_dir=runs_dir)
+    assert bad_choice.returncode != 0 and "bogus" in bad_choice.stderr + bad_choice.stdout
+    single = prism("experiment=smoke", "ranking.reply_scale=2", runs_dir=runs_dir)
+    assert single.returncode == 2 and "ranking.reply_scale" in single.stderr + single.stdout
+    assert len(simulation_runs(runs_dir)) == count
+
+
+def test_same_config_logged_twice_gives_identical_metrics_and_reproduce_agrees(swept) -> None:
+    runs_dir, _ = swept
+    forced = prism("experiment=smoke", "seed=1", "ranking=random", "+force=true", runs_dir=runs_dir)
+    assert forced.returncode == 0, forced.stderr[-3000:]
+    pair = simulation_runs(runs_dir, extra="tags.`prism.seed` = '1' and params.`ranking.mode` = 'random'")
+    assert len(pair) == 2
+    assert pair[0].data.tags["prism.config_hash"] == pair[1].data.tags["prism.config_hash"]
+    for name in SUMMARY_METRICS:
+        assert pair[0].data.metrics[name] == pytest.approx(pair[1].data.metrics[name], nan_ok=True, rel=0, abs=0)
+    reproduced = subprocess.run(
+        [sys.executable, "-m", "prism_experiments.harness.reproduce", pair[0].info.run_id,
+         "--tracking-uri", f"sqlite:///{runs_dir}/mlflow.db"],
+        capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert reproduced.returncode == 0, reproduced.stdout + reproduced.stderr
+    assert f"{len(SUMMARY_METRICS)} of {len(SUMMARY_METRICS)} metrics equal" in reproduced.stdout
+
+
+def test_compare_reports_on_the_smoke_sweep(swept, tmp_path: Path) -> None:
+    runs_dir, _ = swept
+    client = client_for(runs_dir)
+    experiment_id = client.get_experiment_by_name("smoke").experiment_id
+    first_sweep = min(client.search_runs([experiment_id], "tags.`prism.kind` = 'sweep'"),
+                      key=lambda run: run.info.start_time).data.tags["prism.sweep_id"]
+    out = tmp_path / "report"
+    process = subprocess.run(
+        [sys.executable, "-m", "prism_experiments.analysis.cli", "--experiment", "smoke", "--sweep-id", first_sweep,
+         "--tracking-uri", f"sqlite:///{runs_dir}/mlflow.db", "--out", str(out)],
+        capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert process.returncode == 0, process.stdout + process.stderr
+    for name in ("report.md", "results.csv"):
+        assert (out / name).is_file()
+    assert (out / "figures" / "cascade_size_ccdf.png").is_file() and (out / "figures" / "inn_share.png").is_file()
+    assert "paired" in (out / "report.md").read_text().lower()
+    results = pd.read_csv(out / "results.csv")
+    children = simulation_runs(runs_dir, extra=f"tags.`prism.sweep_id` = '{first_sweep}'")
+    assert len(children) == 4
+    for metric in ("inn_share", "feed_topic_entropy", "engagement_rate"):
+        row = results[results["metric"] == metric].iloc[0]
+        for side in ("a", "b"):
+            mode = row[f"condition_{side}"].split("=")[-1]
+            expected = sum(r.data.metrics[metric] for r in children if r.data.params["ranking.mode"] == mode) / 2
+            assert row[f"mean_{side}"] == pytest.approx(expected, rel=1e-12)
+    analysis = client.search_runs([experiment_id], "tags.`prism.kind` = 'analysis'")
+    assert len(analysis) == 1
+    assert set(analysis[0].data.tags["prism.compared_runs"].split(",")) == {r.info.run_id for r in children}
+
+
+def test_tracking_server_receives_the_run_and_its_artifacts(tmp_path: Path) -> None:
+    port = _free_port()
+    server = subprocess.Popen(
+        [sys.executable, "-m", "mlflow", "server", "--backend-store-uri", f"sqlite:///{tmp_path}/server.db",
+         "--artifacts-destination", str(tmp_path / "server-artifacts"), "--host", "127.0.0.1",
+         "--port", str(port), "--workers", "1"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        uri = f"http://127.0.0.1:{port}"
+        _wait_for(port)
+        process = prism("experiment=smoke", "tracking=server", f"tracking.uri={uri}", "simulation.n_steps=3",
+                        runs_dir=tmp_path / "runs")
+        assert process.returncode == 0, process.stderr[-3000:]
+        client = MlflowClient(uri)
+        experiment = client.get_experiment_by_name("smoke")
+        runs = client.search_runs([experiment.experiment_id], "tags.`prism.kind` = 'simulation'")
+        assert len(runs) == 1 and runs[0].info.status == "FINISHED"
+        assert "inn_share" in runs[0].data.metrics
+        assert "tables/exposures.parquet" in _artifact_paths(client, runs[0].info.run_id)
+        assert any((tmp_path / "server-artifacts").rglob("exposures.parquet"))
+        assert not (tmp_path / "runs" / "mlflow.db").exists()
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        server.wait(timeout=30)
+
+
+def test_ctrl_c_leaves_no_run_running(tmp_path: Path) -> None:
+    runs_dir = tmp_path / "runs"
+    environment = {k: v for k, v in os.environ.items() if k not in ("MLFLOW_TRACKING_URI", "PRISM_RUNS_DIR")}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "prism_experiments", "experiment=smoke", "simulation.n_steps=400",
+         f"paths.runs_dir={runs_dir}", "simulation.show_progress=false"],
+        cwd=ROOT, env=environment, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.time() + 300
+        while time.time() < deadline:
+            if (runs_dir / "mlflow.db").exists():
+                try:
+                    if simulation_runs(runs_dir):
+                        break
+                except Exception:
+                    pass
+            time.sleep(1)
+        time.sleep(3)
+        process.send_signal(signal.SIGINT)
+        process.wait(timeout=120)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    runs = simulation_runs(runs_dir)
+    assert len(runs) == 1
+    assert runs[0].info.status == "KILLED"
+    assert process.returncode != 0
+
+
+def _artifact_paths(client: MlflowClient, run_id: str, path: str | None = None) -> set[str]:
+    found: set[str] = set()
+    for item in client.list_artifacts(run_id, path):
+        if item.is_dir:
+            found |= _artifact_paths(client, run_id, item.path)
+        else:
+            found.add(item.path)
+    return found
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _wait_for(port: int, timeout: float = 90) -> None:
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        with socket.socket() as sock:
+            if sock.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.5)
+    raise TimeoutError(f"mlflow server did not open port {port}")
