@@ -28,7 +28,13 @@ from prism_experiments.corpus.templates import (
     new_media_description,
     new_post_text,
 )
-from prism_experiments.corpus.topics import TOPIC_VOCABULARIES, TOPICS, TopicVocabulary, topic_vocabulary
+from prism_experiments.corpus.topics import (
+    TOPIC_VOCABULARIES,
+    TOPICS,
+    TopicVocabulary,
+    topic_description,
+    topic_vocabulary,
+)
 
 __all__ = [
     "COLUMNS",
@@ -53,5 +59,6 @@ __all__ = [
     "new_media_description",
     "new_post_text",
     "save_posts",
+    "topic_description",
     "topic_vocabulary",
 ]

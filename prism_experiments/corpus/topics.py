@@ -785,3 +785,8 @@ def topic_vocabulary(topic: str) -> TopicVocabulary:
         return TOPIC_VOCABULARIES[topic]
     except KeyError:
         raise ValueError(f"topic: must be one of {', '.join(TOPICS)}; got {topic!r}") from None
+
+
+def topic_description(topic: str, n_nouns: int = 8) -> str:
+    """`"technology: large language models, cloud computing costs, ..."`: a topic as a query text."""
+    return f"{topic}: {', '.join(topic_vocabulary(topic).nouns[:n_nouns])}"

@@ -13,6 +13,8 @@ from prism_experiments.embeddings.model import DEFAULT_MODEL, load_model, model_
 from prism_experiments.paths import cache_dir as default_cache_dir
 
 EMBEDDING_DIM = 384  # all-MiniLM-L6-v2
+#: Bumped whenever the way vectors are computed changes, so old caches are never mixed in.
+ENCODING_VERSION = "fixed-shape-1"
 
 
 class Embedder:
@@ -27,7 +29,7 @@ class Embedder:
         resolve_model_path(model_name)  # fail early with the install hint
         self.model_name = model_name
         root = Path(cache_dir) if cache_dir is not None else default_cache_dir()
-        self.cache = EmbeddingCache(root / "embeddings" / model_cache_key(model_name))
+        self.cache = EmbeddingCache(root / "embeddings" / model_cache_key(model_name) / ENCODING_VERSION)
         self.batch_size = batch_size
         self.encoded_count = 0  # texts this embedder sent to the model
 
