@@ -161,7 +161,7 @@ def test_tiny_bench_writes_a_report_that_validates(tmp_path: Path, session_cache
     written = list((runs / "bench").glob("*.json"))
     assert len(written) == 1
     report = BenchReport.model_validate_json(written[0].read_text())
-    assert report.mode == "tiny" and report.sections == [1, 2, 3]
+    assert report.mode == "tiny" and report.sections == [1, 2, 3] and report.errors == {}
     assert report.machine.cpu_count >= 1 and "numpy" in report.versions and report.git_commit
     names = {f.name for f in report.figures}
     assert {"embed.cold_texts_per_s", "embed.warm_encoded", "store.feed_p50_ms@300", "store.add_posts_per_s@300",

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from prism_experiments.analysis.conditions import condition_labels, numeric_levels
 from prism_experiments.analysis.design import Design
 from prism_experiments.analysis.stats import (
+    ConfidenceInterval,
     TestResult,
     bootstrap_difference_ci,
     bootstrap_mean_ci,
@@ -184,6 +185,19 @@ def condition_summary(
     return pd.DataFrame(rows)
 
 
+def _pair_row(metric: str, a: str, b: str, x: np.ndarray, y: np.ndarray, ci: ConfidenceInterval,
+              effect: float, effect_name: str, result: TestResult, n_pairs: int | None) -> dict[str, object]:
+    """One row of the pairwise table (paired when `n_pairs` is given)."""
+    return {
+        "metric": metric, "condition_a": a, "condition_b": b,
+        "n_a": int(x.size), "n_b": int(y.size), "n_pairs": np.nan if n_pairs is None else n_pairs,
+        "mean_a": float(x.mean()) if x.size else np.nan, "mean_b": float(y.mean()) if y.size else np.nan,
+        "difference": ci.estimate, "diff_ci_low": ci.low, "diff_ci_high": ci.high, "ci_method": ci.method,
+        "effect_size": effect, "effect_size_name": effect_name,
+        **_test_columns(result),
+    }  # fmt: skip
+
+
 def _test_columns(result: TestResult) -> dict[str, object]:
     return {"test": result.test, "statistic": result.statistic, "p_value": result.pvalue, "note": result.note}
 
@@ -201,17 +215,8 @@ def paired_comparison(
         ci = bootstrap_difference_ci(
             x, y, rng_for(settings.bootstrap_seed, metric, a, b), True, settings.confidence, settings.n_resamples
         )
-        rows.append(
-            {
-                "metric": metric, "condition_a": a, "condition_b": b,
-                "n_a": len(pair), "n_b": len(pair), "n_pairs": len(pair),
-                "mean_a": float(x.mean()) if x.size else np.nan, "mean_b": float(y.mean()) if y.size else np.nan,
-                "difference": ci.estimate, "diff_ci_low": ci.low, "diff_ci_high": ci.high, "ci_method": ci.method,
-                "effect_size": matched_pairs_rank_biserial(x, y) if x.size else np.nan,
-                "effect_size_name": "rank-biserial r",
-                **_test_columns(result),
-            }
-        )  # fmt: skip
+        effect = matched_pairs_rank_biserial(x, y) if x.size else np.nan
+        rows.append(_pair_row(metric, a, b, x, y, ci, effect, "rank-biserial r", result, n_pairs=len(pair)))
     table = pd.DataFrame(rows)
     if len(conditions) == 2:
         only = table.iloc[0]
@@ -245,17 +250,8 @@ def unpaired_comparison(
         ci = bootstrap_difference_ci(
             x, y, rng_for(settings.bootstrap_seed, metric, a, b), False, settings.confidence, settings.n_resamples
         )
-        rows.append(
-            {
-                "metric": metric, "condition_a": a, "condition_b": b,
-                "n_a": int(x.size), "n_b": int(y.size), "n_pairs": np.nan,
-                "mean_a": float(x.mean()) if x.size else np.nan, "mean_b": float(y.mean()) if y.size else np.nan,
-                "difference": ci.estimate, "diff_ci_low": ci.low, "diff_ci_high": ci.high, "ci_method": ci.method,
-                "effect_size": cliffs_delta(x, y) if x.size and y.size else np.nan,
-                "effect_size_name": "Cliff's delta",
-                **_test_columns(result),
-            }
-        )  # fmt: skip
+        effect = cliffs_delta(x, y) if x.size and y.size else np.nan
+        rows.append(_pair_row(metric, a, b, x, y, ci, effect, "Cliff's delta", result, n_pairs=None))
     table = pd.DataFrame(rows)
     if len(conditions) == 2:
         only = table.iloc[0]

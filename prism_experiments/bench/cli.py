@@ -9,6 +9,7 @@ import shutil
 import sys
 import tempfile
 import time
+import traceback
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -70,6 +71,18 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
+def run_section(number: int, ctx: BenchContext, profile_path: Path | None) -> list[Figure]:
+    """One section's figures; under cProfile (stats written to `profile_path`) when a path is given."""
+    run = section_function(number)
+    if profile_path is None:
+        return run(ctx)
+    profiler = cProfile.Profile()
+    try:
+        return profiler.runcall(run, ctx)
+    finally:
+        profiler.dump_stats(profile_path)
+
+
 def run_bench(mode: Mode, sections: Sequence[int], runs_dir: Path, include_large: bool, profile: bool = False,
               show_progress: bool = True) -> tuple[BenchReport, Path]:
     """Run the sections in order, write the JSON report, return it and its path."""
@@ -86,25 +99,25 @@ def run_bench(mode: Mode, sections: Sequence[int], runs_dir: Path, include_large
                        include_large=include_large, show_progress=show_progress)
     figures: list[Figure] = []
     seconds: dict[str, float] = {}
+    errors: dict[str, str] = {}
     try:
         for number in sections:
             name = SECTION_NAMES[number]
             print(f"== section {number}: {name}", file=sys.stderr, flush=True)
-            run = section_function(number)
             tick = time.perf_counter()
-            if profile:
-                profiler = cProfile.Profile()
-                section_figures = profiler.runcall(run, ctx)
-                profiler.dump_stats(bench_dir / f"{started_at:%Y%m%d-%H%M%S}-section{number}.prof")
-            else:
-                section_figures = run(ctx)
+            try:
+                figures += run_section(number, ctx, bench_dir / f"{started_at:%Y%m%d-%H%M%S}-section{number}.prof"
+                                       if profile else None)
+            except Exception as exc:  # one broken section must not cost the figures of the others
+                errors[f"{number}.{name}"] = f"{type(exc).__name__}: {exc}"
+                traceback.print_exc()
             seconds[f"{number}.{name}"] = time.perf_counter() - tick
-            figures += section_figures
     finally:
         shutil.rmtree(work_dir, ignore_errors=True)
     report = BenchReport(
         started_at=started_at, mode=mode, sections=list(sections), machine=machine_info(),
-        versions=package_versions(), git_commit=git_commit(), section_seconds=seconds, figures=figures,
+        versions=package_versions(), git_commit=git_commit(), section_seconds=seconds, errors=errors,
+        figures=figures,
     )
     return report, write_report(report, bench_dir)
 
@@ -122,4 +135,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"\n{len(report.figures)} figures, {len(missed)} targets missed"
           + (f": {', '.join(f.name for f in missed)}" if missed else "")
           + f"; {time.perf_counter() - started:.0f} s; report: {path}")
-    return 0
+    for section, error in report.errors.items():
+        print(f"section {section} FAILED: {error}")
+    return 1 if report.errors else 0

@@ -38,13 +38,17 @@ class BenchWorld:
         return max(post.timestamp for post in self.posts)
 
     def subset(self, n: int) -> "BenchWorld":
-        """A seeded subset of `n` posts in their original (time) order; the largest subsets contain the smaller."""
+        """`n` of the posts (see `subset_rows`), with their vectors."""
         if n >= len(self.posts):
             return self
-        order = np.random.default_rng(_SUBSET_SEED).permutation(len(self.posts))
-        keep = np.sort(order[:n])
+        keep = subset_rows(len(self.posts), n)
         return BenchWorld(self.agents, self.graph, [self.posts[i] for i in keep], self.vectors[keep],
                           encoded=0, embed_s=0.0)
+
+
+def subset_rows(total: int, n: int) -> np.ndarray:
+    """A seeded choice of `n` of `total` rows, ascending; a smaller subset is part of every larger one."""
+    return np.sort(np.random.default_rng(_SUBSET_SEED).permutation(total)[: min(n, total)])
 
 
 def bench_agents(n_agents: int) -> tuple[list[SocialAgent], DictSocialGraph]:
@@ -73,11 +77,11 @@ def build_world(embedder: Embedder, n_agents: int, corpus_posts: int, use_posts:
     With a cold cache (over 10% of the texts never embedded) and `cold_cache_posts`, only that many.
     """
     agents, graph = bench_agents(n_agents)
-    full = BenchWorld(agents, graph, bench_corpus(corpus_posts, agents), np.zeros((corpus_posts, 0)), 0, 0.0)
-    posts = full.subset(use_posts).posts
+    corpus = bench_corpus(corpus_posts, agents)
+    posts = [corpus[i] for i in subset_rows(len(corpus), use_posts)]
     if cold_cache_posts is not None and cold_cache_posts < len(posts):
         if uncached_count(embedder, [post.text for post in posts]) > 0.1 * len(posts):
-            posts = full.subset(cold_cache_posts).posts
+            posts = [corpus[i] for i in subset_rows(len(corpus), cold_cache_posts)]
     before = embedder.encoded_count
     started = time.perf_counter()
     vectors = embedder.encode([post.text for post in posts], show_progress=show_progress)

@@ -84,6 +84,8 @@ class BenchReport(BaseModel):
     versions: dict[str, str]
     git_commit: str
     section_seconds: dict[str, float] = Field(default_factory=dict)
+    #: sections that raised, "<n>.<name>" -> the error; their figures are missing
+    errors: dict[str, str] = Field(default_factory=dict)
     figures: list[Figure]
 
     def missed(self) -> list[Figure]:
