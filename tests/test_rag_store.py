@@ -185,3 +185,25 @@ def test_a_texts_vector_does_not_depend_on_its_batchmates(tmp_path: Path) -> Non
 
     reference = load_model("all-MiniLM-L6-v2").encode(texts[:5], normalize_embeddings=True)
     np.testing.assert_allclose(together[:5], reference, atol=1e-5)
+
+
+def test_a_fork_reads_the_parent_index_and_keeps_its_own_changes(embedder: Embedder) -> None:
+    base = FeedRetriever(RAGConfig(collection_name="store_fork_base"), embedder=embedder)
+    posts = corpus(40)
+    base.add_posts(posts[:30])
+    child = base.fork("store_fork_child")
+    child.add_posts(posts[30:])
+    child.get_post("p000").likes += 100
+    assert len(base) == 30 and len(child) == 40
+    assert base.get_post("p000").likes == 0  # the parent's posts are untouched
+    # the child's answers equal a single store holding all 40 posts
+    whole = FeedRetriever(RAGConfig(collection_name="store_fork_whole"), embedder=embedder)
+    whole.add_posts(posts)
+    queries = embedder.encode(SENTENCES)
+    for (rows_c, sims_c), (rows_w, sims_w) in zip(child.query_rows(queries, 12), whole.query_rows(queries, 12)):
+        assert [child.posts[r].id for r in rows_c] == [whole.posts[r].id for r in rows_w]
+        np.testing.assert_allclose(sims_c, sims_w, atol=1e-6)
+    # the parent never sees the child's posts
+    assert all(base.posts[r].id < "p030" for rows, _ in base.query_rows(queries, 30) for r in rows)
+    child.drop_collection()
+    assert len(base.query_rows(queries[:1], 5)[0][0]) == 5

@@ -153,3 +153,33 @@ def test_config_that_cannot_run_fails_before_any_work(overrides: dict, field: st
         ExperimentConfig.from_mapping(overrides)
     message = str(info.value)
     assert message.startswith("config error: ") and field in message and "\n" not in message
+
+
+def test_the_starting_index_and_the_model_are_built_once_per_process(session_cache_dir: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    from prism_experiments.rag import FeedRetriever
+    from prism_experiments.simulation import stores
+
+    built: list[str] = []
+
+    class CountingRetriever(FeedRetriever):
+        def __init__(self, config, embedder=None) -> None:
+            built.append(config.collection_name)
+            super().__init__(config, embedder)
+
+    monkeypatch.setattr(stores, "FeedRetriever", CountingRetriever)
+    first = run_simulation(small_config(session_cache_dir, seed=21))
+    embedder = stores.shared_embedder("all-MiniLM-L6-v2", session_cache_dir)
+    encoded = embedder.encoded_count
+    second = run_simulation(small_config(session_cache_dir, seed=21, ranking__mode="chronological"))
+    assert len(built) == 1, "one index of the starting corpus for both runs"
+    # the model encoded only texts it had never seen: the second run's new replies, not the corpus
+    unseen = set(second.posts["text"]) - set(first.posts["text"])
+    assert embedder.encoded_count - encoded <= len(unseen) < len(second.posts) // 10
+    # the second run started from pristine counters: the first run's engagement did not leak into it
+    start = lambda r: r.posts[r.posts["created_step"] == -1].set_index("post_id")["likes"]
+    world = build_world(small_config(session_cache_dir, seed=21))
+    initial = pd.Series({p.id: p.likes for p in world.corpus})
+    gained = second.engagements[second.engagements["action"] == "like"].groupby("post_id").size()
+    expected = initial.add(gained, fill_value=0).reindex(start(second).index).astype(int)
+    pd.testing.assert_series_equal(start(second), expected, check_names=False)

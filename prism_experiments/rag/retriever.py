@@ -59,7 +59,10 @@ class FeedRetriever:
     def __init__(self, config: RAGConfig, embedder: Embedder | None = None) -> None:
         self.config = config
         self.embedder = embedder if embedder is not None else Embedder(config.embedding_model, config.cache_dir)
-        self._collection = open_collection(config)
+        self._collection = open_collection(config)  # where this retriever writes
+        # collections of the retriever this one was forked from: read here, never written
+        self._shared: list[Any] = []
+        self._shared_counts: list[int] = []
         self._posts: list[Post] = []
         self._row_of: dict[str, int] = {}
         self._vectors = np.zeros((1024, EMBEDDING_DIM), dtype=np.float32)
@@ -69,6 +72,36 @@ class FeedRetriever:
         self._interest_vectors: dict[tuple[str, ...], np.ndarray] = {}
         if self._collection.count() > 0:
             self._load_existing()
+
+    def fork(self, collection_name: str) -> "FeedRetriever":
+        """A retriever over the same posts that writes into its own new collection.
+
+        The child reads this retriever's collection without copying its index, gets fresh copies of
+        the posts (engagement counters as they are now) and of the in-memory arrays; whatever it
+        adds or changes never reaches this one. A sweep builds a corpus index once per process and
+        forks it per run.
+        """
+        child = FeedRetriever.__new__(FeedRetriever)
+        child.config = self.config.model_copy(update={"collection_name": collection_name})
+        child.embedder = self.embedder
+        child._collection = open_collection(child.config)
+        child._shared = [*self._shared, self._collection]
+        child._shared_counts = [*self._shared_counts, len(self) - sum(self._shared_counts)]
+        child._posts = [post.model_copy() for post in self._posts]
+        child._row_of = dict(self._row_of)
+        child._vectors = self._vectors.copy()
+        child._timestamps_us = self._timestamps_us.copy()
+        child._author_rows = {author: list(rows) for author, rows in self._author_rows.items()}
+        child._rng = np.random.default_rng(child.config.random_seed)
+        child._interest_vectors = dict(self._interest_vectors)
+        return child
+
+    def drop_collection(self) -> None:
+        """Delete this retriever's own collection (a forked run's additions); shared ones stay."""
+        try:
+            self._collection._client.delete_collection(self._collection.name)
+        except Exception:  # already gone, or a client without delete: nothing to free
+            pass
 
     # ----------------------------------------------------------------- the index
     def __len__(self) -> int:
@@ -220,9 +253,25 @@ class FeedRetriever:
         n = min(int(n_results), len(self._posts))
         if n <= 0 or len(queries) == 0:
             return [(np.zeros(0, dtype=np.int64), np.zeros(0)) for _ in range(len(queries))]
-        result = self._collection.query(
-            query_embeddings=queries, n_results=n, where=where, include=["distances"]
-        )
+        own_count = len(self._posts) - sum(self._shared_counts)
+        parts = [
+            self._query_collection(collection, queries, min(n, count), where)
+            for collection, count in zip([*self._shared, self._collection], [*self._shared_counts, own_count])
+            if count > 0
+        ]
+        if len(parts) == 1:
+            return parts[0]
+        merged = []
+        for answers in zip(*parts):  # per query: the best n over every collection, ties by row
+            rows = np.concatenate([rows for rows, _ in answers])
+            scores = np.concatenate([scores for _, scores in answers])
+            order = np.lexsort((rows, -scores))[:n]
+            merged.append((rows[order], scores[order]))
+        return merged
+
+    def _query_collection(self, collection: Any, queries: np.ndarray, n: int, where: Where | None
+                          ) -> list[tuple[np.ndarray, np.ndarray]]:
+        result = collection.query(query_embeddings=queries, n_results=n, where=where, include=["distances"])
         out = []
         for ids, distances in zip(result["ids"], result["distances"]):
             rows = np.fromiter((self._row_of[i] for i in ids), dtype=np.int64, count=len(ids))

@@ -32,12 +32,13 @@ from prism_experiments.agents import (
 from prism_experiments.corpus import MEDIA_DRAWS, new_media_description, new_post_text, classify_tweet_format
 from prism_experiments.embeddings import Embedder
 from prism_experiments.network import DictSocialGraph
-from prism_experiments.rag import FeedRetriever, Post, format_feed_for_prompt
+from prism_experiments.rag import Post, format_feed_for_prompt
 from prism_experiments.ranking import RankedCandidate, ReshareLog, build_ranker
 from prism_experiments.simulation.event_log import COMPONENT_PREFIX, EventLog, TABLE_COLUMNS
 from prism_experiments.simulation.streams import (
     BEHAVIOUR_SLOTS, FOLLOW, LIKE, LOOK, REPLY, RESHARE, Stream, component_seed, keyed_generator, keyed_uniforms,
 )
+from prism_experiments.simulation.stores import base_store, shared_embedder
 from prism_experiments.simulation.world import World, build_world
 
 if TYPE_CHECKING:
@@ -101,14 +102,11 @@ class _Engine:
         self.agents = world.agents
         self.agent_index = {agent.id: i for i, agent in enumerate(self.agents)}
         self.graph: DictSocialGraph = world.graph.copy()
-        rag = cfg.rag.model_copy(update={
-            "cache_dir": cfg.cache_dir,
-            # a fresh collection per run: Chroma's in-memory clients share one system per process
-            "collection_name": f"{cfg.rag.collection_name}-{uuid.uuid4().hex[:12]}",
-        })
-        self.retriever = FeedRetriever(rag, embedder=embedder)
-        # posts are mutated (counters) during the run: index copies, never the world's originals
-        self.retriever.add_posts([post.model_copy() for post in world.corpus], show_progress=cfg.simulation.show_progress)
+        rag = cfg.rag.model_copy(update={"cache_dir": cfg.cache_dir})
+        embedder = embedder or shared_embedder(rag.embedding_model, cfg.cache_dir)
+        base = base_store(rag, world.corpus, embedder, show_progress=cfg.simulation.show_progress)
+        # the run writes (new posts, counters) into its own fork; the base index serves the next run
+        self.retriever = base.fork(f"{rag.collection_name}-run-{uuid.uuid4().hex[:12]}")
         self.created_step: dict[str, int] = {post.id: -1 for post in world.corpus}
         self.reshares = ReshareLog()
         ranker_rng = np.random.default_rng(component_seed(cfg.seed, Stream.RANKER))
@@ -135,10 +133,13 @@ class _Engine:
     # ------------------------------------------------------------------ loop
     def run(self) -> SimulationResult:
         sim = self.cfg.simulation
-        for step in tqdm(range(sim.n_steps), desc=f"simulating ({self.cfg.ranking.mode})",
-                         disable=not sim.show_progress, unit="step"):
-            self.step(step)
-        return self._result()
+        try:
+            for step in tqdm(range(sim.n_steps), desc=f"simulating ({self.cfg.ranking.mode})",
+                             disable=not sim.show_progress, unit="step"):
+                self.step(step)
+            return self._result()
+        finally:
+            self.retriever.drop_collection()
 
     def now(self, step: int) -> datetime:
         return self.start + step * self.step_delta

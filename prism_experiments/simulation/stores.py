@@ -1,0 +1,60 @@
+"""Per-process caches of what repeats across runs: the embedder (and its model) and the indexed
+starting corpus. A sweep worker builds each once and forks the index for every run."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections import OrderedDict
+from collections.abc import Sequence
+from pathlib import Path
+
+from prism_experiments.embeddings import Embedder
+from prism_experiments.rag import FeedRetriever, Post, RAGConfig
+
+log = logging.getLogger(__name__)
+MAX_BASE_STORES = 2  # a worker alternates between at most a couple of corpora (seeds) in a sweep
+
+_EMBEDDERS: dict[tuple[str, str], Embedder] = {}
+_BASE_STORES: "OrderedDict[str, FeedRetriever]" = OrderedDict()
+_INDEX_FIELDS = ("embedding_model", "client", "persist_directory", "host", "port",
+                 "hnsw_ef_search", "hnsw_ef_construction", "hnsw_max_neighbors")
+
+
+def shared_embedder(model_name: str, cache_dir: Path) -> Embedder:
+    """One embedder per (model, cache) per process: its in-memory cache and the model are reused."""
+    key = (model_name, str(cache_dir))
+    if key not in _EMBEDDERS:
+        _EMBEDDERS[key] = Embedder(model_name, cache_dir)
+    return _EMBEDDERS[key]
+
+
+def corpus_fingerprint(posts: Sequence[Post], rag: RAGConfig) -> str:
+    """Identity of an index: every post's content and the settings that shape the index."""
+    digest = hashlib.sha256(rag.model_dump_json(include=set(_INDEX_FIELDS)).encode())
+    for post in posts:
+        digest.update(post.model_dump_json().encode())
+    return digest.hexdigest()[:16]
+
+
+def base_store(rag: RAGConfig, corpus: Sequence[Post], embedder: Embedder, show_progress: bool = False
+               ) -> FeedRetriever:
+    """The starting corpus indexed once per process (and once per persistent directory); never written to."""
+    key = corpus_fingerprint(corpus, rag)
+    if key in _BASE_STORES:
+        _BASE_STORES.move_to_end(key)
+        log.info("reusing the indexed starting corpus %s (%d posts)", key, len(corpus))
+        return _BASE_STORES[key]
+    store = FeedRetriever(rag.model_copy(update={"collection_name": f"{rag.collection_name}-base-{key}"}),
+                          embedder=embedder)
+    if len(store) not in (0, len(corpus)):  # a half-written persistent collection: rebuild it
+        store.drop_collection()
+        store = FeedRetriever(store.config, embedder=embedder)
+    if len(store) == 0:
+        store.add_posts([post.model_copy() for post in corpus], show_progress=show_progress)
+    _BASE_STORES[key] = store
+    while len(_BASE_STORES) > MAX_BASE_STORES:
+        _, evicted = _BASE_STORES.popitem(last=False)
+        if evicted.config.client == "ephemeral":
+            evicted.drop_collection()
+    return store
