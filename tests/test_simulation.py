@@ -183,3 +183,30 @@ def test_the_starting_index_and_the_model_are_built_once_per_process(session_cac
     gained = second.engagements[second.engagements["action"] == "like"].groupby("post_id").size()
     expected = initial.add(gained, fill_value=0).reindex(start(second).index).astype(int)
     pd.testing.assert_series_equal(start(second), expected, check_names=False)
+
+
+@pytest.mark.parametrize("mode", ["engagement_recency", "pooled_boost", "context_rerank", "preference",
+                                  "chronological"])
+def test_every_mode_runs_a_short_real_simulation(session_cache_dir: Path, mode: str) -> None:
+    fields = {"mode": mode}
+    if mode == "context_rerank":
+        fields["context_rerank"] = {"debug": True, "debug_sample_rate": 0.5}
+    result = run_simulation(small_config(session_cache_dir, ranking=fields, simulation={
+        "n_steps": 4, "show_progress": False}))
+    summary = summarize(result)
+    assert summary["impressions_total"] > 0 and summary["engagement_rate"] > 0
+    exposures = result.exposures
+    assert not (exposures["agent_id"] == exposures["author_id"]).any()
+    if mode == "pooled_boost":
+        assert 0.0 <= summary["safety_override_rate"] <= 1.0
+        recomputed = exposures["comp_similarity"] + exposures["comp_priority_boost"]
+        np.testing.assert_allclose(recomputed, exposures["final_score"], rtol=1e-9)
+    if mode == "context_rerank":
+        recomputed = exposures["base_score"] + exposures["comp_boost"] + exposures["comp_archetype_boost"]
+        np.testing.assert_allclose(recomputed, exposures["final_score"], rtol=1e-9)
+        assert result.ranker_debug and {"agent_id", "items"} <= set(result.ranker_debug[0])
+    if mode == "engagement_recency":
+        recomputed = exposures["comp_engagement_score"] * exposures["comp_recency_decay"]
+        np.testing.assert_allclose(recomputed, exposures["final_score"], rtol=1e-9)
+    else:
+        assert "safety_override_rate" not in summary or mode == "pooled_boost"
