@@ -50,9 +50,4 @@ def store_config(prefix: str) -> RAGConfig:
 
 def drop_store(retriever: FeedRetriever) -> None:
     """Free the collection's memory (a FeedRetriever going out of scope leaves it in the shared system)."""
-    import chromadb
-
-    try:
-        chromadb.EphemeralClient().delete_collection(retriever.config.collection_name)
-    except Exception:  # already gone; nothing to free
-        pass
+    retriever.drop_collection()

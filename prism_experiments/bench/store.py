@@ -44,22 +44,29 @@ def store_section(ctx: BenchContext) -> list[Figure]:
                note="texts the model had to embed for the bench corpus (0 once the cache is warm)"),
         figure(SECTION, "store.corpus_embed_s", world.embed_s, "s", note="embedding / cache lookup of the corpus"),
     ]
-    # largest first: its memory delta is not hidden by memory a smaller store freed
-    for size in sorted({min(n, len(world.posts)) for n in ctx.sizes.store_posts}, reverse=True):
-        subset = world.subset(size)
-        rss_before = current_rss_bytes()
-        retriever, build_s = timed(lambda: build_store(subset, ctx.embedder(), f"store{size}"))
-        memory_mb = (current_rss_bytes() - rss_before) / 1e6
-        p50, p95 = feed_latencies(retriever, world, ctx.sizes.latency_queries)
-        drop_store(retriever)
-        latency_target = LATENCY_TARGET if size == LATENCY_TARGET_POSTS else None
-        figures += [
-            figure(SECTION, f"store.add_posts_per_s@{size}", size / build_s, "posts/s",
-                   note="add_posts with precomputed embeddings: Chroma + in-memory index only"),
-            figure(SECTION, f"store.memory_mb@{size}", memory_mb, "MB",
-                   MEMORY_TARGET if size == MEMORY_TARGET_POSTS else None, note="RSS growth while building the store"),
-            figure(SECTION, f"store.feed_p50_ms@{size}", p50, "ms", latency_target,
-                   note="get_feed(interests, 'preference', n=10)"),
-            figure(SECTION, f"store.feed_p95_ms@{size}", p95, "ms", latency_target),
-        ]
+    # smallest first, every store kept until the end: each RSS delta is that store's own growth,
+    # never shrunk by memory a dropped store handed back
+    stores = []
+    try:
+        for size in sorted({min(n, len(world.posts)) for n in ctx.sizes.store_posts}):
+            subset = world.subset(size)
+            rss_before = current_rss_bytes()
+            retriever, build_s = timed(lambda: build_store(subset, ctx.embedder(), f"store{size}"))
+            stores.append(retriever)
+            memory_mb = (current_rss_bytes() - rss_before) / 1e6
+            p50, p95 = feed_latencies(retriever, world, ctx.sizes.latency_queries)
+            latency_target = LATENCY_TARGET if size == LATENCY_TARGET_POSTS else None
+            figures += [
+                figure(SECTION, f"store.add_posts_per_s@{size}", size / build_s, "posts/s",
+                       note="add_posts with precomputed embeddings: Chroma + in-memory index only"),
+                figure(SECTION, f"store.memory_mb@{size}", memory_mb, "MB",
+                       MEMORY_TARGET if size == MEMORY_TARGET_POSTS else None,
+                       note="RSS growth while building the store"),
+                figure(SECTION, f"store.feed_p50_ms@{size}", p50, "ms", latency_target,
+                       note="get_feed(interests, 'preference', n=10)"),
+                figure(SECTION, f"store.feed_p95_ms@{size}", p95, "ms", latency_target),
+            ]
+    finally:
+        for retriever in stores:
+            drop_store(retriever)
     return figures

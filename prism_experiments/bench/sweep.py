@@ -15,6 +15,8 @@ import tempfile
 from pathlib import Path
 from statistics import mean
 
+import numpy as np
+
 from prism_experiments.bench.context import BenchContext
 from prism_experiments.bench.hydra_runs import LoggedRun, child_env, new_runs, run_entry_point, simulation_runs
 from prism_experiments.bench.probe.log import read_probe
@@ -54,8 +56,17 @@ def fresh_model_load() -> dict[str, float]:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def cached_vectors(cache_dir: Path) -> int:
-    return len(Embedder(cache_dir=cache_dir).cache)
+def cached_texts(cache_dir: Path) -> int:
+    """Distinct texts with a vector in the cache, read from the shard files themselves.
+
+    numpy's fixed-width bytes drop trailing NUL bytes, so keys are padded back to 32 bytes first.
+    """
+    directory = Embedder(cache_dir=cache_dir).cache.directory
+    digests: set[bytes] = set()
+    for shard in directory.glob("*.npz"):
+        with np.load(shard) as data:
+            digests.update(key.ljust(32, b"\0") for key in data["keys"].tolist())
+    return len(digests)
 
 
 def mean_timings(runs: list[LoggedRun]) -> dict[str, float]:
@@ -72,11 +83,11 @@ def sweep_section(ctx: BenchContext) -> list[Figure]:
     cold = run_entry_point(arguments, work / "cold.log", work / "probe-cold", cwd=work)
     cold_probe = read_probe(work / "probe-cold")
     cold_runs = simulation_runs(uri, EXPERIMENT)
-    vectors_before = cached_vectors(work / "cache")
+    texts_before = cached_texts(work / "cache")
     warm = run_entry_point([*arguments, "+force=true"], work / "warm.log", work / "probe-warm", cwd=work)
     warm_probe = read_probe(work / "probe-warm")
     warm_runs = new_runs(cold_runs, simulation_runs(uri, EXPERIMENT))
-    vectors_after = cached_vectors(work / "cache")
+    texts_after = cached_texts(work / "cache")
     load = fresh_model_load()
     timings = mean_timings(warm_runs)
 
@@ -108,7 +119,7 @@ def sweep_section(ctx: BenchContext) -> list[Figure]:
                note="texts the cold sweep sent to the model more than once (across workers)"),
         figure(SECTION, "sweep.warm_encoded", warm_probe.encoded_texts, "texts", ZERO,
                note="texts the identical warm sweep sent to the model"),
-        figure(SECTION, "sweep.warm_new_vectors", vectors_after - vectors_before, "vectors", ZERO,
-               note="growth of the embedding cache during the warm sweep"),
+        figure(SECTION, "sweep.warm_new_cached_texts", texts_after - texts_before, "texts", ZERO,
+               note="distinct texts added to the embedding cache during the warm sweep"),
     ]
     return figures

@@ -70,6 +70,7 @@ class FeedRetriever:
         self._author_rows: dict[str, list[int]] = {}
         self._rng = np.random.default_rng(config.random_seed)
         self._interest_vectors: dict[tuple[str, ...], np.ndarray] = {}
+        self._interest_columns: dict[tuple[str, ...], _Column] = {}
         if self._collection.count() > 0:
             self._load_existing()
 
@@ -94,6 +95,7 @@ class FeedRetriever:
         child._author_rows = {author: list(rows) for author, rows in self._author_rows.items()}
         child._rng = np.random.default_rng(child.config.random_seed)
         child._interest_vectors = dict(self._interest_vectors)
+        child._interest_columns = {}
         return child
 
     def drop_collection(self) -> None:
@@ -151,6 +153,22 @@ class FeedRetriever:
         queries = np.asarray(queries, dtype=np.float64)
         dots = vectors @ queries if queries.ndim == 1 else np.einsum("ij,ij->i", vectors, queries)
         return similarity_from_dot(dots)
+
+    def interest_similarities(self, interests: Sequence[str], rows: np.ndarray) -> np.ndarray:
+        """`similarities` of an interest list's vector to store rows, from a column per interest list.
+
+        The column holds the similarity of every post and grows as posts arrive, so a feed's
+        candidates cost a lookup, not a (rows x 384) product per agent per step.
+        """
+        key = tuple(interests)
+        column = self._interest_columns.get(key)
+        if column is None:
+            column = self._interest_columns[key] = _Column()
+        n = len(self._posts)
+        if column.filled < n:
+            vectors = self._vectors[column.filled : n].astype(np.float64)
+            column.extend(similarity_from_dot(vectors @ self.embed_interests(key).astype(np.float64)))
+        return column.values[np.asarray(rows, dtype=np.int64)]
 
     def rows_newer_than(self, cutoff: datetime) -> np.ndarray:
         return np.flatnonzero(self.timestamps_us >= epoch_microseconds(as_utc(cutoff)))
@@ -360,6 +378,25 @@ class FeedRetriever:
         else:
             raise ValueError(f"mode: {mode!r} is not one of 'preference', 'random'")
         return [self._posts[row] for row in rows]
+
+
+class _Column:
+    """A float64 column that grows by appending (capacity doubles)."""
+
+    def __init__(self) -> None:
+        self._data = np.zeros(1024)
+        self.filled = 0
+
+    @property
+    def values(self) -> np.ndarray:
+        return self._data[: self.filled]
+
+    def extend(self, values: np.ndarray) -> None:
+        needed = self.filled + len(values)
+        if needed > len(self._data):
+            self._data = _grow(self._data, max(needed, 2 * len(self._data)))
+        self._data[self.filled : needed] = values
+        self.filled = needed
 
 
 def _grow(array: np.ndarray, capacity: int) -> np.ndarray:

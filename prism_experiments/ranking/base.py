@@ -28,10 +28,20 @@ class AgentView:
     """What a ranker knows about one agent at one moment; built once per agent per call."""
 
     agent_id: str
+    interests: tuple[str, ...]
     interest_vector: np.ndarray
     following: frozenset[str]
     excluded_rows: np.ndarray  # sorted: its own posts and whatever the caller excluded
     reshared: dict[int, str]  # row -> followee who reshared it
+
+
+def in_sorted(values: np.ndarray, sorted_array: np.ndarray) -> np.ndarray:
+    """Mask of `values` present in `sorted_array` (ascending): a binary search, cheaper than np.isin
+    on the small arrays of one feed."""
+    if len(sorted_array) == 0 or len(values) == 0:
+        return np.zeros(len(values), dtype=bool)
+    index = np.minimum(np.searchsorted(sorted_array, values), len(sorted_array) - 1)
+    return sorted_array[index] == values
 
 
 class Ranker(ABC):
@@ -87,6 +97,7 @@ class Ranker(ABC):
         rows = np.union1d(np.asarray(excluded, dtype=np.int64), own)
         return AgentView(
             agent_id=agent.id,
+            interests=tuple(agent.interests),
             interest_vector=retriever.embed_interests(agent.interests),
             following=following,
             excluded_rows=rows,
@@ -95,12 +106,12 @@ class Ranker(ABC):
 
     def similarities(self, view: AgentView, rows: np.ndarray) -> np.ndarray:
         """Exact similarity (1 + cos)/2 of the agent's interests to posts, from the store's vectors."""
-        return self.retriever.similarities(rows, view.interest_vector)
+        return self.retriever.interest_similarities(view.interests, rows)
 
     def visible(self, view: AgentView, rows: np.ndarray, now: datetime) -> np.ndarray:
         """Rows not excluded for the agent and not from the future."""
         rows = np.asarray(rows, dtype=np.int64)
-        keep = ~np.isin(rows, view.excluded_rows, assume_unique=False)
+        keep = ~in_sorted(rows, view.excluded_rows)
         keep &= self.retriever.timestamps_us[rows] <= epoch_microseconds(now)
         return rows[keep]
 

@@ -112,7 +112,6 @@ class _Engine:
         ranker_rng = np.random.default_rng(component_seed(cfg.seed, Stream.RANKER))
         self.ranker = build_ranker(cfg.ranking, self.retriever, self.graph, ranker_rng, self.reshares,
                                    agents_config=cfg.agents)
-        self.interest_vectors = np.stack([self.retriever.embed_interests(a.interests) for a in self.agents])
         self.archetypes = archetype_matrix(self.agents)
         self.activity = np.array([a.activity for a in self.agents])
         self.post_rate = np.array([a.post_rate for a in self.agents])
@@ -292,7 +291,14 @@ class _Engine:
 
     # --------------------------------------------------------------- records
     def _similarity(self, agent_idx: np.ndarray, rows: np.ndarray) -> np.ndarray:
-        return self.retriever.similarities(rows, self.interest_vectors[agent_idx])
+        out = np.empty(len(rows))
+        order = np.argsort(agent_idx, kind="stable")
+        grouped = agent_idx[order]
+        starts = np.flatnonzero(np.r_[True, grouped[1:] != grouped[:-1]])
+        for start, end in zip(starts, np.r_[starts[1:], len(order)]):
+            pairs = order[start:end]
+            out[pairs] = self.retriever.interest_similarities(self.agents[grouped[start]].interests, rows[pairs])
+        return out
 
     def _record_exposures(self, step: int, now: datetime, active: np.ndarray,
                           feeds: list[list[RankedCandidate]]) -> None:

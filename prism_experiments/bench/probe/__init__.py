@@ -1,8 +1,8 @@
 """Instrumentation for the processes the benchmark starts (runs, sweeps and their joblib workers).
 
 `PYTHONPATH=<this folder>` makes every such interpreter import `sitecustomize.py` at start-up, which
-(with `PRISM_BENCH_PROBE_DIR` set) wraps model loading, encoding and the first index build of each
-store to append one JSON line per event to `<probe dir>/<pid>.jsonl`. The project's code is not
+(with `PRISM_BENCH_PROBE_DIR` set) wraps model loading, encoding and adding posts to an empty store
+(a base-index build) to append one JSON line per event to `<probe dir>/<pid>.jsonl`. The project's code is not
 changed; the benchmark reads the lines back with `read_probe`.
 """
 

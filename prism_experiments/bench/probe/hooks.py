@@ -1,4 +1,4 @@
-"""The probe's wrappers: model loads, texts sent to the model, first index build of each store."""
+"""The probe's wrappers: model loads, texts sent to the model, and base-index builds (posts added to an empty store)."""
 
 from __future__ import annotations
 
@@ -10,9 +10,6 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
-
-_BUILT = "_bench_probe_built"
-
 
 def _writer(log_dir: str) -> Callable[[dict[str, Any]], None]:
     path = Path(log_dir) / f"{os.getpid()}.jsonl"
@@ -64,11 +61,11 @@ def install(log_dir: str) -> None:
 
     @functools.wraps(add_posts)
     def probed_add_posts(self: Any, posts: Sequence[Any], *args: Any, **kwargs: Any) -> None:
-        first = not getattr(self, _BUILT, False)
+        # posts added to an empty store build a base index; adds to a filled (or forked) one are new posts
+        building = len(self) == 0 and len(posts) > 0
         started = time.perf_counter()
         add_posts(self, posts, *args, **kwargs)
-        if first and posts:
-            setattr(self, _BUILT, True)
+        if building:
             write({"event": "index_build", "n": len(posts), "seconds": time.perf_counter() - started,
                    "corpus": corpus_digest([post.text for post in posts])})
 

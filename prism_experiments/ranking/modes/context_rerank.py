@@ -43,9 +43,8 @@ if TYPE_CHECKING:
 
 @dataclass(slots=True)
 class ContextView(AgentView):
-    """AgentView plus what the boosts need: the interests in order and the archetype weights."""
+    """AgentView plus what the boosts need: the archetype weights."""
 
-    interests: tuple[str, ...]
     archetype_weights: np.ndarray  # ARCHETYPES order
     dominant_archetype: str | None
 
@@ -92,7 +91,6 @@ class ContextRerankRanker(Ranker):
         view = super()._view(agent, exclude)
         return ContextView(
             **{f.name: getattr(view, f.name) for f in fields(AgentView)},
-            interests=tuple(agent.interests),
             archetype_weights=np.asarray(agent.archetype_vector(), dtype=np.float64),
             dominant_archetype=dominant_archetype(agent.archetype_weights),
         )
