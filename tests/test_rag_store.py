@@ -207,3 +207,41 @@ def test_a_fork_reads_the_parent_index_and_keeps_its_own_changes(embedder: Embed
     assert all(base.posts[r].id < "p030" for rows, _ in base.query_rows(queries, 30) for r in rows)
     child.drop_collection()
     assert len(base.query_rows(queries[:1], 5)[0][0]) == 5
+
+
+def _encode_in_child(cache: str, texts: list[str]) -> int:
+    embedder = Embedder(cache_dir=cache)
+    embedder.encode(texts)
+    return embedder.encoded_count
+
+
+def test_two_processes_embedding_the_same_corpus_encode_it_once(tmp_path: Path) -> None:
+    import multiprocessing
+
+    texts = [f"Parallel worker sentence {i} about {SENTENCES[i % len(SENTENCES)]}" for i in range(120)]
+    with multiprocessing.get_context("spawn").Pool(2) as pool:
+        counts = pool.starmap(_encode_in_child, [(str(tmp_path), texts), (str(tmp_path), texts)])
+    assert sorted(counts) == [0, len(texts)]
+
+
+def test_cache_keeps_digests_that_end_in_zero_bytes(tmp_path: Path) -> None:
+    from prism_experiments.embeddings import EmbeddingCache
+
+    digests = [bytes(31) + b"\x07", b"\x01" + bytes(31), bytes(32), b"\xff" * 30 + bytes(2)]
+    vectors = np.arange(4 * 3, dtype=np.float32).reshape(4, 3)
+    EmbeddingCache(tmp_path).add(digests, vectors)
+    fresh = EmbeddingCache(tmp_path)  # read back from disk
+    rows = fresh.rows(digests)
+    assert (rows >= 0).all()
+    np.testing.assert_array_equal(fresh.matrix()[rows], vectors)
+
+
+def test_cache_reads_shards_of_the_first_format(tmp_path: Path) -> None:
+    from prism_experiments.embeddings import EmbeddingCache
+
+    digests = [bytes(31) + b"\x07", b"\x01" + bytes(31)]
+    vectors = np.ones((2, 3), dtype=np.float32)
+    with open(tmp_path / "old.npz", "wb") as handle:  # keys as numpy bytes strings ("S32")
+        np.savez(handle, keys=np.array(digests, dtype="S32"), vectors=vectors)
+    cache = EmbeddingCache(tmp_path)
+    assert (cache.rows(digests) >= 0).all()

@@ -6,10 +6,12 @@ parallel workers never read a half-written file; many small shards are merged.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import os
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -36,6 +38,17 @@ class EmbeddingCache:
     def __len__(self) -> int:
         return self._size
 
+    @contextmanager
+    def exclusive(self) -> Iterator[None]:
+        """Hold the folder's lock (between processes): check, encode and write as one step."""
+        self.directory.mkdir(parents=True, exist_ok=True)
+        with open(self.directory / ".lock", "w") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
+
     def refresh(self) -> None:
         """Pick up shards written by other processes since the last look."""
         if not self.directory.is_dir():
@@ -49,7 +62,7 @@ class EmbeddingCache:
             except (FileNotFoundError, OSError, ValueError, KeyError):
                 continue  # merged away or being replaced by another process
             self._seen_shards.add(shard.name)
-            self._append(list(keys.tolist()), vectors)
+            self._append(_digests_from_array(keys), vectors)
 
     def _append(self, keys: list[bytes], vectors: np.ndarray) -> None:
         fresh = [i for i, key in enumerate(keys) if key not in self._rows]
@@ -84,7 +97,7 @@ class EmbeddingCache:
         self._append(list(digests), vectors)
         self.directory.mkdir(parents=True, exist_ok=True)
         name = f"{uuid.uuid4().hex}.npz"
-        self._write_shard(self.directory / name, np.array(list(digests), dtype="S32"), vectors)
+        self._write_shard(self.directory / name, _digests_to_array(digests), vectors)
         self._seen_shards.add(name)
         if len(self._seen_shards) >= _MERGE_AT:
             self._merge_shards()
@@ -101,9 +114,20 @@ class EmbeddingCache:
         self.refresh()
         self._compact_memory()
         ordered = sorted(self._rows.items(), key=lambda item: item[1])
-        keys = np.array([key for key, _ in ordered], dtype="S32")
+        keys = _digests_to_array([key for key, _ in ordered])
         name = f"{uuid.uuid4().hex}.npz"
         self._write_shard(self.directory / name, keys, self._blocks[0])
         for old in self._seen_shards:
             (self.directory / old).unlink(missing_ok=True)
         self._seen_shards = {name}
+
+
+def _digests_to_array(digests: Sequence[bytes]) -> np.ndarray:
+    """(n, 32) uint8: raw digest bytes (numpy's "S32" would drop a digest's trailing zero bytes)."""
+    return np.frombuffer(b"".join(digests), dtype=np.uint8).reshape(len(digests), 32)
+
+
+def _digests_from_array(keys: np.ndarray) -> list[bytes]:
+    if keys.dtype.kind == "S":  # shards of the first format: numpy stripped trailing zero bytes, put them back
+        return [key.ljust(32, b"\0") for key in keys.tolist()]
+    return [row.tobytes() for row in np.asarray(keys, dtype=np.uint8).reshape(-1, 32)]
