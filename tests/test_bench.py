@@ -175,3 +175,13 @@ def test_tiny_bench_writes_a_report_that_validates(tmp_path: Path, session_cache
     assert Figure.model_validate(json.loads(written[0].read_text())["figures"][0])
     assert "rank.x_algo.recall@10" in capsys.readouterr().out
     assert not list((runs / "bench").glob("work-*")), "the scratch directory is removed"
+
+
+def test_shard_digests_reads_both_key_layouts() -> None:
+    from prism_experiments.bench.sweep import shard_digests
+
+    digests = [bytes(range(32)), bytes(31) + b"\x00", b"\x07" * 31 + b"\x00"]  # two end in a zero byte
+    as_rows = np.frombuffer(b"".join(digests), dtype=np.uint8).reshape(3, 32)
+    assert shard_digests(as_rows) == digests
+    legacy = np.array(digests, dtype="S32")  # numpy drops the trailing zero bytes here
+    assert shard_digests(legacy) == digests

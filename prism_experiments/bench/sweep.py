@@ -57,16 +57,21 @@ def fresh_model_load() -> dict[str, float]:
 
 
 def cached_texts(cache_dir: Path) -> int:
-    """Distinct texts with a vector in the cache, read from the shard files themselves.
-
-    numpy's fixed-width bytes drop trailing NUL bytes, so keys are padded back to 32 bytes first.
-    """
+    """Distinct texts with a vector in the cache, read from the shard files themselves."""
     directory = Embedder(cache_dir=cache_dir).cache.directory
     digests: set[bytes] = set()
     for shard in directory.glob("*.npz"):
         with np.load(shard) as data:
-            digests.update(key.ljust(32, b"\0") for key in data["keys"].tolist())
+            digests.update(shard_digests(data["keys"]))
     return len(digests)
+
+
+def shard_digests(keys: np.ndarray) -> list[bytes]:
+    """32-byte digests of a shard's keys: (n, 32) uint8 rows, or legacy "S32" strings, whose
+    trailing NUL bytes numpy dropped and which are padded back here."""
+    if keys.dtype == np.uint8:
+        return [row.tobytes() for row in keys.reshape(-1, 32)]
+    return [key.ljust(32, b"\0") for key in keys.tolist()]
 
 
 def mean_timings(runs: list[LoggedRun]) -> dict[str, float]:

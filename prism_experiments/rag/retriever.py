@@ -66,6 +66,8 @@ class FeedRetriever:
         self._posts: list[Post] = []
         self._row_of: dict[str, int] = {}
         self._vectors = np.zeros((1024, EMBEDDING_DIM), dtype=np.float32)
+        # the same vectors in float64, for exact similarities without a conversion per query
+        self._vectors64 = np.zeros((1024, EMBEDDING_DIM), dtype=np.float64)
         self._timestamps_us = np.zeros(1024, dtype=np.int64)
         self._author_rows: dict[str, list[int]] = {}
         self._rng = np.random.default_rng(config.random_seed)
@@ -91,6 +93,7 @@ class FeedRetriever:
         child._posts = [post.model_copy() for post in self._posts]
         child._row_of = dict(self._row_of)
         child._vectors = self._vectors.copy()
+        child._vectors64 = self._vectors64.copy()
         child._timestamps_us = self._timestamps_us.copy()
         child._author_rows = {author: list(rows) for author, rows in self._author_rows.items()}
         child._rng = np.random.default_rng(child.config.random_seed)
@@ -149,7 +152,7 @@ class FeedRetriever:
         Computed in float64: float32 dot products can differ in the last bit with memory alignment
         and BLAS threading, and a re-run must reproduce every metric exactly.
         """
-        vectors = self._vectors[np.asarray(rows, dtype=np.int64)].astype(np.float64)
+        vectors = self._vectors64[np.asarray(rows, dtype=np.int64)]
         queries = np.asarray(queries, dtype=np.float64)
         dots = vectors @ queries if queries.ndim == 1 else np.einsum("ij,ij->i", vectors, queries)
         return similarity_from_dot(dots)
@@ -166,7 +169,7 @@ class FeedRetriever:
             column = self._interest_columns[key] = _Column()
         n = len(self._posts)
         if column.filled < n:
-            vectors = self._vectors[column.filled : n].astype(np.float64)
+            vectors = self._vectors64[column.filled : n]
             column.extend(similarity_from_dot(vectors @ self.embed_interests(key).astype(np.float64)))
         return column.values[np.asarray(rows, dtype=np.int64)]
 
@@ -219,8 +222,10 @@ class FeedRetriever:
         if needed > len(self._vectors):
             capacity = max(needed, 2 * len(self._vectors))
             self._vectors = _grow(self._vectors, capacity)
+            self._vectors64 = _grow(self._vectors64, capacity)
             self._timestamps_us = _grow(self._timestamps_us, capacity)
         self._vectors[first:needed] = vectors
+        self._vectors64[first:needed] = vectors
         for offset, post in enumerate(posts):
             row = first + offset
             self._row_of[post.id] = row

@@ -10,9 +10,13 @@ class ReshareLog:
 
     def __init__(self) -> None:
         self._rows_by_resharer: dict[str, dict[int, int]] = {}
+        self._count = 0  # asked once per agent per step: kept, not recounted
 
     def record(self, resharer_id: str, row: int, step: int) -> None:
-        self._rows_by_resharer.setdefault(resharer_id, {}).setdefault(row, step)
+        rows = self._rows_by_resharer.setdefault(resharer_id, {})
+        if row not in rows:
+            rows[row] = step
+            self._count += 1
 
     def reshared_by(self, resharer_ids: Iterable[str]) -> dict[int, str]:
         """Store row -> the resharer who reshared it most recently, over the given resharers.
@@ -28,4 +32,4 @@ class ReshareLog:
         return {row: resharer for row, (_, resharer) in best.items()}
 
     def __len__(self) -> int:
-        return sum(len(rows) for rows in self._rows_by_resharer.values())
+        return self._count

@@ -67,18 +67,10 @@ class _StepLog:
     """Column lists the step loop appends to; turned into DataFrames once at the end."""
 
     exposures: dict[str, list] = field(default_factory=lambda: {c: [] for c in TABLE_COLUMNS["exposures"]})
-    components: dict[str, list[float]] = field(default_factory=dict)
+    components: list[dict[str, float]] = field(default_factory=list)  # one dict per exposure row
     engagements: dict[str, list] = field(default_factory=lambda: {c: [] for c in TABLE_COLUMNS["engagements"]})
     follows: dict[str, list] = field(default_factory=lambda: {c: [] for c in TABLE_COLUMNS["follows"]})
     cascade_edges: dict[str, list] = field(default_factory=lambda: {c: [] for c in TABLE_COLUMNS["cascade_edges"]})
-
-    def add_component_row(self, components: dict[str, float], row_index: int) -> None:
-        for name, values in self.components.items():
-            if name not in components:
-                values.append(np.nan)
-        for name, value in components.items():
-            column = self.components.setdefault(name, [np.nan] * row_index)
-            column.append(value)
 
 
 def run_simulation(cfg: ExperimentConfig, world: World | None = None, embedder: Embedder | None = None
@@ -317,7 +309,7 @@ class _Engine:
                           cand.source, post.author_id, post.topic, post.has_media, post.format, float(sim))
                 for column, value in zip(TABLE_COLUMNS["exposures"], values):
                     columns[column].append(value)
-                self.log.add_component_row(cand.components, len(columns["step"]) - 1)
+                self.log.components.append(cand.components)
                 seen.add(post.id)
             if a in rendered:
                 self.rendered[f"step_{step:03d}/{agent.id}"] = format_feed_for_prompt(
@@ -345,9 +337,9 @@ class _Engine:
     def _result(self) -> SimulationResult:
         log = self.log
         exposures = pd.DataFrame(log.exposures)
-        for name, values in log.components.items():
-            values.extend([np.nan] * (len(exposures) - len(values)))
-            exposures[f"{COMPONENT_PREFIX}{name}"] = np.asarray(values, dtype=float)
+        components = pd.DataFrame.from_records(log.components, index=exposures.index).astype(float)
+        for name in sorted(components.columns):  # absent in a row -> NaN
+            exposures[f"{COMPONENT_PREFIX}{name}"] = components[name].to_numpy()
         posts = self.retriever.posts
         posts_table = pd.DataFrame({
             "post_id": [p.id for p in posts],
