@@ -245,3 +245,23 @@ def test_cache_reads_shards_of_the_first_format(tmp_path: Path) -> None:
         np.savez(handle, keys=np.array(digests, dtype="S32"), vectors=vectors)
     cache = EmbeddingCache(tmp_path)
     assert (cache.rows(digests) >= 0).all()
+
+
+def test_exact_search_matches_brute_force_and_chroma(embedder: Embedder) -> None:
+    posts = corpus(60)
+    exact = FeedRetriever(RAGConfig(collection_name="store_exact", exact_search=True), embedder=embedder)
+    exact.add_posts(posts)
+    approximate = FeedRetriever(RAGConfig(collection_name="store_exact_ann"), embedder=embedder)
+    approximate.add_posts(posts)
+    queries = embedder.encode(SENTENCES)
+    for query, (rows, scores), (ann_rows, ann_scores) in zip(
+            queries, exact.query_rows(queries, 15), approximate.query_rows(queries, 15)):
+        brute = (1 + exact.vectors.astype(np.float64) @ query.astype(np.float64)) / 2
+        expected = np.lexsort((np.arange(len(brute)), -brute))[:15]
+        assert rows.tolist() == expected.tolist()
+        np.testing.assert_allclose(scores, brute[expected], rtol=1e-12)
+        assert set(rows.tolist()) == set(ann_rows.tolist())  # a 60-post HNSW index is exact too
+        np.testing.assert_allclose(np.sort(scores), np.sort(ann_scores), atol=1e-5)
+    # a filtered query still goes to Chroma
+    filtered = exact.query_rows(queries[:1], 5, where={"author_id": "a1"})[0][0]
+    assert {exact.posts[r].author_id for r in filtered} == {"a1"}

@@ -30,11 +30,14 @@ class RAGConfig(BaseModel):
     prompt_max_chars: int | None = Field(default=2000, ge=1)
     #: HNSW breadth. Chroma's defaults (100 / 100 / 16, cookbook.chromadb.dev/core/configuration)
     #: are approximate and its index build is not deterministic: two builds of the same 50K
-    #: vectors agreed on 6% of 300 top-50 lists (recall@10 0.90). At 1000 / 200 / 32 both builds
-    #: agreed on 300 of 300 with recall@10 1.000, which keeps runs reproducible (docs/model.md).
-    hnsw_ef_search: int = Field(default=1000, ge=1)
+    #: vectors agreed on 6% of 300 top-50 lists (recall@10 0.90). At 400 / 200 / 32 two builds of
+    #: 10K real post embeddings agreed on 300 of 300 top-50 lists (docs/model.md, measurements).
+    hnsw_ef_search: int = Field(default=400, ge=1)
     hnsw_ef_construction: int = Field(default=200, ge=1)
     hnsw_max_neighbors: int = Field(default=32, ge=2)
+    #: similarity search by an exact float64 scan of the store's vectors instead of Chroma's HNSW:
+    #: bit-exact reruns at any size (at 100K posts two HNSW builds agree on ~90-98% of top-50 lists)
+    exact_search: bool = False
 
     @model_validator(mode="after")
     def _persistent_needs_directory(self) -> "RAGConfig":

@@ -271,11 +271,16 @@ class FeedRetriever:
         n_results: int,
         where: Where | None = None,
     ) -> list[tuple[np.ndarray, np.ndarray]]:
-        """For each query vector, (rows, similarities) of its nearest posts, best first, in ONE Chroma call."""
+        """For each query vector, (rows, similarities) of its nearest posts, best first, in ONE Chroma call.
+
+        With `rag.exact_search` (and no `where`), an exact float64 scan of the store's vectors instead.
+        """
         queries = np.atleast_2d(np.asarray(query_embeddings, dtype=np.float32))
         n = min(int(n_results), len(self._posts))
         if n <= 0 or len(queries) == 0:
             return [(np.zeros(0, dtype=np.int64), np.zeros(0)) for _ in range(len(queries))]
+        if self.config.exact_search and where is None:
+            return self._exact_query(queries, n)
         own_count = len(self._posts) - sum(self._shared_counts)
         parts = [
             self._query_collection(collection, queries, min(n, count), where)
@@ -291,6 +296,21 @@ class FeedRetriever:
             order = np.lexsort((rows, -scores))[:n]
             merged.append((rows[order], scores[order]))
         return merged
+
+    def _exact_query(self, queries: np.ndarray, n: int, chunk: int = 256) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Exact nearest posts: (1 + cos)/2 against every stored vector in float64, ties by row."""
+        vectors = self._vectors64[: len(self._posts)]
+        out = []
+        for start in range(0, len(queries), chunk):
+            scores = similarity_from_dot(queries[start : start + chunk].astype(np.float64) @ vectors.T)
+            for row_scores in scores:
+                top = np.argpartition(-row_scores, n - 1)[:n] if n < len(row_scores) else np.arange(len(row_scores))
+                # ties at the cut: every row scoring as high as the n-th belongs to the candidates
+                cut = row_scores[top].min()
+                top = np.flatnonzero(row_scores >= cut)
+                order = np.lexsort((top, -row_scores[top]))[:n]
+                out.append((top[order].astype(np.int64), row_scores[top[order]]))
+        return out
 
     def _query_collection(self, collection: Any, queries: np.ndarray, n: int, where: Where | None
                           ) -> list[tuple[np.ndarray, np.ndarray]]:
