@@ -35,8 +35,9 @@ class RAGConfig(BaseModel):
     hnsw_ef_search: int = Field(default=400, ge=1)
     hnsw_ef_construction: int = Field(default=200, ge=1)
     hnsw_max_neighbors: int = Field(default=32, ge=2)
-    #: similarity search by an exact float64 scan of the store's vectors instead of Chroma's HNSW:
-    #: bit-exact reruns at any size (at 100K posts two HNSW builds agree on ~90-98% of top-50 lists)
+    #: similarity search by an exact scan of the store's vectors instead of Chroma's HNSW: bit-exact
+    #: reruns at any size. The library default is Chroma's HNSW (seed 001); the harness's
+    #: conf/rag/default.yaml turns this on (docs/model.md, "Exact reproducibility").
     exact_search: bool = False
 
     @model_validator(mode="after")

@@ -297,19 +297,28 @@ class FeedRetriever:
             merged.append((rows[order], scores[order]))
         return merged
 
-    def _exact_query(self, queries: np.ndarray, n: int, chunk: int = 256) -> list[tuple[np.ndarray, np.ndarray]]:
-        """Exact nearest posts: (1 + cos)/2 against every stored vector in float64, ties by row."""
-        vectors = self._vectors64[: len(self._posts)]
+    def _exact_query(self, queries: np.ndarray, n: int, chunk: int = 256, margin: int = 64
+                     ) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Exact nearest posts by (1 + cos)/2, ties by row.
+
+        A float32 product picks the best n + `margin` rows per query (fast), which are then scored
+        in float64: float32 noise (~1e-7) could only matter if `margin` posts tied within it.
+        """
+        count = len(self._posts)
+        vectors32 = self._vectors[:count]
+        keep = min(count, n + margin)
         out = []
         for start in range(0, len(queries), chunk):
-            scores = similarity_from_dot(queries[start : start + chunk].astype(np.float64) @ vectors.T)
-            for row_scores in scores:
-                top = np.argpartition(-row_scores, n - 1)[:n] if n < len(row_scores) else np.arange(len(row_scores))
-                # ties at the cut: every row scoring as high as the n-th belongs to the candidates
-                cut = row_scores[top].min()
-                top = np.flatnonzero(row_scores >= cut)
-                order = np.lexsort((top, -row_scores[top]))[:n]
-                out.append((top[order].astype(np.int64), row_scores[top[order]]))
+            block = queries[start : start + chunk]
+            rough = block @ vectors32.T
+            if keep < count:
+                candidates = np.argpartition(-rough, keep - 1, axis=1)[:, :keep]
+            else:
+                candidates = np.broadcast_to(np.arange(count), (len(block), count))
+            for query, rows in zip(block.astype(np.float64), candidates):
+                scores = similarity_from_dot(self._vectors64[rows] @ query)
+                order = np.lexsort((rows, -scores))[:n]
+                out.append((rows[order].astype(np.int64), scores[order]))
         return out
 
     def _query_collection(self, collection: Any, queries: np.ndarray, n: int, where: Where | None
