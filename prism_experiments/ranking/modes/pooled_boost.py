@@ -12,20 +12,14 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING
+from functools import cached_property
 
 import numpy as np
 
-from prism_experiments.rag.retriever import FeedRetriever
 from prism_experiments.ranking.base import AgentView, Ranker
 from prism_experiments.ranking.candidate import IN_NETWORK, IN_NETWORK_RESHARE, OUT_OF_NETWORK, RankedCandidate
-from prism_experiments.ranking.config import RankingConfig
 from prism_experiments.ranking.modes.x_algo import XAlgorithmRanker
 from prism_experiments.ranking.rescoring import descending_order
-from prism_experiments.ranking.reshares import ReshareLog
-
-if TYPE_CHECKING:
-    from prism_experiments.network import SocialGraph
 
 
 def pooled_scores(
@@ -99,17 +93,10 @@ class PooledBoostRanker(Ranker):
 
     mode = "pooled_boost"
 
-    def __init__(
-        self,
-        config: RankingConfig,
-        retriever: FeedRetriever,
-        graph: "SocialGraph",
-        rng: np.random.Generator | None = None,
-        reshares: ReshareLog | None = None,
-    ) -> None:
-        super().__init__(config, retriever, graph, rng, reshares)
-        # the pools are x_algo's candidate sources (limits: in_network_limit, out_of_network_limit)
-        self._sourcing = XAlgorithmRanker(config, retriever, graph, reshares=self.reshares)
+    @cached_property
+    def _sourcing(self) -> XAlgorithmRanker:
+        """The pools are x_algo's candidate sources (limits: in_network_limit, out_of_network_limit)."""
+        return XAlgorithmRanker(self.config, self.retriever, self.graph, reshares=self.reshares)
 
     def _rank_views(self, views: list[AgentView], now: datetime) -> list[list[RankedCandidate]]:
         specific = self._sourcing.out_of_network_candidates(views, now)
