@@ -19,7 +19,7 @@ from prism_experiments.config import ConfigError, ExperimentConfig
 from prism_experiments.harness.composed import experiment_config
 from prism_experiments.harness.context import SWEEP_FILE_ENV, SWEEP_FILE_NAME, SweepContext
 from prism_experiments.harness.job import SIMULATION_KIND, find_finished_run
-from prism_experiments.tracking.params import config_hash, overrides_to_pairs, to_params
+from prism_experiments.tracking.params import config_hash, overrides_to_pairs
 from prism_experiments.tracking.provenance import git_commit
 from prism_experiments.tracking.run_logger import log_params
 from prism_experiments.tracking.store import client_for, ensure_experiment, resolve_tracking_uri

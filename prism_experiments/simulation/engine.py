@@ -13,7 +13,6 @@ import logging
 import time
 import uuid
 from collections import deque
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
@@ -29,7 +28,7 @@ from prism_experiments.agents import (
     follow_probability,
     format_affinity_for,
 )
-from prism_experiments.corpus import MEDIA_DRAWS, new_media_description, new_post_text, classify_tweet_format
+from prism_experiments.corpus import new_media_description, new_post_text, classify_tweet_format
 from prism_experiments.embeddings import Embedder
 from prism_experiments.network import DictSocialGraph
 from prism_experiments.rag import Post, format_feed_for_prompt
