@@ -198,6 +198,18 @@ def _pair_row(metric: str, a: str, b: str, x: np.ndarray, y: np.ndarray, ci: Con
     }  # fmt: skip
 
 
+def _pair_as_omnibus(metric: str, only: pd.Series, test: str, n: int) -> dict[str, object]:
+    """With exactly two conditions the omnibus is the one pairwise test."""
+    return {
+        "metric": metric,
+        "test": f"{test} (2 conditions: the omnibus is the pairwise test)",
+        "statistic": only["statistic"],
+        "p_value": only["p_value"],
+        "n": n,
+        "note": only["note"],
+    }
+
+
 def _test_columns(result: TestResult) -> dict[str, object]:
     return {"test": result.test, "statistic": result.statistic, "p_value": result.pvalue, "note": result.note}
 
@@ -220,15 +232,7 @@ def paired_comparison(
     table = pd.DataFrame(rows)
     if len(conditions) == 2:
         only = table.iloc[0]
-        overall = {
-            "metric": metric,
-            "test": "Wilcoxon signed-rank (2 conditions: the omnibus is the pairwise test)",
-            "statistic": only["statistic"],
-            "p_value": only["p_value"],
-            "n": int(only["n_pairs"]),
-            "note": only["note"],
-        }
-        return table, overall
+        return table, _pair_as_omnibus(metric, only, "Wilcoxon signed-rank", int(only["n_pairs"]))
     complete = wide.dropna()
     result = friedman_test(complete.to_numpy(dtype=float))
     note = result.note
@@ -255,14 +259,7 @@ def unpaired_comparison(
     table = pd.DataFrame(rows)
     if len(conditions) == 2:
         only = table.iloc[0]
-        overall = {
-            "metric": metric,
-            "test": "Mann-Whitney U (2 conditions: the omnibus is the pairwise test)",
-            "statistic": only["statistic"],
-            "p_value": only["p_value"],
-            "n": int(only["n_a"] + only["n_b"]),
-            "note": only["note"],
-        }
+        overall = _pair_as_omnibus(metric, only, "Mann-Whitney U", int(only["n_a"] + only["n_b"]))
         return table, overall
     result = kruskal_test(list(groups.values()))
     return table, {"metric": metric, **_test_columns(result), "n": result.n}

@@ -146,22 +146,13 @@ class FeedRetriever:
             return np.zeros(0, dtype=np.int64)
         return np.sort(np.concatenate([np.asarray(p, dtype=np.int64) for p in parts]))
 
-    def similarities(self, rows: np.ndarray, queries: np.ndarray) -> np.ndarray:
-        """Exact similarity (1 + cos)/2 of store rows to one query vector or to one query per row.
-
-        Computed in float64: float32 dot products can differ in the last bit with memory alignment
-        and BLAS threading, and a re-run must reproduce every metric exactly.
-        """
-        vectors = self._vectors64[np.asarray(rows, dtype=np.int64)]
-        queries = np.asarray(queries, dtype=np.float64)
-        dots = vectors @ queries if queries.ndim == 1 else np.einsum("ij,ij->i", vectors, queries)
-        return similarity_from_dot(dots)
-
     def interest_similarities(self, interests: Sequence[str], rows: np.ndarray) -> np.ndarray:
         """`similarities` of an interest list's vector to store rows, from a column per interest list.
 
         The column holds the similarity of every post and grows as posts arrive, so a feed's
-        candidates cost a lookup, not a (rows x 384) product per agent per step.
+        candidates cost a lookup, not a (rows x 384) product per agent per step. Computed in
+        float64: float32 dot products can differ in the last bit with memory alignment and BLAS
+        threading, and a re-run must reproduce every metric exactly.
         """
         key = tuple(interests)
         column = self._interest_columns.get(key)

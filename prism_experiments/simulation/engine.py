@@ -157,15 +157,15 @@ class _Engine:
     def _act(self, step: int, now: datetime, active: np.ndarray, feeds: list[list[RankedCandidate]]) -> list[Post]:
         """Exposures, then each looked-at post's like / reshare / reply draws, then follows."""
         pairs = [(a, pos, cand) for a, feed in zip(active, feeds) for pos, cand in enumerate(feed)]
-        self._record_exposures(step, now, active, feeds)
+        agent_idx = np.array([a for a, _, _ in pairs], dtype=np.int64)
+        rows = np.array([cand.row for _, _, cand in pairs], dtype=np.int64)
+        similarity = self._similarity(agent_idx, rows)  # in pair order: feeds one after another
+        self._record_exposures(step, now, active, feeds, similarity)
         if not pairs:
             self._update_velocity({})
             return []
-        agent_idx = np.array([a for a, _, _ in pairs])
         positions = np.array([pos for _, pos, _ in pairs])
-        rows = np.array([cand.row for _, _, cand in pairs])
         posts = [cand.post for _, _, cand in pairs]
-        similarity = self._similarity(agent_idx, rows)
         behaviour = self.cfg.agents.behaviour
         probabilities = engagement_probabilities(
             similarity,
@@ -282,7 +282,10 @@ class _Engine:
 
     # --------------------------------------------------------------- records
     def _similarity(self, agent_idx: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """Interest similarity of each (agent, post) pair, one lookup per agent."""
         out = np.empty(len(rows))
+        if len(rows) == 0:
+            return out
         order = np.argsort(agent_idx, kind="stable")
         grouped = agent_idx[order]
         starts = np.flatnonzero(np.r_[True, grouped[1:] != grouped[:-1]])
@@ -292,17 +295,19 @@ class _Engine:
         return out
 
     def _record_exposures(self, step: int, now: datetime, active: np.ndarray,
-                          feeds: list[list[RankedCandidate]]) -> None:
+                          feeds: list[list[RankedCandidate]], similarity: np.ndarray) -> None:
+        """One exposure row per impression; `similarity` holds the feeds' similarities one feed after another."""
         columns = self.log.exposures
         rendered = self._agents_to_render(step, active)
+        offset = 0
         for a, feed in zip(active, feeds):
             agent = self.agents[a]
             if not feed:
                 continue
-            rows = np.array([cand.row for cand in feed])
-            similarity = self._similarity(np.full(len(rows), a), rows)
+            feed_similarity = similarity[offset : offset + len(feed)]
+            offset += len(feed)
             seen = self.seen.setdefault(agent.id, set())
-            for position, (cand, sim) in enumerate(zip(feed, similarity)):
+            for position, (cand, sim) in enumerate(zip(feed, feed_similarity)):
                 post = cand.post
                 values = (step, agent.id, post.id, position, cand.base_score, cand.final_score, cand.in_network,
                           cand.source, post.author_id, post.topic, post.has_media, post.format, float(sim))
