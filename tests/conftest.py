@@ -15,8 +15,12 @@ os.environ.pop("MLFLOW_TRACKING_URI", None)
 
 @pytest.fixture(scope="session")
 def session_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The embedding cache shared by every real-model test of the session."""
-    return tmp_path_factory.mktemp("cache")
+    """The embedding cache shared by every real-model test of the session.
+
+    `PRISM_TEST_CACHE_DIR` points it at a lasting directory (a developer's warm cache); CI leaves it unset.
+    """
+    lasting = os.environ.get("PRISM_TEST_CACHE_DIR")
+    return Path(lasting) if lasting else tmp_path_factory.mktemp("cache")
 
 
 @pytest.fixture(scope="session")
