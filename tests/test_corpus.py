@@ -512,13 +512,14 @@ def test_parquet_errors_name_row_and_column(tmp_path: Path) -> None:
     assert "missing required column 'author_id'" in _error_of(path)
 
 
-def test_empty_csv_is_an_error_and_header_only_is_empty(tmp_path: Path) -> None:
+def test_empty_and_header_only_csv_are_errors(tmp_path: Path) -> None:
     empty = tmp_path / "empty.csv"
     empty.write_text("")
     assert str(empty) in _error_of(empty)
     header_only = tmp_path / "header.csv"
     header_only.write_text("id,author_id,text,timestamp\n")
-    assert load_posts(header_only) == []
+    with pytest.raises(CorpusFileError, match="no posts"):
+        load_posts(header_only)
 
 
 # --- loader: parsing and defaults ----------------------------------------------------------------

@@ -6,7 +6,8 @@ defaults to "media_type is image/video/gif", `format` to
 `classify_tweet_format(text)`). Columns that are not `Post` fields are ignored.
 Timestamps are ISO 8601 strings or epoch seconds; naive ones are read as UTC.
 `parent_id` need not name a post in the file (a sample of a larger dataset),
-but must not name the post itself.
+but must not name the post itself. A text may hold at most `MAX_TEXT_CHARS`
+characters, and a file must hold at least one post.
 
 Every row is validated before anything is returned. The first problem raises
 `CorpusFileError` with one line naming the file, the 1-based data row (header
@@ -33,6 +34,9 @@ SUFFIXES: tuple[str, ...] = (".csv", ".jsonl", ".parquet")
 REQUIRED_COLUMNS: tuple[str, ...] = ("id", "author_id", "text", "timestamp")
 COLUMNS: tuple[str, ...] = tuple(Post.model_fields)
 FORMAT_LABELS: tuple[str, ...] = TWEET_FORMATS + REPLY_ARCHETYPES
+#: The longest post X accepts (25,000 characters, X Premium's long posts; help.x.com "About X Premium").
+#: all-MiniLM-L6-v2 reads only the first 256 word pieces, so a longer text is almost surely a broken file.
+MAX_TEXT_CHARS = 25_000
 
 _TRUE = frozenset({"true", "t", "yes", "y", "1"})
 _FALSE = frozenset({"false", "f", "no", "n", "0"})
@@ -157,6 +161,8 @@ def _nonempty_text(value: Any) -> str:
     text = _string(value)
     if not text.strip():
         raise _CellError("must be a non-empty string")
+    if len(text) > MAX_TEXT_CHARS:
+        raise _CellError(f"must be at most {MAX_TEXT_CHARS:,} characters, got {len(text):,}")
     return text
 
 
@@ -213,6 +219,9 @@ def _posts_from_records(
     path: Path, columns: Iterable[str], records: Iterable[tuple[int, dict[str, Any]]]
 ) -> list[Post]:
     """Validated posts from (row number, record) pairs read from `path` (used by every reader)."""
+    records = list(records)
+    if not records:
+        raise CorpusFileError(f"{path}: no posts (the file has no data rows)")
     missing = [column for column in REQUIRED_COLUMNS if column not in set(columns)]
     if missing:
         raise CorpusFileError(
@@ -235,12 +244,30 @@ def _posts_from_records(
     return posts
 
 
+def _undecodable_row(path: Path, header_lines: int) -> CorpusFileError:
+    """Name the line holding the first byte that is not UTF-8 (data rows are counted after the header).
+
+    The file is decoded here rather than trusting the reader's error, whose offset is within a chunk.
+    """
+    data = path.read_bytes()
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = data[: error.start].count(b"\n") + 1
+        where = f"row {line - header_lines}" if line > header_lines else "header"
+        return CorpusFileError(f"{path}: {where}: not UTF-8 text (byte 0x{data[error.start]:02x} at offset "
+                               f"{error.start}); save the file as UTF-8")
+    return CorpusFileError(f"{path}: not UTF-8 text; save the file as UTF-8")
+
+
 def _read_csv(path: Path) -> tuple[list[str], list[tuple[int, dict[str, Any]]]]:
     try:
         frame = pd.read_csv(path, dtype=str, keep_default_na=False, na_filter=False)
     except pd.errors.EmptyDataError:
         raise CorpusFileError(f"{path}: header: the file is empty (expected a header row)") from None
-    except (pd.errors.ParserError, UnicodeDecodeError) as error:
+    except UnicodeDecodeError as error:
+        raise _undecodable_row(path, header_lines=1) from None
+    except pd.errors.ParserError as error:
         raise CorpusFileError(f"{path}: not a readable CSV file ({str(error).splitlines()[0]})") from None
     frame.columns = [str(column).strip() for column in frame.columns]
     return list(frame.columns), list(enumerate(frame.to_dict("records"), start=1))
@@ -259,8 +286,13 @@ def _read_parquet(path: Path) -> tuple[list[str], list[tuple[int, dict[str, Any]
 def _read_jsonl(path: Path) -> tuple[list[str], list[tuple[int, dict[str, Any]]]]:
     columns: dict[str, None] = {}
     records: list[tuple[int, dict[str, Any]]] = []
-    with path.open(encoding="utf-8") as handle:
-        for line_number, line in enumerate(handle, start=1):
+    with path.open("rb") as handle:
+        for line_number, raw in enumerate(handle, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as error:
+                raise CorpusFileError(f"{path}: row {line_number}: not UTF-8 text (byte 0x{raw[error.start]:02x} "
+                                      f"at column {error.start + 1}); save the file as UTF-8") from None
             if not line.strip():
                 continue
             try:
