@@ -236,15 +236,16 @@ def test_cache_keeps_digests_that_end_in_zero_bytes(tmp_path: Path) -> None:
     np.testing.assert_array_equal(fresh.matrix()[rows], vectors)
 
 
-def test_cache_reads_shards_of_the_first_format(tmp_path: Path) -> None:
+def test_cache_quarantines_shards_of_the_first_format(tmp_path: Path) -> None:
     from prism_experiments.embeddings import EmbeddingCache
 
     digests = [bytes(31) + b"\x07", b"\x01" + bytes(31)]
     vectors = np.ones((2, 3), dtype=np.float32)
-    with open(tmp_path / "old.npz", "wb") as handle:  # keys as numpy bytes strings ("S32")
+    with open(tmp_path / "old.npz", "wb") as handle:  # keys as numpy bytes strings ("S32"), no checksum
         np.savez(handle, keys=np.array(digests, dtype="S32"), vectors=vectors)
     cache = EmbeddingCache(tmp_path)
-    assert (cache.rows(digests) >= 0).all()
+    assert (cache.rows(digests) == -1).all(), "an unverifiable shard is not trusted: its texts are re-encoded"
+    assert [p.name.startswith("old-") for p in (tmp_path / "quarantine").iterdir()] == [True]
 
 
 def test_exact_search_matches_brute_force_and_chroma(embedder: Embedder) -> None:

@@ -1,15 +1,21 @@
 """On-disk embedding cache: sha256(text) -> vector, one folder per model.
 
 Shards are written atomically (temporary file, then rename) under unique names, so
-parallel workers never read a half-written file; many small shards are merged.
+parallel workers never read a half-written file; many small shards are merged. Each shard
+carries a sha256 of its keys and vectors: a shard that cannot be read, or whose contents no
+longer match its checksum (a truncated copy, a bit flip, vectors reordered by a script), is
+moved to `quarantine/` with a warning naming it, and its texts are encoded again.
 """
 
 from __future__ import annotations
 
 import fcntl
 import hashlib
+import logging
 import os
+import time
 import uuid
+import zipfile
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -17,6 +23,38 @@ from pathlib import Path
 import numpy as np
 
 _MERGE_AT = 32  # shards in a folder before they are merged into one
+QUARANTINE_DIR = "quarantine"
+log = logging.getLogger(__name__)
+
+
+class DamagedShardError(ValueError):
+    """A shard that cannot be read or whose contents do not match its checksum."""
+
+
+def shard_checksum(keys: np.ndarray, vectors: np.ndarray) -> np.ndarray:
+    """sha256 over the shard's digest bytes and float32 vectors, as 32 uint8."""
+    digest = hashlib.sha256(np.ascontiguousarray(keys, dtype=np.uint8).tobytes())
+    digest.update(np.ascontiguousarray(vectors, dtype=np.float32).tobytes())
+    return np.frombuffer(digest.digest(), dtype=np.uint8)
+
+
+def read_shard(path: Path) -> tuple[list[bytes], np.ndarray]:
+    """(digests, vectors) of a shard, or DamagedShardError; FileNotFoundError if it is gone."""
+    try:
+        with np.load(path) as data:
+            if "checksum" not in data.files:
+                raise DamagedShardError("no checksum (written before checksums, or not by PRISM)")
+            keys, vectors, checksum = data["keys"], data["vectors"], data["checksum"]
+    except FileNotFoundError:
+        raise
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as error:
+        raise DamagedShardError(f"unreadable ({type(error).__name__}: {error})") from None
+    keys = np.asarray(keys)
+    if keys.ndim != 2 or keys.shape[1] != 32 or vectors.ndim != 2 or len(vectors) != len(keys):
+        raise DamagedShardError(f"bad shapes: keys {keys.shape}, vectors {vectors.shape}")
+    if not np.array_equal(checksum, shard_checksum(keys, vectors)):
+        raise DamagedShardError("contents do not match the shard's checksum")
+    return _digests_from_array(keys), vectors
 
 
 def text_digest(text: str) -> bytes:
@@ -57,12 +95,25 @@ class EmbeddingCache:
             if shard.name in self._seen_shards:
                 continue
             try:
-                with np.load(shard) as data:
-                    keys, vectors = data["keys"], data["vectors"]
-            except (FileNotFoundError, OSError, ValueError, KeyError):
-                continue  # merged away or being replaced by another process
+                keys, vectors = read_shard(shard)
+            except FileNotFoundError:
+                continue  # merged away by another process
+            except DamagedShardError as error:
+                self._quarantine(shard, str(error))
+                continue
             self._seen_shards.add(shard.name)
-            self._append(_digests_from_array(keys), vectors)
+            self._append(keys, vectors)
+
+    def _quarantine(self, shard: Path, reason: str) -> None:
+        """Move a damaged shard aside (kept for inspection); its texts are simply missing and re-encoded."""
+        target = self.directory / QUARANTINE_DIR / f"{shard.stem}-{time.strftime('%Y%m%d-%H%M%S')}.npz"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            shard.replace(target)
+        except FileNotFoundError:
+            return  # another process moved it first
+        log.warning("embedding cache: shard %s is damaged (%s); moved to %s, its texts will be encoded again",
+                    shard, reason, target)
 
     def _append(self, keys: list[bytes], vectors: np.ndarray) -> None:
         fresh = [i for i, key in enumerate(keys) if key not in self._rows]
@@ -105,8 +156,9 @@ class EmbeddingCache:
     @staticmethod
     def _write_shard(path: Path, keys: np.ndarray, vectors: np.ndarray) -> None:
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        vectors = np.asarray(vectors, dtype=np.float32)
         with open(tmp, "wb") as handle:
-            np.savez(handle, keys=keys, vectors=np.asarray(vectors, dtype=np.float32))
+            np.savez(handle, keys=keys, vectors=vectors, checksum=shard_checksum(keys, vectors))
         tmp.replace(path)
 
     def _merge_shards(self) -> None:
@@ -128,6 +180,4 @@ def _digests_to_array(digests: Sequence[bytes]) -> np.ndarray:
 
 
 def _digests_from_array(keys: np.ndarray) -> list[bytes]:
-    if keys.dtype.kind == "S":  # shards of the first format: numpy stripped trailing zero bytes, put them back
-        return [key.ljust(32, b"\0") for key in keys.tolist()]
     return [row.tobytes() for row in np.asarray(keys, dtype=np.uint8).reshape(-1, 32)]

@@ -1,0 +1,84 @@
+"""A damaged embedding-cache shard is quarantined and re-encoded, never used and never fatal."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from prism_experiments.embeddings.cache import QUARANTINE_DIR, EmbeddingCache, text_digest
+
+TEXTS = [f"post number {i} about the weather" for i in range(6)]
+
+
+def _filled_cache(directory: Path) -> tuple[list[bytes], np.ndarray, Path]:
+    digests = [text_digest(text) for text in TEXTS]
+    vectors = np.random.default_rng(0).standard_normal((len(TEXTS), 8)).astype(np.float32)
+    EmbeddingCache(directory).add(digests, vectors)
+    (shard,) = directory.glob("*.npz")
+    return digests, vectors, shard
+
+
+def _truncate(shard: Path) -> None:
+    data = shard.read_bytes()
+    shard.write_bytes(data[: len(data) // 2])
+
+
+def _flip_a_bit(shard: Path) -> None:
+    data = bytearray(shard.read_bytes())
+    data[len(data) // 2] ^= 0x01
+    shard.write_bytes(bytes(data))
+
+
+def _shuffle_vectors(shard: Path) -> None:
+    """A readable, well-formed shard whose vectors no longer belong to their keys."""
+    with np.load(shard) as data:
+        keys, vectors, checksum = data["keys"], data["vectors"], data["checksum"]
+    with open(shard, "wb") as handle:
+        np.savez(handle, keys=keys, vectors=vectors[::-1], checksum=checksum)
+
+
+def _drop_checksum(shard: Path) -> None:
+    with np.load(shard) as data:
+        keys, vectors = data["keys"], data["vectors"]
+    with open(shard, "wb") as handle:
+        np.savez(handle, keys=keys, vectors=vectors)
+
+
+@pytest.mark.parametrize("damage", [_truncate, _flip_a_bit, _shuffle_vectors, _drop_checksum])
+def test_damaged_shard_is_quarantined_with_its_path_logged(
+        damage, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    digests, _, shard = _filled_cache(tmp_path)
+    damage(shard)
+    with caplog.at_level(logging.WARNING, logger="prism_experiments.embeddings.cache"):
+        cache = EmbeddingCache(tmp_path)
+    assert (cache.rows(digests) == -1).all(), "nothing from a damaged shard is used"
+    assert not shard.exists()
+    (moved,) = (tmp_path / QUARANTINE_DIR).iterdir()
+    assert moved.name.startswith(shard.stem)
+    assert str(shard) in caplog.text and str(moved) in caplog.text
+
+
+def test_intact_shard_is_read_back_exactly(tmp_path: Path) -> None:
+    digests, vectors, _ = _filled_cache(tmp_path)
+    cache = EmbeddingCache(tmp_path)
+    np.testing.assert_array_equal(cache.matrix()[cache.rows(digests)], vectors)
+    assert not (tmp_path / QUARANTINE_DIR).exists()
+
+
+@pytest.mark.integration
+def test_embedder_re_encodes_the_texts_of_a_damaged_shard(tmp_path: Path) -> None:
+    from prism_experiments.embeddings import Embedder
+
+    first = Embedder(cache_dir=tmp_path)
+    expected = first.encode(TEXTS)
+    (shard,) = tmp_path.rglob("*.npz")
+    _shuffle_vectors(shard)
+    second = Embedder(cache_dir=tmp_path)
+    np.testing.assert_array_equal(second.encode(TEXTS), expected)
+    assert second.encoded_count == len(TEXTS)
+    third = Embedder(cache_dir=tmp_path)  # the re-encoded shard is good: nothing is encoded again
+    np.testing.assert_array_equal(third.encode(TEXTS), expected)
+    assert third.encoded_count == 0
