@@ -1,0 +1,1 @@
+"""Hydra launcher plugins of PRISM Experiments (Hydra finds plugins only in the `hydra_plugins` namespace)."""

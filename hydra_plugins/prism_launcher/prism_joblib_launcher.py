@@ -1,0 +1,92 @@
+"""`hydra/launcher=prism_joblib`: Hydra's joblib launcher, surviving the death of a worker process.
+
+When one loky worker dies (SIGKILL, the out-of-memory killer), joblib kills every other worker and
+raises `TerminatedWorkerError`, dropping the queued jobs. Here the jobs whose process died are marked
+FAILED (and listed by the sweep callback), and the jobs that never finished run in a fresh pool.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+from hydra.core.config_store import ConfigStore
+from hydra.core.utils import JobReturn, JobStatus
+from hydra.core.singleton import Singleton
+from hydra.core.utils import filter_overrides
+from hydra_plugins.hydra_joblib_launcher._core import execute_job, process_joblib_cfg
+from hydra_plugins.hydra_joblib_launcher.config import JobLibLauncherConf
+from hydra_plugins.hydra_joblib_launcher.joblib_launcher import JoblibLauncher
+from joblib import Parallel, delayed
+from joblib.externals.loky.process_executor import BrokenProcessPool
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class PrismJoblibLauncherConf(JobLibLauncherConf):
+    _target_: str = "hydra_plugins.prism_launcher.prism_joblib_launcher.PrismJoblibLauncher"
+    #: how many times a pool broken by a dead worker is replaced before the sweep gives up
+    max_pool_restarts: int = 3
+
+
+ConfigStore.instance().store(group="hydra/launcher", name="prism_joblib", node=PrismJoblibLauncherConf,
+                             provider="prism_experiments")
+
+
+class PrismJoblibLauncher(JoblibLauncher):
+    def __init__(self, max_pool_restarts: int = 3, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.max_pool_restarts = max_pool_restarts
+
+    def launch(self, job_overrides: Sequence[Sequence[str]], initial_job_idx: int) -> Sequence[JobReturn]:
+        from prism_experiments.harness.recovery import jobs_left_after_worker_death
+
+        assert self.config is not None
+        sweep_dir = Path(str(self.config.hydra.sweep.dir))
+        pending = list(range(initial_job_idx, initial_job_idx + len(job_overrides)))
+        returns: dict[int, JobReturn] = {}
+        for restart in range(self.max_pool_restarts + 1):
+            try:
+                overrides = [job_overrides[i - initial_job_idx] for i in pending]
+                returns.update(zip(pending, self._run_in_pool(pending, overrides)))
+                break
+            except BrokenProcessPool as error:
+                first_line = str(error).strip().splitlines()[0]
+                pending = jobs_left_after_worker_death(sweep_dir, [i for i in pending if i not in returns])
+                log.error("a worker process died (%s); its jobs are marked FAILED; %d job(s) left run in a "
+                          "fresh pool", first_line, len(pending))
+                if not pending:
+                    break
+                if restart == self.max_pool_restarts:
+                    log.error("the pool broke %d times; %d job(s) not run", restart + 1, len(pending))
+        # jobs that died have no JobReturn: the sweep callback reports them from the store
+        return [returns.get(i) or _died(i) for i in range(initial_job_idx, initial_job_idx + len(job_overrides))]
+
+    def _run_in_pool(self, numbers: list[int], job_overrides: list[Sequence[str]]) -> list[JobReturn]:
+        """hydra_joblib_launcher._core.launch, with explicit job numbers (it numbers from one start)."""
+        assert self.config is not None and self.hydra_context is not None and self.task_function is not None
+        Path(str(self.config.hydra.sweep.dir)).mkdir(parents=True, exist_ok=True)
+        joblib_cfg = dict(self.joblib)
+        joblib_cfg["backend"] = "loky"  # the threading backend is incompatible with Hydra
+        process_joblib_cfg(joblib_cfg)
+        for number, overrides in zip(numbers, job_overrides):
+            log.info("\t#%d : %s", number, " ".join(filter_overrides(overrides)))
+        singleton_state = Singleton.get_state()
+        return list(Parallel(**joblib_cfg)(
+            delayed(execute_job)(number, overrides, self.hydra_context, self.config, self.task_function,
+                                 singleton_state)
+            for number, overrides in zip(numbers, job_overrides)
+        ))
+
+
+def _died(index: int) -> JobReturn:
+    ret = JobReturn()
+    ret.status = JobStatus.COMPLETED  # recorded as FAILED in MLflow; Hydra must not abort the other batches
+    ret.return_value = None
+    ret.overrides = []
+    ret.working_dir = ""
+    ret.task_name = f"job {index} (process died)"
+    return ret

@@ -1,0 +1,70 @@
+"""What a sweep knows after a worker process died: which jobs ended, which died, which never ran.
+
+Every job writes `<sweep dir>/<job number>/prism_outcome.json` when it ends (FINISHED, FAILED,
+SKIPPED). A job with no outcome file either died with its process (its run is RUNNING with a dead
+pid: marked FAILED here) or never started (run again by the launcher).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from prism_experiments.harness.context import current_sweep
+from prism_experiments.tracking.liveness import ERROR_TAG, HOST_TAG, PID_TAG, process_alive, this_host
+from prism_experiments.tracking.store import client_for
+
+log = logging.getLogger("prism_experiments")
+OUTCOME_FILE = "prism_outcome.json"
+JOB_NUM_TAG = "prism.job_num"
+DIED = "the job's process died (killed by a signal or by the out-of-memory killer); when one joblib worker dies, " \
+       "joblib kills the jobs running in the other workers too"
+
+
+@dataclass
+class JobRecord:
+    status: str  # FINISHED | FAILED | SKIPPED
+    run_id: str | None
+    error: str | None = None
+
+
+def outcome_path(sweep_dir: Path, job_num: int) -> Path:
+    return sweep_dir / str(job_num) / OUTCOME_FILE
+
+
+def write_outcome(job_dir: Path, record: JobRecord) -> None:
+    job_dir.mkdir(parents=True, exist_ok=True)
+    tmp = job_dir / f".{OUTCOME_FILE}.tmp"
+    tmp.write_text(json.dumps(asdict(record)))
+    tmp.replace(job_dir / OUTCOME_FILE)
+
+
+def read_outcome(sweep_dir: Path, job_num: int) -> JobRecord | None:
+    path = outcome_path(sweep_dir, job_num)
+    return JobRecord(**json.loads(path.read_text())) if path.is_file() else None
+
+
+def jobs_left_after_worker_death(sweep_dir: Path, unfinished: list[int]) -> list[int]:
+    """Mark the runs of jobs whose process died FAILED; return the jobs that never started."""
+    context = current_sweep(sweep_dir)
+    died: dict[int, str] = {}
+    if context is not None:
+        client = client_for(context.tracking_uri)
+        runs = client.search_runs([context.experiment_id], filter_string=(
+            f"tags.`prism.sweep_id` = '{context.sweep_id}' and attributes.status = 'RUNNING'"), max_results=10_000)
+        for run in runs:
+            tags = run.data.tags
+            pid, num = tags.get(PID_TAG, ""), tags.get(JOB_NUM_TAG, "")
+            if tags.get(HOST_TAG) != this_host() or not pid.isdigit() or not num.isdigit():
+                continue
+            if process_alive(int(pid)):
+                continue
+            client.set_tag(run.info.run_id, ERROR_TAG, DIED)
+            client.set_terminated(run.info.run_id, "FAILED")
+            died[int(num)] = run.info.run_id
+            log.error("job %s (run %s) FAILED: %s", num, run.info.run_id, DIED)
+    for num, run_id in died.items():
+        write_outcome(sweep_dir / str(num), JobRecord("FAILED", run_id, DIED))
+    return [num for num in unfinished if num not in died and read_outcome(sweep_dir, num) is None]

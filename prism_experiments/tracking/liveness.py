@@ -1,0 +1,152 @@
+"""Which RUNNING runs are alive: heartbeats, process ids, claims on a config, and the reaper.
+
+A run is alive while its process (`prism.pid` on `prism.host`) exists and its heartbeat
+(`prism.heartbeat`, unix seconds, rewritten every `HEARTBEAT_SECONDS`) is fresh. A RUNNING run
+that is neither was left by a killed process or a dead server: `reap_stale_runs` marks it KILLED.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+PID_TAG = "prism.pid"
+HOST_TAG = "prism.host"
+HEARTBEAT_TAG = "prism.heartbeat"
+ERROR_TAG = "prism.error"
+CONFIG_HASH_TAG = "prism.config_hash"
+#: How often a live run rewrites its heartbeat, and how old a heartbeat may get before the run
+#: counts as dead (four missed beats: a busy sqlite store can delay one write by seconds).
+HEARTBEAT_SECONDS = 30.0
+STALE_AFTER_SECONDS = 4 * HEARTBEAT_SECONDS
+
+
+def this_host() -> str:
+    return socket.gethostname()
+
+
+def liveness_tags(now: float | None = None) -> dict[str, str]:
+    """Tags a run is created with: who runs it, and its first heartbeat."""
+    return {PID_TAG: str(os.getpid()), HOST_TAG: this_host(), HEARTBEAT_TAG: f"{now or time.time():.0f}"}
+
+
+def process_alive(pid: int) -> bool:
+    """Whether a process with this id exists on this machine (signal 0 checks without sending)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+@dataclass(frozen=True)
+class Liveness:
+    alive: bool
+    reason: str
+
+
+def run_liveness(tags: dict[str, str], start_time_ms: int, now: float, stale_after: float = STALE_AFTER_SECONDS
+                 ) -> Liveness:
+    """Alive or not, and why, from a RUNNING run's tags (pure: `now` in unix seconds)."""
+    pid, host = tags.get(PID_TAG), tags.get(HOST_TAG)
+    if pid and host == this_host() and pid.isdigit() and not process_alive(int(pid)):
+        return Liveness(False, f"its process {pid} on {host} no longer exists")
+    beat = tags.get(HEARTBEAT_TAG)
+    last = float(beat) if beat else start_time_ms / 1000.0
+    age = now - last
+    if age > stale_after:
+        what = "heartbeat" if beat else "start (no heartbeat)"
+        return Liveness(False, f"no heartbeat for {age:.0f} s (last {what} at {time.strftime('%H:%M:%S', time.localtime(last))})")
+    return Liveness(True, f"heartbeat {age:.0f} s ago")
+
+
+def reap_stale_runs(client: Any, experiment_ids: Iterable[str], *, now: float | None = None,
+                    stale_after: float = STALE_AFTER_SECONDS) -> list[str]:
+    """Mark every dead RUNNING run KILLED (with the reason in `prism.error`); returns their ids."""
+    now = time.time() if now is None else now
+    reaped = []
+    for run in client.search_runs(list(experiment_ids), filter_string="attributes.status = 'RUNNING'",
+                                  max_results=10_000):
+        verdict = run_liveness(run.data.tags, run.info.start_time, now, stale_after)
+        if verdict.alive:
+            continue
+        client.set_tag(run.info.run_id, ERROR_TAG, f"reaped: left RUNNING, {verdict.reason}")
+        client.set_terminated(run.info.run_id, "KILLED")
+        reaped.append(run.info.run_id)
+        log.warning("run %s was left RUNNING (%s): marked KILLED", run.info.run_id, verdict.reason)
+    return reaped
+
+
+def live_holder(client: Any, experiment_id: str, digest: str, own_run_id: str, *,
+                now: float | None = None) -> Any | None:
+    """The live RUNNING run that holds this config hash before `own_run_id`, if any.
+
+    Every job creates its RUNNING run first and then looks: of two jobs that start together, both
+    see both runs, and the one created later (start time, then run id) gives way.
+    """
+    now = time.time() if now is None else now
+    runs = client.search_runs([experiment_id], filter_string=(
+        f"tags.`{CONFIG_HASH_TAG}` = '{digest}' and attributes.status = 'RUNNING'"), max_results=100)
+    live = [run for run in runs if run.info.run_id == own_run_id
+            or run_liveness(run.data.tags, run.info.start_time, now).alive]
+    live.sort(key=lambda run: (run.info.start_time, run.info.run_id))
+    if live and live[0].info.run_id != own_run_id:
+        return live[0]
+    return None
+
+
+class Heartbeat:
+    """A daemon thread that rewrites a run's heartbeat, and ends the process if its parent dies.
+
+    `on_orphaned` runs (best effort) before the process exits when `watch_parent` is set and the
+    parent is gone (a sweep driver killed with SIGKILL leaves its joblib workers to PID 1).
+    """
+
+    def __init__(self, beat: Callable[[], None], *, interval: float = HEARTBEAT_SECONDS,
+                 watch_parent: bool = False, on_orphaned: Callable[[], None] | None = None,
+                 poll: float = 1.0) -> None:
+        self._beat, self._interval, self._poll = beat, interval, poll
+        self._parent = os.getppid() if watch_parent else None
+        self._on_orphaned = on_orphaned
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="prism-heartbeat", daemon=True)
+        self.failures = 0
+
+    def __enter__(self) -> "Heartbeat":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+
+    def _loop(self) -> None:
+        last = time.monotonic()
+        while not self._stop.wait(self._poll):
+            if self._parent is not None and os.getppid() != self._parent:
+                self._orphaned()
+            if time.monotonic() - last >= self._interval:
+                last = time.monotonic()
+                try:
+                    self._beat()
+                except Exception as error:  # a dead server must not kill the run: the reaper decides
+                    self.failures += 1
+                    log.warning("heartbeat failed (%s)", error)
+
+    def _orphaned(self) -> None:
+        log.error("the sweep driver (pid %s) is gone: stopping this job", self._parent)
+        try:
+            if self._on_orphaned is not None:
+                self._on_orphaned()
+        finally:
+            os._exit(3)

@@ -1,0 +1,180 @@
+"""Liveness of RUNNING runs: the pure verdict, the reaper and claims against a fake client, the heartbeat thread."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+
+import pytest
+
+from prism_experiments.tracking.liveness import (
+    CONFIG_HASH_TAG,
+    ERROR_TAG,
+    HEARTBEAT_TAG,
+    HOST_TAG,
+    PID_TAG,
+    Heartbeat,
+    live_holder,
+    liveness_tags,
+    reap_stale_runs,
+    run_liveness,
+    this_host,
+)
+
+NOW = 1_800_000_000.0
+
+
+def _dead_pid() -> int:
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    return child.pid
+
+
+def test_a_fresh_run_of_this_process_is_alive() -> None:
+    verdict = run_liveness(liveness_tags(NOW - 5), start_time_ms=int((NOW - 5) * 1000), now=NOW)
+    assert verdict.alive and "5 s ago" in verdict.reason
+
+
+def test_a_run_whose_local_process_is_gone_is_dead_at_once() -> None:
+    tags = {PID_TAG: str(_dead_pid()), HOST_TAG: this_host(), HEARTBEAT_TAG: f"{NOW:.0f}"}
+    verdict = run_liveness(tags, start_time_ms=int(NOW * 1000), now=NOW)
+    assert not verdict.alive and "no longer exists" in verdict.reason
+
+
+def test_a_remote_run_is_judged_by_its_heartbeat_alone() -> None:
+    tags = {PID_TAG: str(_dead_pid()), HOST_TAG: "another-host", HEARTBEAT_TAG: f"{NOW - 60:.0f}"}
+    assert run_liveness(tags, int(NOW * 1000), NOW, stale_after=120).alive
+    assert not run_liveness(tags, int(NOW * 1000), NOW, stale_after=30).alive
+
+
+def test_a_run_without_heartbeat_ages_from_its_start() -> None:
+    assert run_liveness({}, start_time_ms=int((NOW - 10) * 1000), now=NOW, stale_after=60).alive
+    verdict = run_liveness({}, start_time_ms=int((NOW - 600) * 1000), now=NOW, stale_after=60)
+    assert not verdict.alive and "no heartbeat" in verdict.reason
+
+
+@dataclass
+class FakeRun:
+    run_id: str
+    tags: dict[str, str]
+    start_time: int
+    status: str = "RUNNING"
+
+    @property
+    def info(self) -> "FakeRun":
+        return self
+
+    @property
+    def data(self) -> "FakeRun":
+        return self
+
+
+@dataclass
+class FakeClient:
+    """search_runs understands the two filters the module uses; records set_tag/set_terminated."""
+
+    runs: list[FakeRun]
+    terminated: dict[str, str] = field(default_factory=dict)
+
+    def search_runs(self, experiment_ids: list[str], filter_string: str, max_results: int) -> list[FakeRun]:
+        found = [run for run in self.runs if run.status == "RUNNING"]
+        if CONFIG_HASH_TAG in filter_string:
+            digest = filter_string.split("= '")[1].split("'")[0]
+            found = [run for run in found if run.tags.get(CONFIG_HASH_TAG) == digest]
+        return found
+
+    def set_tag(self, run_id: str, key: str, value: str) -> None:
+        next(run for run in self.runs if run.run_id == run_id).tags[key] = value
+
+    def set_terminated(self, run_id: str, status: str) -> None:
+        self.terminated[run_id] = status
+        next(run for run in self.runs if run.run_id == run_id).status = status
+
+
+def test_reaper_kills_only_dead_runs_and_says_why() -> None:
+    alive = FakeRun("alive", liveness_tags(NOW), int(NOW * 1000))
+    orphan = FakeRun("orphan", {PID_TAG: str(_dead_pid()), HOST_TAG: this_host(), HEARTBEAT_TAG: f"{NOW:.0f}"},
+                     int(NOW * 1000))
+    silent = FakeRun("silent", {HEARTBEAT_TAG: f"{NOW - 3600:.0f}", HOST_TAG: "elsewhere"}, int((NOW - 3600) * 1000))
+    client = FakeClient([alive, orphan, silent])
+    assert sorted(reap_stale_runs(client, ["1"], now=NOW)) == ["orphan", "silent"]
+    assert client.terminated == {"orphan": "KILLED", "silent": "KILLED"}
+    assert orphan.tags[ERROR_TAG].startswith("reaped: left RUNNING") and "alive" not in client.terminated
+
+
+def test_of_two_live_claims_the_earlier_run_holds_the_config() -> None:
+    first = FakeRun("b-first", liveness_tags(NOW) | {CONFIG_HASH_TAG: "h1"}, 1000)
+    second = FakeRun("a-second", liveness_tags(NOW) | {CONFIG_HASH_TAG: "h1"}, 2000)
+    other = FakeRun("other", liveness_tags(NOW) | {CONFIG_HASH_TAG: "h2"}, 500)
+    client = FakeClient([first, second, other])
+    assert live_holder(client, "1", "h1", "a-second", now=NOW).run_id == "b-first"
+    assert live_holder(client, "1", "h1", "b-first", now=NOW) is None
+
+
+def test_a_dead_claim_does_not_hold_the_config() -> None:
+    dead = FakeRun("dead", {PID_TAG: str(_dead_pid()), HOST_TAG: this_host(), HEARTBEAT_TAG: f"{NOW:.0f}",
+                            CONFIG_HASH_TAG: "h1"}, 1000)
+    mine = FakeRun("mine", liveness_tags(NOW) | {CONFIG_HASH_TAG: "h1"}, 2000)
+    assert live_holder(FakeClient([dead, mine]), "1", "h1", "mine", now=NOW) is None
+
+
+def test_heartbeat_beats_and_survives_a_failing_beat() -> None:
+    beats: list[float] = []
+    failing = threading.Event()
+
+    def beat() -> None:
+        if not failing.is_set():
+            failing.set()
+            raise ConnectionError("server down")
+        beats.append(time.monotonic())
+
+    with Heartbeat(beat, interval=0.02, poll=0.01) as heart:
+        deadline = time.monotonic() + 5
+        while len(beats) < 2 and time.monotonic() < deadline:
+            time.sleep(0.01)
+    assert heart.failures == 1 and len(beats) >= 2
+
+
+def _gone_or_zombie(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
+
+
+CHILD = """
+import os, pathlib, sys, time
+from prism_experiments.tracking.liveness import Heartbeat
+folder = pathlib.Path(sys.argv[1])
+with Heartbeat(lambda: None, watch_parent=True, poll=0.05,
+               on_orphaned=lambda: (folder / "orphaned").write_text(str(os.getpid()))):
+    (folder / "started").write_text(str(os.getpid()))
+    time.sleep(60)
+"""
+DRIVER = """
+import subprocess, sys, time
+subprocess.Popen([sys.executable, "-c", sys.argv[1], sys.argv[2]])
+time.sleep(60)
+"""
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="uses /proc")
+def test_a_job_whose_driver_is_killed_exits_and_reports_it(tmp_path) -> None:
+    driver = subprocess.Popen([sys.executable, "-c", DRIVER, CHILD, str(tmp_path)])
+    deadline = time.monotonic() + 30
+    while not (tmp_path / "started").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    child = int((tmp_path / "started").read_text())
+    driver.kill()  # SIGKILL: the driver runs no cleanup
+    driver.wait()
+    while not (tmp_path / "orphaned").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert (tmp_path / "orphaned").read_text() == str(child), "the orphaned job ran its handler"
+    while not _gone_or_zombie(child) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _gone_or_zombie(child), "the orphaned job exited"
