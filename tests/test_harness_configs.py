@@ -11,7 +11,7 @@ from hydra.core.global_hydra import GlobalHydra
 from omegaconf import DictConfig
 
 from prism_experiments.__main__ import CONFIG_DIR
-from prism_experiments.harness.composed import experiment_config
+from prism_experiments.harness.hydra_config import experiment_config
 from prism_experiments.config import ConfigError
 from prism_experiments.harness.sweep import job_overrides
 from prism_experiments.ranking import KNOWN_MODES
