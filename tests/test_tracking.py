@@ -231,7 +231,8 @@ def test_log_params_cuts_long_values_and_batches() -> None:
 def test_log_metrics_logs_series_then_summary_and_skips_non_numbers() -> None:
     client = RecordingClient()
     series = pd.DataFrame({"inn_share": [0.1] * (MAX_METRICS_PER_BATCH + 5)})
-    log_metrics(client, "run", {"inn_share": 0.25, "label": "not a number", "undefined": math.nan}, series)  # type: ignore[arg-type]
+    summary = {"inn_share": 0.25, "label": "not a number", "undefined": math.nan}
+    log_metrics(client, "run", summary, series)  # type: ignore[arg-type]
     metrics = [metric for batch in client.batches for metric in batch["metrics"]]
     assert [len(batch["metrics"]) for batch in client.batches] == [MAX_METRICS_PER_BATCH, 7]
     assert {m.key for m in metrics} == {"step/inn_share", "inn_share", "undefined"}

@@ -34,7 +34,7 @@ from prism_experiments.analysis.stats import (
     spearman_trend,
     wilcoxon_test,
 )
-from prism_experiments.tracking.labels import SINGLE_CONDITION_LABEL, condition_labels
+from prism_experiments.tracking.labels import condition_labels
 
 SUMMARY_COLUMNS: tuple[str, ...] = ("metric", "condition", "n", "mean", "sd", "ci_low", "ci_high", "ci_method")
 PAIRWISE_COLUMNS: tuple[str, ...] = (
@@ -286,7 +286,7 @@ def trend_tests(
         if levels is None:
             continue
         others = [key for key in factor_keys if key != factor]
-        strata = condition_labels(tidy, others, names) if others else pd.Series(SINGLE_CONDITION_LABEL, index=tidy.index)
+        strata = condition_labels(tidy, others, names)  # SINGLE_CONDITION_LABEL for every run when no others
         usable = levels.notna()
         for stratum, index in tidy.loc[usable].groupby(strata[usable], sort=True).groups.items():
             stratum_levels = levels.loc[index]
