@@ -43,6 +43,8 @@ log = logging.getLogger("prism_experiments")
 
 @dataclass
 class JobOutcome:
+    """How a job ended: its MLflow run (None only if none was created), status, summary and error."""
+
     run_id: str | None
     status: str  # FINISHED | FAILED | SKIPPED
     summary: dict[str, float]
