@@ -12,7 +12,7 @@ from hydra.types import RunMode
 from omegaconf import DictConfig
 
 from prism_experiments.config import ConfigError
-from prism_experiments.harness.composed import experiment_config
+from prism_experiments.harness.hydra_config import experiment_config
 from prism_experiments.harness.context import current_sweep
 from prism_experiments.harness.job import run_job
 

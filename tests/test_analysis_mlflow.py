@@ -212,3 +212,19 @@ def test_a_run_without_cascade_table_is_warned_not_fatal(store: dict[str, object
     sizes, warnings = download_cascade_sizes(client, [with_table, without_table], tmp_path)
     assert sizes["size"].tolist() == [2.0, 4.0, 6.0]
     assert warnings == [f"no readable tables/cascades.parquet for 1 run(s), left out of the CCDF: {without_table}"]
+
+
+def test_compare_experiment_returns_the_report_without_the_cli(store: dict[str, object], tmp_path: Path) -> None:
+    from prism_experiments.analysis.experiment_comparison import compare_experiment
+
+    client = store["client"]
+    assert isinstance(client, MlflowClient)
+    before = client.search_runs([str(store["experiment_id"])], filter_string="tags.`prism.kind` = 'analysis'")
+    outcome = compare_experiment(EXPERIMENT, tracking_uri=str(store["uri"]), metrics=["inn_share"],
+                                 out=tmp_path / "direct", cascades=False, log_run=False)  # fmt: skip
+    assert outcome.files.directory == (tmp_path / "direct").resolve()
+    assert outcome.files.report.is_file() and outcome.files.results.is_file()
+    assert outcome.analysis_run_id is None and outcome.n_runs == 2 * len(SEEDS)
+    assert outcome.summary.startswith(f"prism-compare: {EXPERIMENT}: {2 * len(SEEDS)} runs, 2 conditions")
+    after = client.search_runs([str(store["experiment_id"])], filter_string="tags.`prism.kind` = 'analysis'")
+    assert len(after) == len(before)

@@ -13,7 +13,7 @@ from scipy import stats
 
 from prism_experiments.analysis.cli import main
 from prism_experiments.analysis.compare import ComparisonSettings, compare_conditions, smallest_holm_p
-from prism_experiments.analysis.conditions import resolve_param_keys, short_names
+from prism_experiments.analysis.conditions import resolve_param_keys
 from prism_experiments.analysis.design import detect_design
 from prism_experiments.analysis.errors import AnalysisInputError
 from prism_experiments.analysis.report import CascadeComparison, ReportContext, reading, write_report
@@ -34,6 +34,7 @@ from prism_experiments.analysis.stats import (
     spearman_trend,
     wilcoxon_test,
 )
+from prism_experiments.tracking.labels import short_names
 
 FAST = ComparisonSettings(n_resamples=999)
 
@@ -103,6 +104,16 @@ def test_single_tests_give_scipys_p_values() -> None:
     assert page_trend(blocks).pvalue == pytest.approx(min(1.0, 2 * min(increasing.pvalue, decreasing.pvalue)))
 
 
+SCIPY_PAIRED = (
+    lambda x, y: stats.wilcoxon(x, y.reindex(x.index)).pvalue,
+    lambda *groups: stats.friedmanchisquare(*groups).pvalue,
+)
+SCIPY_UNPAIRED = (
+    lambda x, y: stats.mannwhitneyu(x, y, alternative="two-sided").pvalue,
+    lambda *groups: stats.kruskal(*groups).pvalue,
+)
+
+
 @pytest.mark.parametrize("paired", [True, False])
 def test_every_reported_p_value_equals_scipy_on_the_same_numbers(paired: bool) -> None:
     tidy = run_table({"a": 0.0, "b": 0.3, "c": 1.0}, range(8), noise=0.5)
@@ -111,20 +122,13 @@ def test_every_reported_p_value_equals_scipy_on_the_same_numbers(paired: bool) -
     comparison = compare(tidy)
     assert comparison.design.paired is paired
     groups = {c: tidy.loc[tidy["condition"] == c].set_index("seed")["m"] for c in ("a", "b", "c")}
-    for row in comparison.pairwise.itertuples(index=False):
-        x, y = groups[row.condition_a], groups[row.condition_b]
-        if paired:
-            expected = stats.wilcoxon(x, y.reindex(x.index)).pvalue
-        else:
-            expected = stats.mannwhitneyu(x, y, alternative="two-sided").pvalue
-        assert row.p_value == expected
+    pair_p, omnibus_p = SCIPY_PAIRED if paired else SCIPY_UNPAIRED
+    pairs = comparison.pairwise[["condition_a", "condition_b", "p_value"]].itertuples(index=False, name=None)
+    reported = {(a, b): p for a, b, p in pairs}
+    assert reported == {(a, b): pair_p(groups[a], groups[b]) for a, b in combinations("abc", 2)}
     raw = comparison.pairwise["p_value"].to_numpy()
     assert comparison.pairwise["p_holm"].to_numpy() == pytest.approx(holm_adjust(raw))
-    omnibus = comparison.omnibus.iloc[0]
-    if paired:
-        assert omnibus["p_value"] == stats.friedmanchisquare(*groups.values()).pvalue
-    else:
-        assert omnibus["p_value"] == stats.kruskal(*groups.values()).pvalue
+    assert comparison.omnibus.iloc[0]["p_value"] == omnibus_p(*groups.values())
 
 
 def test_known_large_effect_is_significant_after_holm() -> None:
@@ -392,9 +396,10 @@ def test_pairwise_rows_cover_every_pair_once() -> None:
 
 def test_compared_runs_tag_is_cut_at_a_whole_id_when_too_long() -> None:
     from prism_experiments.analysis.analysis_run import compared_runs_tag
+    from prism_experiments.tracking.limits import MAX_TAG_LENGTH
 
     ids = [f"{i:032x}" for i in range(300)]
     assert compared_runs_tag(ids[:3]) == ",".join(ids[:3])
     tag = compared_runs_tag(ids)
-    assert len(tag) <= 8000 and tag.endswith("...(300 runs; full list in compared_runs.txt)")
+    assert len(tag) <= MAX_TAG_LENGTH and tag.endswith("...(300 runs; full list in compared_runs.txt)")
     assert all(len(part) == 32 for part in tag.split(",")[:-1])

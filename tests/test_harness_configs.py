@@ -8,10 +8,11 @@ from pathlib import Path
 import pytest
 from hydra import compose, initialize_config_dir
 from hydra.core.global_hydra import GlobalHydra
+from hydra.errors import MissingConfigException
 from omegaconf import DictConfig
 
 from prism_experiments.__main__ import CONFIG_DIR
-from prism_experiments.harness.composed import experiment_config
+from prism_experiments.harness.hydra_config import experiment_config
 from prism_experiments.config import ConfigError
 from prism_experiments.harness.sweep import job_overrides
 from prism_experiments.ranking import KNOWN_MODES
@@ -47,7 +48,7 @@ def test_every_ranking_option_composes_and_validates(compose_config: Compose, mo
 def test_corpus_file_option_needs_its_path(compose_config: Compose, tmp_path: Path) -> None:
     cfg = experiment_config(compose_config("corpus=file", f"corpus.path={tmp_path / 'posts.csv'}"))
     assert cfg.corpus.source == "file" and cfg.corpus.path == tmp_path / "posts.csv"
-    with pytest.raises(Exception, match="corpus.path"):
+    with pytest.raises(ConfigError, match="corpus.path"):
         experiment_config(compose_config("corpus=file"))
 
 
@@ -76,14 +77,14 @@ def test_outputs_go_under_the_runs_dir(compose_config: Compose, tmp_path: Path) 
     assert "joblib" in cfg.hydra.launcher._target_.lower()
 
 
-SWEEPS = {  # experiment -> (jobs, keys that vary besides the seed)
-    "ranking_modes": (40, {"ranking.mode"}),
-    "oon_scale": (40, {"ranking.out_of_network_scale"}),
-    "reply_scale": (40, {"ranking.reply_scale"}),
-    "author_diversity": (80, {"ranking.author_diversity_decay", "ranking.author_diversity_formula"}),
-    "all_modes": (70, {"ranking.mode"}),
-    "smoke": (4, {"ranking.mode"}),
-    "large": (1, set()),
+SWEEPS = {  # experiment -> (jobs, keys that vary besides the seed, ranking modes it runs)
+    "ranking_modes": (40, {"ranking.mode"}, {"x_algo", "preference", "random", "chronological"}),
+    "oon_scale": (40, {"ranking.out_of_network_scale"}, {"x_algo"}),
+    "reply_scale": (40, {"ranking.reply_scale"}, {"x_algo"}),
+    "author_diversity": (80, {"ranking.author_diversity_decay", "ranking.author_diversity_formula"}, {"x_algo"}),
+    "all_modes": (10 * len(KNOWN_MODES), {"ranking.mode"}, set(KNOWN_MODES)),
+    "smoke": (4, {"ranking.mode"}, {"x_algo", "random"}),
+    "large": (1, set(), {"x_algo"}),
 }
 
 
@@ -93,7 +94,7 @@ def test_every_experiment_has_an_expectation() -> None:
 
 @pytest.mark.parametrize("experiment", EXPERIMENTS)
 def test_every_experiment_job_validates_and_varies_what_it_says(compose_config: Compose, experiment: str) -> None:
-    expected_jobs, varying = SWEEPS[experiment]
+    expected_jobs, varying, modes = SWEEPS[experiment]
     assert experiment_config(compose_config(f"experiment={experiment}")).experiment_name == experiment
     jobs = job_overrides(compose_config(f"experiment={experiment}"))
     assert len(jobs) == expected_jobs
@@ -102,8 +103,7 @@ def test_every_experiment_job_validates_and_varies_what_it_says(compose_config: 
     flat = [_flatten(c.model_dump(mode="json")) for c in configs]
     differing = {k for k in flat[0] if len({repr(f[k]) for f in flat}) > 1}
     assert differing == varying | ({"seed"} if expected_jobs > 1 else set())
-    if "ranking.mode" not in varying:
-        assert {f["ranking.mode"] for f in flat} == {"x_algo"}
+    assert {f["ranking.mode"] for f in flat} == modes
 
 
 def _flatten(data: dict, prefix: str = "") -> dict:
@@ -127,5 +127,5 @@ def test_bad_values_fail_validation_naming_the_field(compose_config: Compose, ov
 
 
 def test_unknown_group_option_is_refused_by_hydra(compose_config: Compose) -> None:
-    with pytest.raises(Exception, match="bogus"):
+    with pytest.raises(MissingConfigException, match="bogus"):
         compose_config("ranking=bogus")

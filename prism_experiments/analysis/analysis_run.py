@@ -10,12 +10,8 @@ from mlflow.entities import Metric, Param
 from mlflow.tracking import MlflowClient
 
 from prism_experiments.analysis.report import COMPARED_RUNS_FILE
-from prism_experiments.analysis.runs import KIND_TAG, SWEEP_TAG
-
-ANALYSIS_KIND = "analysis"
-COMPARED_RUNS_TAG = "prism.compared_runs"
-#: MLflow's limit on a tag value (mlflow/utils/validation.py, MAX_TAG_VAL_LENGTH in 3.17).
-MAX_TAG_LENGTH = 8000
+from prism_experiments.tracking.limits import MAX_TAG_LENGTH
+from prism_experiments.tracking.tags import ANALYSIS_KIND, COMPARED_RUNS_TAG, KIND_TAG, SWEEP_ID_TAG
 
 
 def compared_runs_tag(run_ids: Sequence[str], limit: int = MAX_TAG_LENGTH) -> str:
@@ -39,7 +35,7 @@ def start_analysis_run(
     """Create the analysis run with its tags and params; returns its id."""
     tags = {KIND_TAG: ANALYSIS_KIND, COMPARED_RUNS_TAG: compared_runs_tag(compared_run_ids)}
     if sweep_id is not None:
-        tags[SWEEP_TAG] = sweep_id
+        tags[SWEEP_ID_TAG] = sweep_id
     run = client.create_run(experiment_id, run_name=run_name, tags=tags)
     run_id = str(run.info.run_id)
     client.log_batch(run_id, params=[Param(key, str(value)) for key, value in params.items()])
@@ -55,4 +51,5 @@ def finish_analysis_run(client: MlflowClient, run_id: str, directory: Path, metr
 
 
 def fail_analysis_run(client: MlflowClient, run_id: str) -> None:
+    """Mark the analysis run FAILED (the report could not be written or logged)."""
     client.set_terminated(run_id, "FAILED")

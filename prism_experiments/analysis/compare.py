@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
-from prism_experiments.analysis.conditions import condition_labels, numeric_levels
+from prism_experiments.analysis.conditions import numeric_levels
 from prism_experiments.analysis.design import Design
 from prism_experiments.analysis.stats import (
     ConfidenceInterval,
@@ -34,6 +34,7 @@ from prism_experiments.analysis.stats import (
     spearman_trend,
     wilcoxon_test,
 )
+from prism_experiments.tracking.labels import condition_labels
 
 SUMMARY_COLUMNS: tuple[str, ...] = ("metric", "condition", "n", "mean", "sd", "ci_low", "ci_high", "ci_method")
 PAIRWISE_COLUMNS: tuple[str, ...] = (
@@ -285,7 +286,7 @@ def trend_tests(
         if levels is None:
             continue
         others = [key for key in factor_keys if key != factor]
-        strata = condition_labels(tidy, others, names) if others else pd.Series("all runs", index=tidy.index)
+        strata = condition_labels(tidy, others, names)  # SINGLE_CONDITION_LABEL for every run when no others
         usable = levels.notna()
         for stratum, index in tidy.loc[usable].groupby(strata[usable], sort=True).groups.items():
             stratum_levels = levels.loc[index]

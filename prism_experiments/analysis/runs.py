@@ -12,12 +12,8 @@ from mlflow.entities import Run, ViewType
 from mlflow.tracking import MlflowClient
 
 from prism_experiments.analysis.errors import AnalysisInputError
+from prism_experiments.tracking.tags import CONDITION_TAG, KIND_TAG, SEED_TAG, SIMULATION_KIND, SWEEP_ID_TAG, tag_equals
 
-KIND_TAG = "prism.kind"
-SEED_TAG = "prism.seed"
-SWEEP_TAG = "prism.sweep_id"
-CONDITION_TAG = "prism.condition"
-SIMULATION_KIND = "simulation"
 SEED_PARAM = "seed"
 FINISHED = "FINISHED"
 SEARCH_PAGE_SIZE = 1000
@@ -78,7 +74,7 @@ def runs_to_table(records: Sequence[RunRecord]) -> RunTable:
         {
             "status": [record.status for record in records],
             "start_time": pd.Series([record.start_time for record in records], dtype="int64"),
-            "sweep_id": [record.tags.get(SWEEP_TAG) for record in records],
+            "sweep_id": [record.tags.get(SWEEP_ID_TAG) for record in records],
             "seed": pd.Series([parse_seed(record) for record in records], dtype="float64"),
             "condition_tag": [record.tags.get(CONDITION_TAG) for record in records],
         }
@@ -104,12 +100,12 @@ def require_existing_store(tracking_uri: str) -> None:
 
 def simulation_filter(sweep_id: str | None = None) -> str:
     """MLflow filter string for simulation runs, optionally of one sweep."""
-    clause = f"tags.`{KIND_TAG}` = '{SIMULATION_KIND}'"
+    clause = tag_equals(KIND_TAG, SIMULATION_KIND)
     if sweep_id is None:
         return clause
     if "'" in sweep_id or "`" in sweep_id:
         raise AnalysisInputError(f"sweep-id: must not contain quotes or backticks, got {sweep_id!r}")
-    return f"{clause} AND tags.`{SWEEP_TAG}` = '{sweep_id}'"
+    return f"{clause} AND {tag_equals(SWEEP_ID_TAG, sweep_id)}"
 
 
 def search_all_runs(client: MlflowClient, experiment_id: str, filter_string: str) -> list[Run]:

@@ -7,15 +7,11 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from prism_experiments.analysis.conditions import (
-    condition_labels,
-    ordered_conditions,
-    resolve_param_keys,
-    short_names,
-    varying_params,
-)
+from prism_experiments.analysis.conditions import ordered_conditions, resolve_param_keys, varying_params
 from prism_experiments.analysis.errors import AnalysisInputError
-from prism_experiments.analysis.runs import FINISHED, RunTable
+from prism_experiments.analysis.runs import FINISHED, SEED_PARAM, RunTable
+from prism_experiments.tracking.labels import condition_labels, short_names
+from prism_experiments.tracking.tags import KIND_TAG, SEED_TAG, SIMULATION_KIND
 
 #: Primary outcome metrics compared when `--metrics` is not given (names the simulation logs).
 DEFAULT_METRICS: tuple[str, ...] = (
@@ -75,7 +71,8 @@ def exclusion_reasons(table: RunTable, metrics: Sequence[str]) -> pd.Series:
     no_seed = info["seed"].isna()
     no_metrics = table.metrics.reindex(columns=list(metrics)).isna().all(axis=1)
     reasons = status_reason.copy()
-    reasons = reasons.where(reasons != "", no_seed.map({True: "no seed (tag prism.seed or param seed)", False: ""}))
+    no_seed_reason = f"no seed (tag {SEED_TAG} or param {SEED_PARAM})"
+    reasons = reasons.where(reasons != "", no_seed.map({True: no_seed_reason, False: ""}))
     reasons = reasons.where(
         reasons != "", no_metrics.map({True: "incomplete: none of the compared metrics logged", False: ""})
     )
@@ -85,7 +82,7 @@ def exclusion_reasons(table: RunTable, metrics: Sequence[str]) -> pd.Series:
 def select_runs(table: RunTable, by: Sequence[str] | None = None, metrics: Sequence[str] | None = None) -> Selection:
     """The runs to compare and why the others are left out; AnalysisInputError if fewer than two conditions."""
     if table.info.empty:
-        raise AnalysisInputError("runs: no simulation runs found (tag prism.kind = simulation)")
+        raise AnalysisInputError(f"runs: no simulation runs found (tag {KIND_TAG} = {SIMULATION_KIND})")
     chosen_metrics, warnings = choose_metrics(metrics, [str(name) for name in table.metrics.columns])
     reasons = exclusion_reasons(table, chosen_metrics)
     keep = reasons == ""

@@ -13,6 +13,8 @@ SWEEP_FILE_NAME = "prism_sweep.json"
 
 @dataclass
 class SweepContext:
+    """The sweep's id, store, experiment, parent run and varying override keys, shared with every job."""
+
     sweep_id: str
     tracking_uri: str
     experiment_id: str
@@ -21,6 +23,7 @@ class SweepContext:
     n_jobs: int = 0
 
     def save(self, path: Path) -> Path:
+        """Write atomically (workers may read while the callback writes)."""
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(".tmp")
         tmp.write_text(json.dumps(asdict(self), indent=2))
@@ -29,6 +32,7 @@ class SweepContext:
 
     @classmethod
     def load(cls, path: Path) -> "SweepContext":
+        """Read a context written by `save`."""
         return cls(**json.loads(path.read_text()))
 
 

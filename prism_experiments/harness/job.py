@@ -16,17 +16,35 @@ from prism_experiments.harness.context import SweepContext
 from prism_experiments.metrics import step_series, summarize
 from prism_experiments.simulation import run_simulation
 from prism_experiments.tracking.artifacts import write_run_files
-from prism_experiments.tracking.params import condition_label, config_hash, overrides_to_pairs, to_params
+from prism_experiments.tracking.labels import condition_label, overrides_to_pairs
+from prism_experiments.tracking.limits import fit_tag
+from prism_experiments.tracking.params import config_hash, to_params
 from prism_experiments.tracking.provenance import git_commit, package_versions
 from prism_experiments.tracking.run_logger import log_files, log_metrics, log_params, set_tags
 from prism_experiments.tracking.store import client_for, ensure_experiment, resolve_tracking_uri
+from prism_experiments.tracking.tags import (
+    CONDITION_TAG,
+    CONFIG_HASH_TAG,
+    ERROR_TAG,
+    GIT_COMMIT_TAG,
+    KIND_TAG,
+    OVERRIDES_TAG,
+    PARENT_RUN_TAG,
+    SEED_TAG,
+    SIMULATION_KIND,
+    SWEEP_ID_TAG,
+    TIMING_TAG_PREFIX,
+    VERSION_TAG_PREFIX,
+    tag_equals,
+)
 
 log = logging.getLogger("prism_experiments")
-SIMULATION_KIND = "simulation"
 
 
 @dataclass
 class JobOutcome:
+    """How a job ended: its MLflow run (None only if none was created), status, summary and error."""
+
     run_id: str | None
     status: str  # FINISHED | FAILED | SKIPPED
     summary: dict[str, float]
@@ -37,30 +55,31 @@ def find_finished_run(client: Any, experiment_id: str, digest: str) -> str | Non
     """A FINISHED simulation run with this config hash, if there is one."""
     runs = client.search_runs(
         [experiment_id],
-        filter_string=f"tags.`prism.config_hash` = '{digest}' and attributes.status = 'FINISHED'",
+        filter_string=f"{tag_equals(CONFIG_HASH_TAG, digest)} and attributes.status = 'FINISHED'",
         max_results=1,
     )
     return runs[0].info.run_id if runs else None
 
 
 def run_tags(cfg: ExperimentConfig, overrides: Sequence[str], sweep: SweepContext | None, digest: str) -> dict[str, str]:
+    """The tags of a simulation run: kind, condition, seed, sweep, config hash and provenance."""
     pairs = overrides_to_pairs(overrides)
     if sweep is not None:
         varying = [(k, v) for k, v in pairs if k in sweep.varying_keys]
     else:
         varying = [(k, v) for k, v in pairs if k.startswith("ranking.")]
     tags = {
-        "prism.kind": SIMULATION_KIND,
-        "prism.condition": condition_label(cfg.ranking.mode, varying),
-        "prism.seed": str(cfg.seed),
-        "prism.sweep_id": sweep.sweep_id if sweep else "none",
-        "prism.config_hash": digest,
-        "prism.git_commit": git_commit(),
-        "prism.overrides": " ".join(overrides),
+        KIND_TAG: SIMULATION_KIND,
+        CONDITION_TAG: condition_label(cfg.ranking.mode, varying),
+        SEED_TAG: str(cfg.seed),
+        SWEEP_ID_TAG: sweep.sweep_id if sweep else "none",
+        CONFIG_HASH_TAG: digest,
+        GIT_COMMIT_TAG: git_commit(),
+        OVERRIDES_TAG: " ".join(overrides),
     }
-    tags |= {f"prism.version.{name}": version for name, version in package_versions().items()}
+    tags |= {f"{VERSION_TAG_PREFIX}{name}": version for name, version in package_versions().items()}
     if sweep is not None and sweep.parent_run_id:
-        tags["mlflow.parentRunId"] = sweep.parent_run_id
+        tags[PARENT_RUN_TAG] = sweep.parent_run_id
     return tags
 
 
@@ -81,9 +100,9 @@ def run_job(cfg: ExperimentConfig, overrides: Sequence[str] = (), sweep: SweepCo
                      digest, existing)
             return JobOutcome(existing, "SKIPPED", {})
     tags = run_tags(cfg, overrides, sweep, digest)
-    run = client.create_run(experiment_id, run_name=f"{tags['prism.condition']} seed={cfg.seed}", tags=tags)
+    run = client.create_run(experiment_id, run_name=f"{tags[CONDITION_TAG]} seed={cfg.seed}", tags=tags)
     run_id = run.info.run_id
-    log.info("MLflow run %s (%s) in experiment %r at %s", run_id, tags["prism.condition"], cfg.experiment_name, uri)
+    log.info("MLflow run %s (%s) in experiment %r at %s", run_id, tags[CONDITION_TAG], cfg.experiment_name, uri)
     work_dir = None
     try:
         log_params(client, run_id, to_params(resolved))
@@ -101,17 +120,17 @@ def run_job(cfg: ExperimentConfig, overrides: Sequence[str] = (), sweep: SweepCo
         log_files(client, run_id, Path(work_dir))
         log_metrics(client, run_id, summary, series)
         timings = result.timings | {"simulate_s": simulated, "log_s": time.perf_counter() - logging_started}
-        set_tags(client, run_id, {f"prism.timing.{k}": f"{v:.3f}" for k, v in timings.items()})
+        set_tags(client, run_id, {f"{TIMING_TAG_PREFIX}{k}": f"{v:.3f}" for k, v in timings.items()})
         client.set_terminated(run_id, "FINISHED")
         log.info("run %s FINISHED: %s", run_id, _headline(summary))
         return JobOutcome(run_id, "FINISHED", summary)
     except KeyboardInterrupt:
-        client.set_tag(run_id, "prism.error", "interrupted (KeyboardInterrupt)")
+        client.set_tag(run_id, ERROR_TAG, "interrupted (KeyboardInterrupt)")
         client.set_terminated(run_id, "KILLED")
         raise
     except Exception as exc:
         message = f"{type(exc).__name__}: {exc}"
-        client.set_tag(run_id, "prism.error", message[:8000])
+        client.set_tag(run_id, ERROR_TAG, fit_tag(message))
         client.set_terminated(run_id, "FAILED")
         log.error("run %s FAILED: %s", run_id, message)
         if reraise:
@@ -123,5 +142,6 @@ def run_job(cfg: ExperimentConfig, overrides: Sequence[str] = (), sweep: SweepCo
 
 
 def _headline(summary: dict[str, float]) -> str:
+    """A few headline metrics for the log line of a finished run."""
     keys = ("feed_topic_entropy", "inn_share", "engagement_rate", "cascade_size_mean")
     return ", ".join(f"{k}={summary[k]:.3f}" for k in keys if k in summary)

@@ -18,6 +18,7 @@ from prism_experiments.paths import default_tracking_uri
 from prism_experiments.simulation import run_simulation
 from prism_experiments.tracking.provenance import git_commit
 from prism_experiments.tracking.store import client_for
+from prism_experiments.tracking.tags import GIT_COMMIT_TAG
 
 log = logging.getLogger("prism_experiments")
 
@@ -34,7 +35,7 @@ def reproduce(run_id: str, tracking_uri: str) -> tuple[list[tuple[str, float | N
     client = client_for(tracking_uri)
     run = client.get_run(run_id)
     warnings = []
-    logged_commit = run.data.tags.get("prism.git_commit", "unknown")
+    logged_commit = run.data.tags.get(GIT_COMMIT_TAG, "unknown")
     current = git_commit()
     if logged_commit != current:
         warnings.append(f"code version differs: the run was logged at {logged_commit}, this is {current}")

@@ -16,13 +16,27 @@ from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf
 
 from prism_experiments.config import ConfigError, ExperimentConfig
-from prism_experiments.harness.composed import experiment_config
 from prism_experiments.harness.context import SWEEP_FILE_ENV, SWEEP_FILE_NAME, SweepContext
-from prism_experiments.harness.job import SIMULATION_KIND, find_finished_run
-from prism_experiments.tracking.params import config_hash, overrides_to_pairs
+from prism_experiments.harness.hydra_config import experiment_config
+from prism_experiments.harness.job import find_finished_run
+from prism_experiments.tracking.labels import varying_override_keys
+from prism_experiments.tracking.params import config_hash
 from prism_experiments.tracking.provenance import git_commit
 from prism_experiments.tracking.run_logger import log_params
 from prism_experiments.tracking.store import client_for, ensure_experiment, resolve_tracking_uri
+from prism_experiments.tracking.tags import (
+    ERROR_TAG,
+    GIT_COMMIT_TAG,
+    JOBS_TAG,
+    JOBS_TO_RUN_TAG,
+    KIND_TAG,
+    OVERRIDES_TAG,
+    SIMULATION_KIND,
+    SWEEP_ID_TAG,
+    SWEEP_KIND,
+    VARYING_TAG,
+    tag_equals,
+)
 
 log = logging.getLogger("prism_experiments")
 
@@ -38,10 +52,13 @@ def job_overrides(config: DictConfig) -> list[list[str]]:
 
 
 def validated_job_config(config: DictConfig, overrides: list[str]) -> ExperimentConfig:
+    """The validated config of one job of the sweep (ConfigError if invalid)."""
     return experiment_config(GlobalHydra.instance().config_loader().load_sweep_config(config, overrides))
 
 
 class SweepCallback(Callback):
+    """Hydra callback that brackets a multirun with one MLflow parent run."""
+
     def __init__(self) -> None:
         self.context: SweepContext | None = None
         self.sweep_file: Path | None = None
@@ -62,15 +79,13 @@ class SweepCallback(Callback):
             (overrides, cfg) for overrides, cfg in zip(jobs, configs)
             if cfg.force or not find_finished_run(client, experiment_id, config_hash(cfg.model_dump(mode="json")))
         ]
-        varying = sorted({k for ov in jobs for k, _ in overrides_to_pairs(ov)
-                          if len({dict(overrides_to_pairs(o)).get(k) for o in jobs}) > 1})
+        varying = varying_override_keys(jobs)
         sweep_id = f"{first.experiment_name}-{uuid.uuid4().hex[:8]}"
         parent_id = None
         if pending:
             parent = client.create_run(experiment_id, run_name=f"sweep {sweep_id}", tags={
-                "prism.kind": "sweep", "prism.sweep_id": sweep_id, "prism.git_commit": git_commit(),
-                "prism.jobs": str(len(jobs)), "prism.jobs_to_run": str(len(pending)),
-                "prism.varying": ",".join(varying),
+                KIND_TAG: SWEEP_KIND, SWEEP_ID_TAG: sweep_id, GIT_COMMIT_TAG: git_commit(),
+                JOBS_TAG: str(len(jobs)), JOBS_TO_RUN_TAG: str(len(pending)), VARYING_TAG: ",".join(varying),
             })
             parent_id = parent.info.run_id
             sweep_params = {f"sweep.{k}": str(v) for k, v in (config.hydra.sweeper.get("params") or {}).items()}
@@ -95,14 +110,14 @@ class SweepCallback(Callback):
         client = client_for(context.tracking_uri)
         children = client.search_runs(
             [context.experiment_id],
-            filter_string=f"tags.`prism.sweep_id` = '{context.sweep_id}' and tags.`prism.kind` = '{SIMULATION_KIND}'",
+            filter_string=f"{tag_equals(SWEEP_ID_TAG, context.sweep_id)} and {tag_equals(KIND_TAG, SIMULATION_KIND)}",
             max_results=10_000,
         )
         failed = [run for run in children if run.info.status != "FINISHED"]
         client.set_terminated(context.parent_run_id, "FAILED" if failed else "FINISHED")
         if failed:
-            lines = [f"{run.data.tags.get('prism.overrides', run.info.run_id)} -> {run.info.status}: "
-                     f"{run.data.tags.get('prism.error', '')}" for run in failed]
+            lines = [f"{run.data.tags.get(OVERRIDES_TAG, run.info.run_id)} -> {run.info.status}: "
+                     f"{run.data.tags.get(ERROR_TAG, '')}" for run in failed]
             log.error("%d of %d jobs failed:\n  %s", len(failed), context.n_jobs, "\n  ".join(lines))
             raise SystemExit(1)
 

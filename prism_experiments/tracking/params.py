@@ -1,29 +1,36 @@
-"""Pure helpers that turn a validated config into MLflow params, a hash and a condition label."""
+"""A validated config as MLflow params and as a hash; the one list of keys that are bookkeeping."""
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
-#: MLflow's limit on a param value (mlflow/utils/validation.py, MAX_PARAM_VAL_LENGTH)
-MAX_PARAM_LENGTH = 6000
+from prism_experiments.tracking.limits import MAX_PARAM_LENGTH
+
 LONG_VALUE = "<too long: see config/resolved.yaml>"
-#: Keys that do not change what a run computes: left out of the config hash.
-HASH_EXCLUDED_PREFIXES: tuple[str, ...] = ("paths.", "tracking.", "force", "simulation.show_progress", "rag.cache_dir")
-#: Short names used in condition labels (`x_algo oon=0.5`).
-SHORT_NAMES: dict[str, str] = {
-    "ranking.out_of_network_scale": "oon",
-    "ranking.reply_scale": "reply",
-    "ranking.author_diversity_decay": "decay",
-    "ranking.author_diversity_floor": "floor",
-    "ranking.author_diversity_formula": "formula",
-}
+#: Settings that do not change what a run computes (where it writes, how it is tracked and shown):
+#: left out of the config hash, and never a condition.
+RESULT_NEUTRAL_PREFIXES: tuple[str, ...] = ("paths.", "tracking.", "hydra.")
+RESULT_NEUTRAL_KEYS: frozenset[str] = frozenset({"force", "simulation.show_progress", "rag.cache_dir"})
+#: Keys that change results but tell runs apart within a condition (the seed is the unit runs are
+#: paired on; the experiment name is shared by every compared run): never a condition.
+RUN_IDENTITY_KEYS: frozenset[str] = frozenset({"seed", "experiment_name"})
+
+
+def is_result_neutral(key: str) -> bool:
+    """True for a dotted key whose value cannot change a run's results."""
+    return key in RESULT_NEUTRAL_KEYS or key.startswith(RESULT_NEUTRAL_PREFIXES)
+
+
+def is_bookkeeping_param(key: str) -> bool:
+    """True for a dotted key that never defines a condition: result-neutral, the seed or the experiment name."""
+    return key in RUN_IDENTITY_KEYS or is_result_neutral(key)
 
 
 def flatten(config: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
-    """Nested mappings -> dotted keys; lists and other leaves stay as they are."""
+    """Nested mappings -> dotted keys; lists, empty mappings and other leaves stay as they are."""
     flat: dict[str, Any] = {}
     for key, value in config.items():
         dotted = f"{prefix}{key}"
@@ -46,28 +53,6 @@ def to_params(config: Mapping[str, Any]) -> dict[str, str]:
 
 
 def config_hash(config: Mapping[str, Any]) -> str:
-    """sha256 of the result-determining config: everything but paths, tracking and display switches."""
-    kept = {
-        key: value for key, value in flatten(config).items()
-        if not any(key == p or key.startswith(p) for p in HASH_EXCLUDED_PREFIXES)
-    }
+    """First 16 hex digits of the sha256 of the result-determining config (key order does not matter)."""
+    kept = {key: value for key, value in flatten(config).items() if not is_result_neutral(key)}
     return hashlib.sha256(json.dumps(kept, sort_keys=True, default=str).encode("utf-8")).hexdigest()[:16]
-
-
-def condition_label(mode: str, varying: Iterable[tuple[str, Any]]) -> str:
-    """`x_algo oon=0.5`: the ranking mode, then every other varying key by its short name."""
-    parts = [mode]
-    for key, value in varying:
-        if key in ("seed", "ranking", "ranking.mode"):
-            continue
-        parts.append(f"{SHORT_NAMES.get(key, key.rsplit('.', 1)[-1])}={value}")
-    return " ".join(parts)
-
-
-def overrides_to_pairs(overrides: Iterable[str]) -> list[tuple[str, str]]:
-    """`['ranking=x_algo', '+force=true']` -> `[('ranking', 'x_algo'), ('force', 'true')]`."""
-    pairs = []
-    for override in overrides:
-        key, _, value = override.partition("=")
-        pairs.append((key.lstrip("+~"), value))
-    return pairs

@@ -10,27 +10,27 @@ import pandas as pd
 from mlflow.entities import Metric, Param, RunTag
 from mlflow.tracking import MlflowClient
 
-from prism_experiments.tracking.params import MAX_PARAM_LENGTH
+from prism_experiments.tracking.limits import MAX_METRICS_PER_BATCH, MAX_PARAMS_TAGS_PER_BATCH, fit_param, fit_tag
 
 STEP_PREFIX = "step/"
-_PARAMS_PER_BATCH = 100  # mlflow/utils/validation.py MAX_PARAMS_TAGS_PER_BATCH
-_METRICS_PER_BATCH = 1000  # MAX_METRICS_PER_BATCH
-_TAG_LIMIT = 8000  # MAX_TAG_VAL_LENGTH
 
 
 def _chunks(items: list, size: int) -> list[list]:
+    """`items` in consecutive slices of at most `size` (MLflow caps what one batch may carry)."""
     return [items[i : i + size] for i in range(0, len(items), size)]
 
 
 def log_params(client: MlflowClient, run_id: str, params: Mapping[str, str]) -> None:
-    entries = [Param(key, value[:MAX_PARAM_LENGTH]) for key, value in sorted(params.items())]
-    for chunk in _chunks(entries, _PARAMS_PER_BATCH):
+    """Log `params` in batches, each value cut to MLflow's param limit."""
+    entries = [Param(key, fit_param(value)) for key, value in sorted(params.items())]
+    for chunk in _chunks(entries, MAX_PARAMS_TAGS_PER_BATCH):
         client.log_batch(run_id, params=chunk)
 
 
 def set_tags(client: MlflowClient, run_id: str, tags: Mapping[str, str]) -> None:
-    entries = [RunTag(key, str(value)[:_TAG_LIMIT]) for key, value in sorted(tags.items())]
-    for chunk in _chunks(entries, _PARAMS_PER_BATCH):
+    """Set `tags` in batches, each value cut to MLflow's tag limit."""
+    entries = [RunTag(key, fit_tag(value)) for key, value in sorted(tags.items())]
+    for chunk in _chunks(entries, MAX_PARAMS_TAGS_PER_BATCH):
         client.log_batch(run_id, tags=chunk)
 
 
@@ -48,7 +48,7 @@ def log_metrics(client: MlflowClient, run_id: str, summary: Mapping[str, float],
         if _numeric(value)
     ]
     entries += [Metric(name, float(value), now, 0) for name, value in summary.items() if _numeric(value)]
-    for chunk in _chunks(entries, _METRICS_PER_BATCH):
+    for chunk in _chunks(entries, MAX_METRICS_PER_BATCH):
         client.log_batch(run_id, metrics=chunk)
 
 
@@ -61,4 +61,5 @@ def _numeric(value: object) -> bool:
 
 
 def log_files(client: MlflowClient, run_id: str, directory: Path) -> None:
+    """Upload everything under `directory` as the run's artifacts."""
     client.log_artifacts(run_id, str(directory))

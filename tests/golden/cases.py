@@ -30,7 +30,7 @@ def golden_cases() -> dict[str, list[str]]:
 
 def compute_case(overrides: list[str], runs_dir: Path, cache_dir: Path) -> dict[str, float]:
     """Compose the real config with `overrides`, simulate, and return the run summary."""
-    from prism_experiments.harness.composed import experiment_config
+    from prism_experiments.harness.hydra_config import experiment_config
     from prism_experiments.metrics import summarize
     from prism_experiments.simulation import run_simulation
 

@@ -1,0 +1,33 @@
+"""Every tag a PRISM run carries in MLflow, the run kinds, and filter strings over them.
+
+These names are the store's schema: the harness writes them, the analysis and the bench read them.
+"""
+
+from __future__ import annotations
+
+KIND_TAG = "prism.kind"
+CONDITION_TAG = "prism.condition"
+SEED_TAG = "prism.seed"
+SWEEP_ID_TAG = "prism.sweep_id"
+CONFIG_HASH_TAG = "prism.config_hash"
+GIT_COMMIT_TAG = "prism.git_commit"
+OVERRIDES_TAG = "prism.overrides"
+ERROR_TAG = "prism.error"
+JOBS_TAG = "prism.jobs"
+JOBS_TO_RUN_TAG = "prism.jobs_to_run"
+VARYING_TAG = "prism.varying"
+COMPARED_RUNS_TAG = "prism.compared_runs"
+VERSION_TAG_PREFIX = "prism.version."
+TIMING_TAG_PREFIX = "prism.timing."
+#: MLflow's own parent-run tag (mlflow/utils/mlflow_tags.py, MLFLOW_PARENT_RUN_ID).
+PARENT_RUN_TAG = "mlflow.parentRunId"
+
+#: Values of KIND_TAG.
+SIMULATION_KIND = "simulation"
+SWEEP_KIND = "sweep"
+ANALYSIS_KIND = "analysis"
+
+
+def tag_equals(tag: str, value: str) -> str:
+    """An MLflow search clause `tags.`<tag>` = '<value>'` (the backticks allow the dots in our names)."""
+    return f"tags.`{tag}` = '{value}'"
