@@ -19,8 +19,6 @@ from prism_experiments.corpus import (
     REPLY_ARCHETYPES,
     REPLY_TEMPLATES,
     TEXT_DRAWS,
-    TOPIC_VOCABULARIES,
-    TOPICS,
     TWEET_FORMATS,
     TWEET_TEMPLATES,
     CorpusFileError,
@@ -33,7 +31,7 @@ from prism_experiments.corpus import (
     new_post_text,
     save_posts,
 )
-from prism_experiments.rag.post import Post
+from prism_experiments.domain import TOPIC_VOCABULARIES, TOPICS, Post
 
 UTC = timezone.utc
 REFERENCE = datetime(2026, 1, 1, tzinfo=UTC)

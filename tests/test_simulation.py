@@ -10,7 +10,8 @@ import pytest
 
 from prism_experiments.config import ConfigError, ExperimentConfig
 from prism_experiments.metrics import cascade_table, summarize
-from prism_experiments.simulation import EventLog, build_world, run_simulation
+from prism_experiments.domain import EventLog
+from prism_experiments.simulation import build_world, run_simulation
 
 pytestmark = pytest.mark.integration
 
