@@ -142,6 +142,16 @@ def test_no_forbidden_import_edge(graph: dict[str, set[str]]) -> None:
     assert forbidden_edges(graph) == []
 
 
+def test_the_engine_does_not_reach_mlflow_through_any_package(graph: dict[str, set[str]]) -> None:
+    reached, frontier = set(), [f"{PACKAGE}.simulation"]
+    while frontier:
+        node = frontier.pop()
+        if node not in reached:
+            reached.add(node)
+            frontier.extend(graph.get(node, ()))
+    assert "mlflow" not in reached, f"simulation reaches mlflow via {sorted(n for n in reached if 'mlflow' in graph.get(n, ()))}"
+
+
 def test_graph_sees_the_packages_and_their_known_edges(graph: dict[str, set[str]]) -> None:
     # guards the walker itself: a broken walker would find no edges and pass the two tests above
     assert {f"{PACKAGE}.{name}" for name in ("domain", "simulation", "ranking", "rag", "metrics", "config")} <= set(graph)
