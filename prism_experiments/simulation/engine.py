@@ -15,26 +15,18 @@ from datetime import datetime, timedelta
 import numpy as np
 from tqdm.auto import tqdm
 
-from prism_experiments.agents import (
-    SocialAgent,
-    archetype_matrix,
-    attention_probability,
-    engagement_probabilities,
-    follow_probability,
-    format_affinity_for,
-)
+from prism_experiments.agents import SocialAgent, archetype_matrix
 from prism_experiments.corpus.authoring import AUTHORING_DRAWS, original_post, reply_post, writers
 from prism_experiments.domain import EventRecorder, Post
 from prism_experiments.embeddings import Embedder
 from prism_experiments.network import DictSocialGraph
 from prism_experiments.rag import FeedRetriever, format_feed_for_prompt
 from prism_experiments.ranking import RankedCandidate, Ranker, ReshareLog, build_ranker
+from prism_experiments.simulation.decisions import Impressions, decide
 from prism_experiments.simulation.result import SimulationResult
 from prism_experiments.simulation.settings import EngineSettings, RunSettings
 from prism_experiments.simulation.stores import run_store
-from prism_experiments.simulation.streams import (
-    BEHAVIOUR_SLOTS, FOLLOW, LIKE, LOOK, REPLY, RESHARE, Stream, component_seed, keyed_generator, keyed_uniforms,
-)
+from prism_experiments.simulation.streams import LIKE, RESHARE, Stream, component_seed, keyed_generator, keyed_uniforms
 from prism_experiments.simulation.world import World, build_world
 
 log = logging.getLogger(__name__)
@@ -133,31 +125,12 @@ class _Engine:
         if not pairs:
             self._update_velocity({})
             return []
-        positions = np.array([pos for _, pos, _ in pairs])
-        posts = [cand.post for _, _, cand in pairs]
-        agents_config = self.settings.agents
-        behaviour = agents_config.behaviour
-        probabilities = engagement_probabilities(
-            similarity,
-            np.array([p.has_media for p in posts]),
-            np.array([p.likes for p in posts]),
-            np.array([cand.in_network for _, _, cand in pairs]),
-            self.biases[agent_idx, 0], self.biases[agent_idx, 1], self.biases[agent_idx, 2],
-            behaviour,
-            format_affinity=format_affinity_for(agents_config, self.archetypes[agent_idx], [p.format for p in posts]),
-        )
-        width = BEHAVIOUR_SLOTS * self.retriever.config.feed_size
-        draws = keyed_uniforms(self.seed, Stream.BEHAVIOUR, step, active, np.arange(width))
-        draw_row = np.searchsorted(active, agent_idx)
-
-        def coin(slot: int) -> np.ndarray:
-            return draws[draw_row, BEHAVIOUR_SLOTS * positions + slot]
-
-        looked = coin(LOOK) < attention_probability(positions, behaviour)
-        liked = looked & (coin(LIKE) < probabilities["like"])
-        reshared = looked & (coin(RESHARE) < probabilities["reshare"])
-        replied = looked & (coin(REPLY) < probabilities["reply"])
-        follows = (liked | reshared | replied) & (coin(FOLLOW) < follow_probability(behaviour))
+        impressions = Impressions(agent_idx=agent_idx, positions=np.array([pos for _, pos, _ in pairs]),
+                                  posts=[cand.post for _, _, cand in pairs],
+                                  in_network=np.array([cand.in_network for _, _, cand in pairs]), similarity=similarity)
+        decided = decide(self.seed, step, active, impressions, self.biases, self.archetypes, self.settings.agents,
+                         self.retriever.config.feed_size)
+        liked, reshared, replied, follows = decided.liked, decided.reshared, decided.replied, decided.follows
 
         counts: dict[int, int] = {}
         replies: list[Post] = []
