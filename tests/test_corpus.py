@@ -19,8 +19,6 @@ from prism_experiments.corpus import (
     REPLY_ARCHETYPES,
     REPLY_TEMPLATES,
     TEXT_DRAWS,
-    TOPIC_VOCABULARIES,
-    TOPICS,
     TWEET_FORMATS,
     TWEET_TEMPLATES,
     CorpusFileError,
@@ -33,7 +31,18 @@ from prism_experiments.corpus import (
     new_post_text,
     save_posts,
 )
-from prism_experiments.rag.post import Post
+from prism_experiments.corpus.authoring import (
+    AUTHORING_DRAWS,
+    MEDIA_KIND,
+    WRITE,
+    WRITE_MEDIA,
+    WRITE_TIME,
+    WRITE_TOPIC,
+    original_post,
+    reply_post,
+    writers,
+)
+from prism_experiments.domain import TOPIC_VOCABULARIES, TOPICS, Post
 
 UTC = timezone.utc
 REFERENCE = datetime(2026, 1, 1, tzinfo=UTC)
@@ -576,3 +585,48 @@ def test_round_trip_preserves_every_field(tmp_path: Path, corpus: list[Post], su
     loaded = load_posts(path)
     assert [p.model_dump() for p in loaded] == [p.model_dump() for p in posts]
     assert all(p.timestamp.tzinfo is not None and p.timestamp.utcoffset() == timedelta(0) for p in loaded)
+
+
+# --- authoring during a run ---------------------------------------------------------------------
+
+
+def authoring_row(write: float = 0.0, media: float = 0.9, topic: float = 0.0, time: float = 0.5,
+                  kind: float = 0.0) -> np.ndarray:
+    row = np.zeros(AUTHORING_DRAWS)
+    row[[WRITE, WRITE_MEDIA, WRITE_TOPIC, WRITE_TIME, MEDIA_KIND]] = write, media, topic, time, kind
+    return row
+
+
+def test_writers_are_the_rows_whose_draw_is_below_their_post_rate() -> None:
+    draws = np.array([authoring_row(write=0.1), authoring_row(write=0.5), authoring_row(write=0.3)])
+    assert writers(draws, np.array([0.2, 0.2, 0.9])).tolist() == [0, 2]
+
+
+def test_original_post_takes_topic_time_and_media_from_its_draws() -> None:
+    step = timedelta(hours=1)
+    plain = original_post("s0001-a", "a", ["music", "crypto"], authoring_row(topic=0.75, time=0.25),
+                          np.random.default_rng(1), REFERENCE, step, media_probability=0.5, hashtag_fraction=0.0)
+    assert (plain.topic, plain.author_id, plain.id) == ("crypto", "a", "s0001-a")
+    assert plain.timestamp == REFERENCE + timedelta(minutes=15)
+    assert not plain.has_media and plain.media_description is None
+    assert plain.format == classify_tweet_format(plain.text)
+    assert plain.text == new_post_text("crypto", np.random.default_rng(1), hashtag_fraction=0.0)
+    with_media = original_post("s0001-b", "b", ["music"], authoring_row(media=0.1, kind=0.5),
+                               np.random.default_rng(1), REFERENCE, step, media_probability=0.5, hashtag_fraction=0.0)
+    assert with_media.has_media and with_media.media_type == "video"
+    rng = np.random.default_rng(1)
+    new_post_text("music", rng, hashtag_fraction=0.0)  # the text's draws come first, then the description's
+    assert with_media.media_description == new_media_description("music", "video", rng)
+
+
+def test_reply_post_inherits_the_parent_topic_or_falls_back() -> None:
+    parent = Post(id="p1", author_id="x", text="parent", timestamp=REFERENCE, topic="food")
+    reply = reply_post("r1", "a", "music", parent, np.random.default_rng(2), REFERENCE, timedelta(hours=1), 0.0)
+    assert (reply.topic, reply.parent_id, reply.is_reply) == ("food", "p1", True)
+    rng = np.random.default_rng(2)
+    assert reply.text == new_post_text("food", rng, reply=True, hashtag_fraction=0.0)
+    assert reply.timestamp == REFERENCE + timedelta(hours=1) * rng.random()  # timed after the text's draws
+    untopical = parent.model_copy(update={"topic": None})
+    fallback = reply_post("r2", "a", "music", untopical, np.random.default_rng(2), REFERENCE, timedelta(hours=1), 0.0)
+    assert fallback.topic is None
+    assert fallback.text == new_post_text("music", np.random.default_rng(2), reply=True, hashtag_fraction=0.0)

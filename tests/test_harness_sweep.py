@@ -83,7 +83,7 @@ def test_sweep_logs_four_finished_children_under_one_parent(swept) -> None:
 
 def test_logged_tables_reproduce_the_logged_metrics(swept, tmp_path: Path) -> None:
     from prism_experiments.metrics import summarize
-    from prism_experiments.simulation import EventLog
+    from prism_experiments.domain import EventLog
 
     runs_dir, _ = swept
     run = simulation_runs(runs_dir)[0]

@@ -24,7 +24,7 @@ from prism_experiments.metrics import (
     summarize,
 )
 from prism_experiments.metrics.entropy import grouped_entropy
-from prism_experiments.simulation.event_log import (
+from prism_experiments.domain import (
     CASCADE_EDGES_COLUMNS,
     ENGAGEMENTS_COLUMNS,
     EXPOSURES_COLUMNS,

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from prism_experiments.embeddings import Embedder, EmbeddingModelError
-from prism_experiments.rag import FeedRetriever, Post, RAGConfig, StoreError
+from prism_experiments.domain import Post
+from prism_experiments.rag import FeedRetriever, RAGConfig, StoreError
 
 pytestmark = pytest.mark.integration
 NOW = datetime(2026, 1, 2, 12, 0, tzinfo=timezone.utc)

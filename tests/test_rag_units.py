@@ -7,7 +7,8 @@ from datetime import datetime, timedelta, timezone
 import pytest
 from pydantic import ValidationError
 
-from prism_experiments.rag import Post, RAGConfig, format_feed_for_prompt, relative_time
+from prism_experiments.domain import Post
+from prism_experiments.rag import RAGConfig, format_feed_for_prompt, relative_time
 
 NOW = datetime(2026, 1, 2, 12, 0, tzinfo=timezone.utc)
 

@@ -10,8 +10,8 @@ import pytest
 from prism_experiments.agents import AgentsConfig, SocialAgent, generate_population
 from prism_experiments.corpus import SyntheticCorpusConfig, generate_corpus
 from prism_experiments.network import DictSocialGraph, NetworkConfig, generate_follow_graph, with_following
-from prism_experiments.rag import FeedRetriever, Post, RAGConfig
-from prism_experiments.rag.retriever import interest_query_text
+from prism_experiments.domain import Post, interest_query_text
+from prism_experiments.rag import FeedRetriever, RAGConfig
 from prism_experiments.ranking import KNOWN_MODES, RankingConfig, ReshareLog, build_ranker
 
 pytestmark = pytest.mark.integration

@@ -16,7 +16,8 @@ from pydantic import BaseModel, ValidationError
 from prism_experiments.agents import AgentsConfig, SocialAgent, generate_population
 from prism_experiments.corpus import SyntheticCorpusConfig, generate_corpus
 from prism_experiments.network import DictSocialGraph, NetworkConfig, generate_follow_graph, with_following
-from prism_experiments.rag import FeedRetriever, Post, RAGConfig
+from prism_experiments.domain import Post
+from prism_experiments.rag import FeedRetriever, RAGConfig
 from prism_experiments.ranking import (
     KNOWN_MODES,
     ContextRerankConfig,

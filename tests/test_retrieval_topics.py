@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from prism_experiments.corpus import TOPICS, SyntheticCorpusConfig, generate_corpus
+from prism_experiments.corpus import SyntheticCorpusConfig, generate_corpus
+from prism_experiments.domain import TOPICS
 from prism_experiments.metrics import shannon_entropy
 from prism_experiments.rag import FeedRetriever, RAGConfig
 

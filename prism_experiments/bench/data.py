@@ -13,10 +13,10 @@ from datetime import datetime
 import numpy as np
 
 from prism_experiments.agents import AgentsConfig, SocialAgent, generate_population
-from prism_experiments.corpus import TOPICS, SyntheticCorpusConfig, generate_corpus
+from prism_experiments.corpus import SyntheticCorpusConfig, generate_corpus
 from prism_experiments.embeddings import Embedder, text_digest
 from prism_experiments.network import DictSocialGraph, NetworkConfig, generate_follow_graph, with_following
-from prism_experiments.rag.post import Post
+from prism_experiments.domain import TOPICS, Post
 
 #: the seed of every benchmark world (issue 8); fixed so the embedding cache is reused across runs
 BENCH_SEED = 8

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from prism_experiments.embeddings.embedder import EMBEDDING_DIM, normalize_rows
-from prism_experiments.rag.post import Post
+from prism_experiments.domain import Post
 from prism_experiments.rag.retriever import FeedRetriever, Where, similarity_from_dot
 
 

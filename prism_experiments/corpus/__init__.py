@@ -28,13 +28,6 @@ from prism_experiments.corpus.templates import (
     new_media_description,
     new_post_text,
 )
-from prism_experiments.corpus.topics import (
-    TOPIC_VOCABULARIES,
-    TOPICS,
-    TopicVocabulary,
-    topic_description,
-    topic_vocabulary,
-)
 
 __all__ = [
     "COLUMNS",
@@ -45,13 +38,10 @@ __all__ = [
     "SUFFIXES",
     "TEXT_DRAWS",
     "TIP_MAX_CHARS",
-    "TOPICS",
-    "TOPIC_VOCABULARIES",
     "TWEET_FORMATS",
     "TWEET_TEMPLATES",
     "CorpusFileError",
     "SyntheticCorpusConfig",
-    "TopicVocabulary",
     "classify_reply_archetype",
     "classify_tweet_format",
     "generate_corpus",
@@ -59,6 +49,4 @@ __all__ = [
     "new_media_description",
     "new_post_text",
     "save_posts",
-    "topic_description",
-    "topic_vocabulary",
 ]

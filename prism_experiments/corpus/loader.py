@@ -28,7 +28,7 @@ import pandas as pd
 from pydantic import ValidationError
 
 from prism_experiments.corpus.formats import REPLY_ARCHETYPES, TWEET_FORMATS, classify_tweet_format
-from prism_experiments.rag.post import MEDIA_TYPES, Post, as_utc
+from prism_experiments.domain import MEDIA_TYPES, Post, as_utc
 
 SUFFIXES: tuple[str, ...] = (".csv", ".jsonl", ".parquet")
 REQUIRED_COLUMNS: tuple[str, ...] = ("id", "author_id", "text", "timestamp")

@@ -27,8 +27,7 @@ from prism_experiments.corpus.templates import (
     new_media_description,
     new_post_text,
 )
-from prism_experiments.corpus.topics import TOPICS
-from prism_experiments.rag.post import Post, as_utc
+from prism_experiments.domain import TOPICS, Post, as_utc
 
 __all__ = [
     "SyntheticCorpusConfig",

@@ -18,7 +18,7 @@ from typing import Sequence
 
 import numpy as np
 
-from prism_experiments.corpus.topics import TopicVocabulary, topic_vocabulary
+from prism_experiments.domain import TopicVocabulary, topic_vocabulary
 
 #: Share of posts `new_post_text` ends with hashtags unless told otherwise.
 DEFAULT_HASHTAG_FRACTION = 0.3

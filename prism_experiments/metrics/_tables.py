@@ -6,9 +6,6 @@ from collections.abc import Iterable
 
 import pandas as pd
 
-EVENT_TABLES: tuple[str, ...] = ("posts", "exposures", "engagements", "follows", "cascade_edges")
-FEED_KEYS: list[str] = ["step", "agent_id"]
-
 
 def require_columns(frame: pd.DataFrame, table: str, columns: Iterable[str]) -> None:
     """Raise a one-line ValueError naming the table and the columns it lacks."""

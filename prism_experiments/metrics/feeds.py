@@ -9,7 +9,8 @@ import numpy as np
 import pandas as pd
 from scipy import sparse
 
-from prism_experiments.metrics._tables import FEED_KEYS, require_columns
+from prism_experiments.domain import FEED_KEYS
+from prism_experiments.metrics._tables import require_columns
 from prism_experiments.metrics.entropy import grouped_entropy
 
 DEFAULT_MAX_FEEDS_FOR_JACCARD = 2000
@@ -19,7 +20,7 @@ SAFETY_COLUMN = "comp_forced_by_safety"
 def feed_entropies(exposures: pd.DataFrame, label: str) -> pd.Series:
     """Entropy in bits of `label` (topic, author_id) within each feed, indexed by (step, agent_id)."""
     require_columns(exposures, "exposures", [*FEED_KEYS, label])
-    return grouped_entropy(exposures, FEED_KEYS, label)
+    return grouped_entropy(exposures, list(FEED_KEYS), label)
 
 
 def mean_feed_entropy(exposures: pd.DataFrame, label: str) -> float:
@@ -65,7 +66,7 @@ def feed_jaccard_mean(
     incidence = exposures[[*FEED_KEYS, "post_id"]].drop_duplicates()
     if incidence.empty:
         return float("nan")
-    feed_codes = incidence.groupby(FEED_KEYS, sort=True).ngroup().to_numpy()
+    feed_codes = incidence.groupby(list(FEED_KEYS), sort=True).ngroup().to_numpy()
     post_codes = pd.factorize(incidence["post_id"])[0]
     steps = pd.to_numeric(incidence["step"]).to_numpy()
     order = np.argsort(feed_codes, kind="stable")

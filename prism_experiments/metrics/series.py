@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from prism_experiments.metrics._tables import EVENT_TABLES, as_bool, as_int, event_table, require_columns
+from prism_experiments.domain import EVENT_TABLES
+from prism_experiments.metrics._tables import as_bool, as_int, event_table, require_columns
 from prism_experiments.metrics.cascades import cascade_table
 from prism_experiments.metrics.feeds import feed_entropies
 from prism_experiments.metrics.summary import new_post_mask

@@ -1,18 +1,14 @@
 """The feed store: posts, ChromaDB index, retrieval and rendering (seed 001)."""
 
 from prism_experiments.rag.config import RAGConfig
-from prism_experiments.rag.post import MEDIA_TYPES, Post, as_utc
 from prism_experiments.rag.rendering import format_feed_for_prompt, relative_time
 from prism_experiments.rag.retriever import FeedRetriever, similarity_from_distance, similarity_from_dot
 from prism_experiments.rag.store import StoreError
 
 __all__ = [
     "FeedRetriever",
-    "MEDIA_TYPES",
-    "Post",
     "RAGConfig",
     "StoreError",
-    "as_utc",
     "format_feed_for_prompt",
     "relative_time",
     "similarity_from_distance",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from prism_experiments.rag.post import Post, as_utc
+from prism_experiments.domain import Post, as_utc
 
 #: FR-6.2 media indicators; the design names the image and video emoji, the GIF one is ours.
 MEDIA_LABELS: dict[str, tuple[str, str]] = {

@@ -15,12 +15,10 @@ from typing import Any
 import numpy as np
 from tqdm.auto import tqdm
 
-from prism_experiments.corpus.topics import TOPIC_VOCABULARIES, topic_description
+from prism_experiments.domain import Post, as_utc, epoch_microseconds, interest_query_text
 from prism_experiments.embeddings.embedder import EMBEDDING_DIM, Embedder, normalize_rows
 from prism_experiments.rag.config import RAGConfig
-from prism_experiments.rag.post import Post, as_utc
 from prism_experiments.rag.store import (
-    epoch_microseconds,
     max_batch_size,
     metadata_to_post,
     open_collection,
@@ -42,15 +40,6 @@ def similarity_from_distance(distance: np.ndarray | float) -> np.ndarray | float
 def similarity_from_dot(dot: np.ndarray) -> np.ndarray:
     """The same similarity from unit vectors: distance = 1 - cos, so 1 - d/2 = (1 + cos) / 2, clipped to [0, 1]."""
     return np.clip((1.0 + np.asarray(dot, dtype=np.float64)) / 2.0, 0.0, 1.0)
-
-
-def interest_query_text(interest: str) -> str:
-    """The text embedded for an interest: a known topic's description, else the interest itself.
-
-    A bare word embeds ambiguously: "technology" alone put 5 technology posts in its top 10 on the
-    synthetic corpus (the rest science and crypto); its description puts 10 (tests/test_retrieval_topics.py).
-    """
-    return topic_description(interest) if interest in TOPIC_VOCABULARIES else interest
 
 
 class FeedRetriever:

@@ -2,19 +2,10 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
 from typing import Any
 
+from prism_experiments.domain import Post, epoch_microseconds, from_epoch_microseconds
 from prism_experiments.rag.config import RAGConfig
-from prism_experiments.rag.post import Post
-
-
-EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
-
-
-def epoch_microseconds(moment: datetime) -> int:
-    """Exact integer microseconds since the epoch (float timestamps lose the last digit)."""
-    return (moment - EPOCH) // timedelta(microseconds=1)
 
 
 class StoreError(RuntimeError):
@@ -89,7 +80,7 @@ def post_to_metadata(post: Post) -> dict[str, str | int | float | bool]:
 
 
 def metadata_to_post(post_id: str, document: str, metadata: dict[str, Any]) -> Post:
-    timestamp = EPOCH + timedelta(microseconds=int(metadata["timestamp_us"]))
+    timestamp = from_epoch_microseconds(int(metadata["timestamp_us"]))
     return Post(
         id=post_id,
         author_id=str(metadata["author_id"]),

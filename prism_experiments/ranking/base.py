@@ -11,9 +11,8 @@ from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
-from prism_experiments.rag.post import as_utc
+from prism_experiments.domain import as_utc, epoch_microseconds
 from prism_experiments.rag.retriever import FeedRetriever
-from prism_experiments.rag.store import epoch_microseconds
 from prism_experiments.ranking.candidate import RankedCandidate
 from prism_experiments.ranking.config import RankingConfig
 from prism_experiments.ranking.reshares import ReshareLog

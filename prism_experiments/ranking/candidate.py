@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from prism_experiments.rag.post import Post
+from prism_experiments.domain import Post
 
 #: Where a candidate came from.
 IN_NETWORK = "in_network"  # its author is followed

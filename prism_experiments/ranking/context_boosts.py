@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from prism_experiments.corpus.topics import TOPIC_VOCABULARIES
+from prism_experiments.domain import TOPIC_VOCABULARIES
 from prism_experiments.ranking.config import ContextRerankConfig
 
 _HASHTAG = re.compile(r"#\w+")

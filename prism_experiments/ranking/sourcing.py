@@ -56,7 +56,7 @@ def newest_first(retriever: FeedRetriever, rows: np.ndarray) -> np.ndarray:
 
 
 def age_hours(retriever: FeedRetriever, rows: np.ndarray, now: datetime) -> np.ndarray:
-    from prism_experiments.rag.store import epoch_microseconds
+    from prism_experiments.domain import epoch_microseconds
 
     return (epoch_microseconds(now) - retriever.timestamps_us[rows]) / 3_600_000_000
 

@@ -1,8 +1,18 @@
-"""The simulation engine: world, step loop, event log."""
+"""The simulation engine: world, step loop, and the settings it reads."""
 
 from prism_experiments.simulation.config import SimulationConfig
-from prism_experiments.simulation.engine import SimulationResult, run_simulation
-from prism_experiments.simulation.event_log import EventLog
+from prism_experiments.simulation.engine import run_simulation
+from prism_experiments.simulation.result import SimulationResult
+from prism_experiments.simulation.settings import EngineSettings, RunSettings, WorldSettings
 from prism_experiments.simulation.world import World, build_world
 
-__all__ = ["EventLog", "SimulationConfig", "SimulationResult", "World", "build_world", "run_simulation"]
+__all__ = [
+    "EngineSettings",
+    "RunSettings",
+    "SimulationConfig",
+    "SimulationResult",
+    "World",
+    "WorldSettings",
+    "build_world",
+    "run_simulation",
+]

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import uuid
 from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
 
 from prism_experiments.embeddings import Embedder
-from prism_experiments.rag import FeedRetriever, Post, RAGConfig
+from prism_experiments.domain import Post
+from prism_experiments.rag import FeedRetriever, RAGConfig
 
 log = logging.getLogger(__name__)
 MAX_BASE_STORES = 2  # a worker alternates between at most a couple of corpora (seeds) in a sweep
@@ -58,3 +60,13 @@ def base_store(rag: RAGConfig, corpus: Sequence[Post], embedder: Embedder, show_
         if evicted.config.client == "ephemeral":
             evicted.drop_collection()
     return store
+
+
+def run_store(rag: RAGConfig, cache_dir: Path, corpus: Sequence[Post], embedder: Embedder | None = None,
+              show_progress: bool = False) -> FeedRetriever:
+    """The store one run writes into: a fork of the shared starting index; the caller drops it after the run."""
+    rag = rag.model_copy(update={"cache_dir": cache_dir})
+    embedder = embedder or shared_embedder(rag.embedding_model, cache_dir)
+    base = base_store(rag, corpus, embedder, show_progress=show_progress)
+    # the run writes (new posts, counters) into its own fork; the base index serves the next run
+    return base.fork(f"{rag.collection_name}-run-{uuid.uuid4().hex[:12]}")

@@ -12,7 +12,7 @@ import yaml
 
 from prism_experiments.metrics import cascade_table, engagement_rate_by_format
 from prism_experiments.plotting import ccdf_figure, step_figure
-from prism_experiments.simulation.engine import SimulationResult
+from prism_experiments.simulation import SimulationResult
 
 
 def write_run_files(

@@ -18,7 +18,7 @@ import numpy as np
 
 from prism_experiments.agents import ARCHETYPES, AgentsConfig
 from prism_experiments.rag.retriever import FeedRetriever
-from prism_experiments.rag.store import epoch_microseconds
+from prism_experiments.domain import epoch_microseconds
 from prism_experiments.ranking.base import AgentView, Ranker
 from prism_experiments.ranking.candidate import RankedCandidate
 from prism_experiments.ranking.config import RankingConfig

@@ -13,7 +13,7 @@ from datetime import datetime
 
 import numpy as np
 
-from prism_experiments.rag.store import epoch_microseconds
+from prism_experiments.domain import epoch_microseconds
 from prism_experiments.ranking.base import AgentView, Ranker
 from prism_experiments.ranking.candidate import RankedCandidate
 from prism_experiments.ranking.rescoring import descending_order

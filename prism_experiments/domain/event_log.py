@@ -1,7 +1,8 @@
-"""The event log: tidy tables a run produces, and their Parquet round trip.
+"""The event log: tidy tables a run produces, their schema, dtypes and Parquet round trip.
 
-One row per post, exposure (impression), engagement, follow and cascade edge.
-Metrics (`prism_experiments.metrics`) are pure functions of these tables.
+One row per post, exposure (impression), engagement, follow and cascade edge. The engine writes
+them (`domain.recorder`), metrics are pure functions of them, tracking logs them: all three read
+table names and columns from here.
 """
 
 from __future__ import annotations
@@ -35,12 +36,34 @@ TABLE_COLUMNS: dict[str, tuple[str, ...]] = {
     "follows": FOLLOWS_COLUMNS,
     "cascade_edges": CASCADE_EDGES_COLUMNS,
 }
+EVENT_TABLES: tuple[str, ...] = tuple(TABLE_COLUMNS)
 COMPONENT_PREFIX = "comp_"
 ACTIONS: tuple[str, ...] = ("like", "reshare", "reply")
+#: The columns that identify one feed (one agent's impressions at one step) in `exposures`.
+FEED_KEYS: tuple[str, ...] = ("step", "agent_id")
+
+_INT_COLUMNS = frozenset({"step", "position"})
+_BOOL_COLUMNS = frozenset({"in_network", "has_media"})
+_FLOAT_COLUMNS = frozenset({"base_score", "final_score", "interest_similarity"})
 
 
 def empty_table(name: str) -> pd.DataFrame:
+    """The table `name` with its columns and no rows."""
     return pd.DataFrame({column: pd.Series(dtype="object") for column in TABLE_COLUMNS[name]})
+
+
+def typed(table: pd.DataFrame, name: str) -> pd.DataFrame:
+    """Stable dtypes for the schema columns of table `name`, also when empty (a Parquet round trip keeps them)."""
+    for column in TABLE_COLUMNS[name]:
+        if column in _INT_COLUMNS:
+            table[column] = table[column].astype("int64")
+        elif column in _BOOL_COLUMNS:
+            table[column] = table[column].astype(bool)
+        elif column in _FLOAT_COLUMNS:
+            table[column] = table[column].astype("float64")
+        else:
+            table[column] = table[column].astype(object)
+    return table
 
 
 @dataclass
@@ -54,7 +77,8 @@ class EventLog:
     cascade_edges: pd.DataFrame = field(default_factory=lambda: empty_table("cascade_edges"))
 
     def tables(self) -> dict[str, pd.DataFrame]:
-        return {name: getattr(self, name) for name in TABLE_COLUMNS}
+        """Table name -> DataFrame, in schema order."""
+        return {name: getattr(self, name) for name in EVENT_TABLES}
 
     def to_parquet(self, directory: Path | str) -> list[Path]:
         """Write `<table>.parquet` files into `directory`; returns their paths."""
@@ -71,5 +95,6 @@ class EventLog:
 
     @classmethod
     def from_parquet(cls, directory: Path | str) -> "EventLog":
+        """Read the tables `to_parquet` wrote."""
         src = Path(directory)
-        return cls(**{name: pd.read_parquet(src / f"{name}.parquet") for name in TABLE_COLUMNS})
+        return cls(**{name: pd.read_parquet(src / f"{name}.parquet") for name in EVENT_TABLES})

@@ -2,20 +2,15 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from prism_experiments.domain.timestamps import as_utc
+
 MediaType = Literal["image", "video", "gif", "none"]
 MEDIA_TYPES: tuple[str, ...] = ("image", "video", "gif", "none")
-
-
-def as_utc(value: datetime) -> datetime:
-    """Timezone-aware UTC; a naive datetime is read as UTC."""
-    if value.tzinfo is None:
-        return value.replace(tzinfo=timezone.utc)
-    return value.astimezone(timezone.utc)
 
 
 class Post(BaseModel):

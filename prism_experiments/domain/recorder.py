@@ -1,0 +1,84 @@
+"""Records a run's events as column lists and turns them into the event-log tables once, at the end."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+
+import pandas as pd
+
+from prism_experiments.domain.event_log import COMPONENT_PREFIX, TABLE_COLUMNS, typed
+from prism_experiments.domain.post import Post
+
+
+class EventRecorder:
+    """Appends one row per event; `tables()` builds the five tables of `EventLog`.
+
+    Columns are lists, not DataFrames, because a run appends hundreds of thousands of rows one at a time.
+    """
+
+    def __init__(self, starting_post_ids: Iterable[str]) -> None:
+        self._columns: dict[str, dict[str, list]] = {
+            name: {column: [] for column in TABLE_COLUMNS[name]}
+            for name in ("exposures", "engagements", "follows", "cascade_edges")
+        }
+        self._components: list[Mapping[str, float]] = []  # one per exposure row
+        self._created_step: dict[str, int] = {post_id: -1 for post_id in starting_post_ids}
+
+    def _append(self, table: str, values: Sequence[object]) -> None:
+        for column, value in zip(TABLE_COLUMNS[table], values, strict=True):
+            self._columns[table][column].append(value)
+
+    def created(self, post: Post, step: int) -> None:
+        """`post` was written at `step` (the starting corpus counts as step -1)."""
+        self._created_step[post.id] = step
+
+    def exposure(self, step: int, agent_id: str, post: Post, position: int, base_score: float, final_score: float,
+                 in_network: bool, source: str, similarity: float, components: Mapping[str, float]) -> None:
+        """One impression; `components` are the ranker's score parts, stored as `comp_<name>` columns."""
+        self._append("exposures", (step, agent_id, post.id, position, base_score, final_score, in_network,
+                                   source, post.author_id, post.topic, post.has_media, post.format, similarity))
+        self._components.append(components)
+
+    def engagement(self, step: int, agent_id: str, post: Post, action: str, via_agent_id: str | None,
+                   in_network: bool) -> None:
+        """A like, reshare or reply; `via_agent_id` is the followee a reshared post was seen through."""
+        self._append("engagements", (step, agent_id, post.id, action, via_agent_id, in_network, post.author_id,
+                                     post.has_media, post.format))
+
+    def follow(self, step: int, follower_id: str, followee_id: str, post_id: str) -> None:
+        """`follower_id` followed the author of `post_id`."""
+        self._append("follows", (step, follower_id, followee_id, post_id))
+
+    def cascade_edge(self, root_post_id: str, parent_id: str, child_id: str, step: int) -> None:
+        """`child_id` reshared `root_post_id`, seen through `parent_id`."""
+        self._append("cascade_edges", (root_post_id, parent_id, child_id, step))
+
+    def tables(self, posts: Sequence[Post]) -> dict[str, pd.DataFrame]:
+        """The five event-log tables; `posts` are every post of the run with their final counters."""
+        exposures = pd.DataFrame(self._columns["exposures"])
+        components = pd.DataFrame.from_records(self._components, index=exposures.index).astype(float)
+        for name in sorted(components.columns):  # absent in a row -> NaN
+            exposures[f"{COMPONENT_PREFIX}{name}"] = components[name].to_numpy()
+        return {
+            "posts": self._posts_table(posts),
+            "exposures": typed(exposures, "exposures"),
+            **{name: typed(pd.DataFrame(self._columns[name]), name)
+               for name in ("engagements", "follows", "cascade_edges")},
+        }
+
+    def _posts_table(self, posts: Sequence[Post]) -> pd.DataFrame:
+        return pd.DataFrame({
+            "post_id": [p.id for p in posts],
+            "author_id": [p.author_id for p in posts],
+            "text": [p.text for p in posts],
+            "timestamp": pd.to_datetime([p.timestamp for p in posts], utc=True),
+            "topic": [p.topic for p in posts],
+            "has_media": [p.has_media for p in posts],
+            "media_type": [p.media_type for p in posts],
+            "format": [p.format for p in posts],
+            "parent_id": [p.parent_id for p in posts],
+            "created_step": [self._created_step[p.id] for p in posts],
+            "likes": [p.likes for p in posts],
+            "reshares": [p.reshares for p in posts],
+            "replies": [p.replies for p in posts],
+        })

@@ -1,0 +1,20 @@
+"""What a run returns: its event log plus the agents, final graph, rendered feeds and timings."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from prism_experiments.agents import SocialAgent
+from prism_experiments.domain import EventLog
+
+
+@dataclass
+class SimulationResult(EventLog):
+    """The event log of a run, plus what produced it."""
+
+    agents: list[SocialAgent] = field(default_factory=list)
+    final_graph_edges: list[tuple[str, str]] = field(default_factory=list)
+    rendered_feeds: dict[str, str] = field(default_factory=dict)
+    ranker_debug: list[dict[str, Any]] = field(default_factory=list)
+    timings: dict[str, float] = field(default_factory=dict)

@@ -1,0 +1,124 @@
+"""The neutral domain package: timestamps, the event-log schema and the recorder that fills it."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from prism_experiments.domain import (
+    EPOCH,
+    EVENT_TABLES,
+    TABLE_COLUMNS,
+    EventLog,
+    EventRecorder,
+    Post,
+    as_utc,
+    epoch_microseconds,
+    from_epoch_microseconds,
+)
+
+T0 = datetime(2026, 1, 1, 12, tzinfo=timezone.utc)
+
+
+def post(post_id: str, author: str = "a1", **fields) -> Post:
+    return Post(id=post_id, author_id=author, text=f"text of {post_id}", timestamp=T0, topic="music", **fields)
+
+
+# --- timestamps ---------------------------------------------------------------------------------
+
+
+def test_epoch_microseconds_are_exact_and_round_trip() -> None:
+    moment = datetime(2026, 3, 4, 5, 6, 7, 891_234, tzinfo=timezone.utc)
+    assert epoch_microseconds(EPOCH + timedelta(microseconds=1)) == 1
+    # a float timestamp loses the last digit here; the integer keeps it
+    assert epoch_microseconds(moment) % 10 == 4
+    assert from_epoch_microseconds(epoch_microseconds(moment)) == moment
+
+
+def test_as_utc_reads_naive_as_utc_and_converts_aware() -> None:
+    assert as_utc(datetime(2026, 1, 1, 12)) == T0
+    plus_two = timezone(timedelta(hours=2))
+    converted = as_utc(datetime(2026, 1, 1, 14, tzinfo=plus_two))
+    assert converted == T0 and converted.tzinfo == timezone.utc
+
+
+# --- schema -------------------------------------------------------------------------------------
+
+
+def test_event_tables_are_the_schema_tables_in_order() -> None:
+    assert EVENT_TABLES == ("posts", "exposures", "engagements", "follows", "cascade_edges")
+    assert tuple(TABLE_COLUMNS) == EVENT_TABLES
+    assert tuple(EventLog().tables()) == EVENT_TABLES
+
+
+# --- recorder -----------------------------------------------------------------------------------
+
+
+@pytest.fixture()
+def recorded() -> tuple[EventLog, list[Post]]:
+    start, reply = post("p1"), post("r0002-a2-0", author="a2", parent_id="p1")
+    start.likes, start.reshares, start.replies = 4, 1, 1
+    recorder = EventRecorder([start.id])
+    recorder.exposure(2, "a2", start, 0, 0.5, 0.4, False, "oon", 0.75, {"similarity": 0.5, "oon_scale": 0.8})
+    recorder.exposure(2, "a3", start, 1, 0.6, 0.6, True, "in", 0.25, {"similarity": 0.6})
+    recorder.engagement(2, "a2", start, "reshare", "a3", False)
+    recorder.engagement(2, "a2", start, "reply", None, False)
+    recorder.follow(2, "a2", "a1", start.id)
+    recorder.cascade_edge(start.id, "a1", "a2", 2)
+    recorder.created(reply, 2)
+    return EventLog(**recorder.tables([start, reply])), [start, reply]
+
+
+def test_recorded_tables_follow_the_schema(recorded) -> None:
+    log, _ = recorded
+    for name, table in log.tables().items():
+        assert tuple(table.columns[: len(TABLE_COLUMNS[name])]) == TABLE_COLUMNS[name], name
+    assert [len(table) for table in log.tables().values()] == [2, 2, 2, 1, 1]
+
+
+def test_exposure_rows_carry_post_fields_and_components(recorded) -> None:
+    exposures = recorded[0].exposures
+    first = exposures.iloc[0]
+    assert (first["agent_id"], first["post_id"], first["author_id"], first["topic"]) == ("a2", "p1", "a1", "music")
+    assert first["interest_similarity"] == 0.75 and first["source"] == "oon"
+    assert list(exposures.columns[-2:]) == ["comp_oon_scale", "comp_similarity"]
+    assert exposures["comp_similarity"].tolist() == [0.5, 0.6]
+    assert exposures["comp_oon_scale"].iloc[0] == 0.8 and np.isnan(exposures["comp_oon_scale"].iloc[1])
+    assert exposures["step"].dtype == np.int64 and exposures["in_network"].dtype == bool
+    assert exposures["final_score"].dtype == np.float64
+
+
+def test_posts_table_marks_the_starting_corpus_and_keeps_final_counters(recorded) -> None:
+    posts = recorded[0].posts.set_index("post_id")
+    assert posts.loc["p1", "created_step"] == -1 and posts.loc["r0002-a2-0", "created_step"] == 2
+    assert posts.loc["r0002-a2-0", "parent_id"] == "p1"
+    assert posts.loc["p1", ["likes", "reshares", "replies"]].tolist() == [4, 1, 1]
+    assert str(posts["timestamp"].dt.tz) == "UTC"
+
+
+def test_engagement_follow_and_cascade_rows(recorded) -> None:
+    log, _ = recorded
+    via = log.engagements["via_agent_id"]
+    assert via.iloc[0] == "a3" and via.isna().tolist() == [False, True]
+    assert log.engagements["action"].tolist() == ["reshare", "reply"]
+    assert log.follows.iloc[0].tolist() == [2, "a2", "a1", "p1"]
+    assert log.cascade_edges.iloc[0].tolist() == ["p1", "a1", "a2", 2]
+
+
+def test_a_post_the_recorder_was_never_told_about_is_an_error() -> None:
+    with pytest.raises(KeyError):
+        EventRecorder([]).tables([post("p1")])
+
+
+def test_empty_recording_gives_typed_empty_tables_that_round_trip(tmp_path: Path) -> None:
+    log = EventLog(**EventRecorder([]).tables([]))
+    assert all(table.empty for table in log.tables().values())
+    assert log.exposures["position"].dtype == np.int64 and log.engagements["in_network"].dtype == bool
+    log.to_parquet(tmp_path)
+    back = EventLog.from_parquet(tmp_path)
+    for name, table in log.tables().items():
+        pd.testing.assert_frame_equal(getattr(back, name), table, check_dtype=name != "posts", check_index_type=False)
