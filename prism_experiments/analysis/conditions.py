@@ -21,7 +21,9 @@ def varying_params(params: pd.DataFrame, seeds: pd.Series) -> tuple[list[str], l
     """(condition keys, seed-tracking keys) among params with more than one value (unset counts as a value).
 
     A param that takes one value per seed and a different value for every seed (e.g.
-    `corpus.seed: ${seed}`) follows the seed, not the condition, so it is set aside.
+    `corpus.seed: ${seed}`) follows the seed, not the condition, so it is set aside. So is a param
+    that is constant wherever it is set when the other condition keys already tell where it is set
+    (x_algo's `ranking.reply_scale` in a `ranking: x_algo,random` sweep: each mode logs only its own).
     """
     candidates = [str(key) for key in params.columns if not is_bookkeeping_param(str(key))]
     if not candidates:
@@ -31,10 +33,25 @@ def varying_params(params: pd.DataFrame, seeds: pd.Series) -> tuple[list[str], l
     varying = [key for key in candidates if n_values[key] > 1]
     if not varying:
         return [], []
+    set_values = values[varying].nunique(dropna=True)
+    presence_only = [key for key in varying if set_values[key] <= 1]
+    varying = [key for key in varying if key not in presence_only]
     per_seed = values[varying].groupby(seeds.to_numpy(), dropna=False).nunique(dropna=False).max()
     n_seeds = seeds.nunique(dropna=False)
     tracks_seed = [key for key in varying if per_seed[key] == 1 and n_values[key] == n_seeds]
-    return [key for key in varying if key not in tracks_seed], tracks_seed
+    keys = [key for key in varying if key not in tracks_seed]
+    # where a presence-only key is set follows from the other keys: it would only lengthen labels
+    kept = [key for key in presence_only if not presence_follows(values, key, keys)]
+    return [key for key in candidates if key in keys or key in kept], tracks_seed
+
+
+def presence_follows(values: pd.DataFrame, key: str, others: Sequence[str]) -> bool:
+    """Whether the runs that set `key` are exactly those of some combinations of the `others` keys."""
+    if not others:
+        return False
+    is_set = values[key].notna().rename("__is_set__")
+    groups = pd.concat([values[list(others)], is_set], axis=1).groupby(list(others), dropna=False)["__is_set__"]
+    return bool((groups.nunique() <= 1).all())
 
 
 def resolve_param_keys(requested: Sequence[str], available: Sequence[str]) -> list[str]:

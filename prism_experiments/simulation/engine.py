@@ -32,7 +32,7 @@ from prism_experiments.corpus import new_media_description, new_post_text, class
 from prism_experiments.embeddings import Embedder
 from prism_experiments.network import DictSocialGraph
 from prism_experiments.rag import Post, format_feed_for_prompt
-from prism_experiments.ranking import RankedCandidate, ReshareLog, build_ranker
+from prism_experiments.ranking import RankedCandidate, RankerContext, ReshareLog, build_ranker
 from prism_experiments.simulation.event_log import COMPONENT_PREFIX, EventLog, TABLE_COLUMNS
 from prism_experiments.simulation.streams import (
     BEHAVIOUR_SLOTS, FOLLOW, LIKE, LOOK, REPLY, RESHARE, Stream, component_seed, keyed_generator, keyed_uniforms,
@@ -101,8 +101,8 @@ class _Engine:
         self.created_step: dict[str, int] = {post.id: -1 for post in world.corpus}
         self.reshares = ReshareLog()
         ranker_rng = np.random.default_rng(component_seed(cfg.seed, Stream.RANKER))
-        self.ranker = build_ranker(cfg.ranking, self.retriever, self.graph, ranker_rng, self.reshares,
-                                   agents_config=cfg.agents)
+        self.ranker = build_ranker(cfg.ranking, RankerContext(self.retriever, self.graph, ranker_rng, self.reshares,
+                                                              agents=cfg.agents))
         self.archetypes = archetype_matrix(self.agents)
         self.activity = np.array([a.activity for a in self.agents])
         self.post_rate = np.array([a.post_rate for a in self.agents])
