@@ -145,13 +145,13 @@ def write_schema(schema_dir: Path = SCHEMA_DIR) -> list[Path]:
 def main(argv: list[str]) -> int:
     """Regenerate conf/schema; `--check` only reports stale files (exit 1 if any)."""
     if "--check" in argv:
-        stale = stale_files()
+        stale = stale_files(SCHEMA_DIR)
         for path in stale:
             print(f"stale: conf/schema/{path}")
         if stale:
             print(f"regenerate with: {REGENERATE}")
         return 1 if stale else 0
-    for path in write_schema():
+    for path in write_schema(SCHEMA_DIR):
         print(f"wrote conf/schema/{path}")
     return 0
 
