@@ -18,7 +18,7 @@ from prism_experiments.corpus.synthetic import SyntheticCorpusConfig
 from prism_experiments.network import NetworkConfig
 from prism_experiments.paths import RUNS_DIR_ENV, default_runs_dir
 from prism_experiments.rag import RAGConfig
-from prism_experiments.ranking import RankingConfig
+from prism_experiments.ranking import DEFAULT_MODE, KNOWN_MODES, RankingConfig, ranking_config
 from prism_experiments.simulation.config import SimulationConfig
 
 
@@ -29,7 +29,9 @@ class ConfigError(ValueError):
 class CorpusConfig(SyntheticCorpusConfig):
     """The starting corpus: synthetic (authored by the agents) or a user's CSV/Parquet/JSONL file."""
 
+    #: synthetic: written by the agents on their interests; file: `path` (docs/corpus.md)
     source: Literal["synthetic", "file"] = "synthetic"
+    #: a CSV / Parquet / JSONL file (columns id, author_id, text, timestamp), required when source is file
     path: Path | None = None
 
     @model_validator(mode="after")
@@ -72,6 +74,7 @@ class TrackingConfig(BaseModel):
     backend: Literal["sqlite", "server"] = "sqlite"
     #: explicit tracking URI; else $MLFLOW_TRACKING_URI; else sqlite under paths.runs_dir
     uri: str | None = None
+    #: event-log tables as Parquet artifacts
     log_tables: bool = True
     log_figures: bool = True
 
@@ -94,7 +97,7 @@ class ExperimentConfig(BaseModel):
     rag: RAGConfig = Field(default_factory=RAGConfig)
     agents: AgentsConfig = Field(default_factory=AgentsConfig)
     network: NetworkConfig = Field(default_factory=NetworkConfig)
-    ranking: RankingConfig = Field(default_factory=RankingConfig)
+    ranking: RankingConfig = Field(default_factory=lambda: ranking_config(DEFAULT_MODE))
     simulation: SimulationConfig = Field(default_factory=SimulationConfig)
     tracking: TrackingConfig = Field(default_factory=TrackingConfig)
     paths: PathsConfig = Field(default_factory=PathsConfig)
@@ -116,8 +119,15 @@ def describe_validation_error(exc: ValidationError) -> str:
     """`config error: rag.feed_size: Input should be ... (got 0)`, one line, every problem joined by '; '."""
     parts = []
     for error in exc.errors():
-        location = ".".join(str(part) for part in error["loc"])
+        loc = error["loc"]
+        if len(loc) > 2 and loc[0] == "ranking" and loc[1] in KNOWN_MODES:
+            loc = (loc[0], *loc[2:])  # the union's tag is ranking.mode itself, not a level of keys
+        location = ".".join(str(part) for part in loc)
         message = error["msg"].removeprefix("Value error, ")
+        if error["type"] == "union_tag_invalid":  # a discriminated union (ranking) got an unknown tag
+            field = str(error["ctx"]["discriminator"]).strip("'()")
+            expected = str(error["ctx"]["expected_tags"]).replace("'", "")
+            message = f"{field}: unknown {field} {error['ctx']['tag']!r}; registered {field}s: {expected}"
         named = re.match(r"^([A-Za-z_]\w*): (.*)$", message)
         if named:  # a model-level check names its field in the message: fold it into the location
             field, message = named.groups()

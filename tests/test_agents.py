@@ -25,7 +25,7 @@ TOPICS = (
     "crypto", "technology", "politics", "sports", "music", "climate",
     "health", "gaming", "food", "travel", "science", "finance",
 )
-CONF = Path(__file__).resolve().parents[1] / "conf" / "agents" / "default.yaml"
+CONF = Path(__file__).resolve().parents[1] / "conf" / "schema" / "agents.yaml"  # conf/agents/default.yaml extends it
 
 
 @pytest.fixture(scope="module")

@@ -20,6 +20,7 @@ from prism_experiments.bench.measure import percentile, run_child
 from prism_experiments.bench.probe.log import read_probe
 from prism_experiments.bench.ranking import recall_at_k
 from prism_experiments.bench.report import BenchReport, Figure, Target, figure, render_table, report_path
+from prism_experiments.ranking import KNOWN_MODES
 
 
 # ------------------------------------------------------------------ helpers
@@ -171,7 +172,7 @@ def test_tiny_bench_writes_a_report_that_validates(tmp_path: Path, session_cache
         assert f.passed == (f.target.met_by(f.value) if f.target else None)
     # every mode's feeds from the exact reference and from Chroma agree on 300 posts
     recalls = [f.value for f in report.figures if f.name.endswith(".recall@10")]
-    assert len(recalls) == 7 and min(recalls) >= 0.95
+    assert len(recalls) == len(KNOWN_MODES) and min(recalls) >= 0.95
     assert Figure.model_validate(json.loads(written[0].read_text())["figures"][0])
     assert "rank.x_algo.recall@10" in capsys.readouterr().out
     assert not list((runs / "bench").glob("work-*")), "the scratch directory is removed"

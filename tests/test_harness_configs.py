@@ -9,13 +9,13 @@ import pytest
 from hydra import compose, initialize_config_dir
 from hydra.core.global_hydra import GlobalHydra
 from hydra.errors import MissingConfigException
-from omegaconf import DictConfig
+from omegaconf import DictConfig, OmegaConf
 
 from prism_experiments.__main__ import CONFIG_DIR
 from prism_experiments.harness.hydra_config import experiment_config
-from prism_experiments.config import ConfigError
+from prism_experiments.config import ConfigError, ExperimentConfig
 from prism_experiments.harness.sweep import job_overrides
-from prism_experiments.ranking import KNOWN_MODES
+from prism_experiments.ranking import KNOWN_MODES, ranking_config
 from prism_experiments.tracking.store import resolve_tracking_uri
 
 EXPERIMENTS = sorted(p.stem for p in (Path(CONFIG_DIR) / "experiment").glob("*.yaml"))
@@ -40,9 +40,30 @@ def test_default_config_is_a_meaningful_experiment(compose_config: Compose, tmp_
     assert resolve_tracking_uri(cfg) == f"sqlite:///{tmp_path}/mlflow.db"
 
 
+def test_python_default_config_is_the_make_run_default(compose_config: Compose, tmp_path: Path) -> None:
+    composed = experiment_config(compose_config())
+    assert composed == ExperimentConfig(paths={"runs_dir": tmp_path})
+    # the config a run logs: the same dict whichever way the config was made
+    assert composed.model_dump(mode="json") == ExperimentConfig(paths={"runs_dir": tmp_path}).model_dump(mode="json")
+
+
+def test_ranking_options_are_exactly_the_registered_modes() -> None:
+    assert sorted(p.stem for p in (Path(CONFIG_DIR) / "ranking").glob("*.yaml")) == sorted(KNOWN_MODES)
+
+
 @pytest.mark.parametrize("mode", KNOWN_MODES)
-def test_every_ranking_option_composes_and_validates(compose_config: Compose, mode: str) -> None:
-    assert experiment_config(compose_config(f"ranking={mode}")).ranking.mode == mode
+def test_every_ranking_option_composes_to_its_models_defaults(compose_config: Compose, mode: str) -> None:
+    assert experiment_config(compose_config(f"ranking={mode}")).ranking == ranking_config(mode)
+    # the option file holds only its defaults list and comments: every value comes from the schema
+    option = OmegaConf.to_container(OmegaConf.load(Path(CONFIG_DIR) / "ranking" / f"{mode}.yaml"))
+    assert option == {"defaults": [f"/schema/ranking/{mode}@_here_", "_self_"]}
+
+
+def test_an_override_reaches_only_the_selected_mode(compose_config: Compose) -> None:
+    cfg = experiment_config(compose_config("ranking=pooled_boost", "ranking.priority_boost=0.2"))
+    assert cfg.ranking == ranking_config("pooled_boost", priority_boost=0.2)
+    with pytest.raises(ConfigError, match=r"ranking\.priority_boost: Extra inputs are not permitted"):
+        experiment_config(compose_config("ranking=random", "+ranking.priority_boost=0.2"))
 
 
 def test_corpus_file_option_needs_its_path(compose_config: Compose, tmp_path: Path) -> None:
@@ -101,9 +122,19 @@ def test_every_experiment_job_validates_and_varies_what_it_says(compose_config: 
     configs = [experiment_config(compose_config(f"experiment={experiment}", *o)) for o in jobs]
     assert {c.experiment_name for c in configs} == {experiment}
     flat = [_flatten(c.model_dump(mode="json")) for c in configs]
-    differing = {k for k in flat[0] if len({repr(f[k]) for f in flat}) > 1}
+    shared = set.intersection(*(set(f) for f in flat))  # each mode has its own ranking.* keys
+    differing = {k for k in shared if len({repr(f[k]) for f in flat}) > 1}
     assert differing == varying | ({"seed"} if expected_jobs > 1 else set())
     assert {f["ranking.mode"] for f in flat} == modes
+    # a mode sweep runs every mode at its defaults
+    assert "ranking.mode" not in varying or all(c.ranking == ranking_config(c.ranking.mode) for c in configs)
+
+
+def test_all_modes_sweeps_every_registered_mode(compose_config: Compose) -> None:
+    jobs = job_overrides(compose_config("experiment=all_modes"))
+    modes = [dict(o.split("=", 1) for o in job)["ranking"] for job in jobs]
+    assert sorted(set(modes)) == sorted(KNOWN_MODES)
+    assert all(modes.count(mode) == 10 for mode in KNOWN_MODES)
 
 
 def _flatten(data: dict, prefix: str = "") -> dict:
@@ -129,3 +160,12 @@ def test_bad_values_fail_validation_naming_the_field(compose_config: Compose, ov
 def test_unknown_group_option_is_refused_by_hydra(compose_config: Compose) -> None:
     with pytest.raises(MissingConfigException, match="bogus"):
         compose_config("ranking=bogus")
+
+
+def test_unknown_ranking_mode_is_one_line_naming_the_field_and_every_mode() -> None:
+    with pytest.raises(ConfigError) as info:
+        ExperimentConfig.from_mapping({"ranking": {"mode": "bogus"}})
+    message = str(info.value)
+    assert "\n" not in message
+    assert message.startswith("config error: ranking.mode: unknown mode 'bogus'; registered modes: ")
+    assert message.rsplit(": ", 1)[1].split(", ") == list(KNOWN_MODES)

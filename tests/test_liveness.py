@@ -11,12 +11,8 @@ from dataclasses import dataclass, field
 
 import pytest
 
+from prism_experiments.tracking.tags import CONFIG_HASH_TAG, ERROR_TAG, HEARTBEAT_TAG, HOST_TAG, PID_TAG
 from prism_experiments.tracking.liveness import (
-    CONFIG_HASH_TAG,
-    ERROR_TAG,
-    HEARTBEAT_TAG,
-    HOST_TAG,
-    PID_TAG,
     Heartbeat,
     live_holder,
     liveness_tags,

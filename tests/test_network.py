@@ -28,7 +28,7 @@ TOPICS = (
     "crypto", "technology", "politics", "sports", "music", "climate",
     "health", "gaming", "food", "travel", "science", "finance",
 )
-CONF = Path(__file__).resolve().parents[1] / "conf" / "network" / "default.yaml"
+CONF = Path(__file__).resolve().parents[1] / "conf" / "schema" / "network.yaml"  # conf/network/default.yaml extends it
 
 
 @pytest.fixture(scope="module")

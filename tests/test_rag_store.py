@@ -141,7 +141,7 @@ def test_persistent_store_round_trip_loses_nothing(embedder: Embedder, tmp_path:
 
 
 def test_random_mode_is_reproducible_and_recent(embedder: Embedder) -> None:
-    config = RAGConfig(collection_name="store_random", mode="random", recent_window_hours=12, random_seed=7)
+    config = RAGConfig(collection_name="store_random", retrieval_mode="random", retrieval_window_hours=12, random_seed=7)
     posts = corpus(60)
     retriever = FeedRetriever(config, embedder=embedder)
     retriever.add_posts(posts)
@@ -253,7 +253,7 @@ def test_exact_search_matches_brute_force_and_chroma(embedder: Embedder) -> None
     posts = corpus(60)
     exact = FeedRetriever(RAGConfig(collection_name="store_exact", exact_search=True), embedder=embedder)
     exact.add_posts(posts)
-    approximate = FeedRetriever(RAGConfig(collection_name="store_exact_ann"), embedder=embedder)
+    approximate = FeedRetriever(RAGConfig(collection_name="store_exact_ann", exact_search=False), embedder=embedder)
     approximate.add_posts(posts)
     queries = embedder.encode(SENTENCES)
     for query, (rows, scores), (ann_rows, ann_scores) in zip(

@@ -55,10 +55,10 @@ def test_post_rejects_bad_values_naming_the_field(fields: dict, field_name: str)
     [
         ({"feed_size": 0}, "feed_size", "greater than or equal to 1"),
         ({"feed_size": 21}, "feed_size", "less than or equal to 20"),
-        ({"mode": "trending"}, "mode", "'preference' or 'random'"),
+        ({"retrieval_mode": "trending"}, "retrieval_mode", "'preference' or 'random'"),
         ({"client": "cloud"}, "client", "'ephemeral', 'persistent' or 'http'"),
         ({"client": "persistent"}, "persist_directory", "required"),
-        ({"recent_window_hours": 0}, "recent_window_hours", "greater than 0"),
+        ({"retrieval_window_hours": 0}, "retrieval_window_hours", "greater than 0"),
         ({"collection_name": "x"}, "collection_name", "pattern"),
         ({"port": 0}, "port", "greater than or equal to 1"),
     ],
@@ -72,7 +72,7 @@ def test_rag_config_rejects_bad_values(fields: dict, field_name: str, allowed: s
 
 def test_rag_config_defaults() -> None:
     config = RAGConfig()
-    assert (config.feed_size, config.mode, config.client, config.embedding_model) == (
+    assert (config.feed_size, config.retrieval_mode, config.client, config.embedding_model) == (
         10, "preference", "ephemeral", "all-MiniLM-L6-v2")
 
 

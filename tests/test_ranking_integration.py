@@ -12,7 +12,7 @@ from prism_experiments.corpus import SyntheticCorpusConfig, generate_corpus
 from prism_experiments.network import DictSocialGraph, NetworkConfig, generate_follow_graph, with_following
 from prism_experiments.domain import Post, interest_query_text
 from prism_experiments.rag import FeedRetriever, RAGConfig
-from prism_experiments.ranking import KNOWN_MODES, RankingConfig, ReshareLog, build_ranker
+from prism_experiments.ranking import KNOWN_MODES, RankerContext, ReshareLog, build_ranker, ranking_config
 
 pytestmark = pytest.mark.integration
 CORPUS = SyntheticCorpusConfig(n_posts=500, span_hours=24)
@@ -32,7 +32,8 @@ def world(embedder):
 
 def ranker_for(world, mode: str = "x_algo", reshares: ReshareLog | None = None, **fields):
     agents, graph, retriever = world
-    return build_ranker(RankingConfig(mode=mode, **fields), retriever, graph, np.random.default_rng(1), reshares)
+    context = RankerContext(retriever, graph, np.random.default_rng(1), reshares or ReshareLog())
+    return build_ranker(ranking_config(mode, **fields), context)
 
 
 def inn_share(feeds) -> float:
@@ -80,9 +81,10 @@ def test_batched_feeds_equal_single_feeds_and_never_show_own_posts(world, mode: 
         assert len(feed) == 10
         assert all(c.post.author_id != agent.id for c in feed)
         assert len({c.post.id for c in feed}) == len(feed)
-        scores = [c.final_score for c in feed]
-        if mode not in ("engagement_recency",):  # its cold-start backfill follows the ranked part
-            assert scores == sorted(scores, reverse=True)
+        # backfill (engagement_recency's cold start, chronological's filler) follows the ranked part
+        ranked = [c.final_score for c in feed if c.source != "backfill"]
+        assert ranked == sorted(ranked, reverse=True)
+        assert [c.source == "backfill" for c in feed] == sorted(c.source == "backfill" for c in feed)
 
 
 @pytest.mark.parametrize("mode", KNOWN_MODES)
@@ -110,21 +112,24 @@ def test_a_followees_reshare_is_in_network_with_its_resharer(world) -> None:
     agents, graph, retriever = world
     agent = agents[0]
     followee = sorted(graph.following(agent.id))[0]
-    stranger_posts = [i for i, p in enumerate(retriever.posts)
-                      if p.author_id not in graph.following(agent.id) and p.author_id != agent.id
-                      and p.topic in agent.interests]
+    probe = ranker_for(world)
+    strangers = np.array([i for i, p in enumerate(retriever.posts)
+                          if p.author_id not in graph.following(agent.id) and p.author_id != agent.id
+                          and p.parent_id is None])
+    # the stranger's post most similar to the agent: once reshared it is an in-network candidate at
+    # full score, and with out-of-network posts scaled to 0 only followed authors' first posts
+    # (author diversity halves the rest) can outscore it, far fewer than a feed's 10
+    best = int(strangers[np.argmax(probe.similarities(probe._view(agent, ()), strangers))])
     reshares = ReshareLog()
-    reshares.record(followee, stranger_posts[0], step=0)
-    feed = ranker_for(world, reshares=reshares, in_network_limit=500).rank(agent, NOW)
+    reshares.record(followee, best, step=0)
     pool = ranker_for(world, reshares=reshares, in_network_limit=500)
-    view = pool._view(agent, ())
-    rows, _, via = pool.in_network_candidates(view, NOW)
-    assert stranger_posts[0] in rows.tolist()
-    assert via[rows.tolist().index(stranger_posts[0])] == followee
-    reshared = [c for c in feed if c.row == stranger_posts[0]]
-    if reshared:  # when it makes the feed it is marked as in-network through the followee
-        assert reshared[0].in_network and reshared[0].source == "in_network_reshare"
-        assert reshared[0].via_agent_id == followee
+    rows, _, via = pool.in_network_candidates(pool._view(agent, ()), NOW)
+    assert best in rows.tolist()
+    assert via[rows.tolist().index(best)] == followee
+    feed = ranker_for(world, reshares=reshares, in_network_limit=500, out_of_network_scale=0.0).rank(agent, NOW)
+    (reshared,) = [c for c in feed if c.row == best]
+    assert reshared.in_network and reshared.source == "in_network_reshare"
+    assert reshared.via_agent_id == followee
 
 
 def test_x_algo_handles_zero_distance_and_a_store_smaller_than_a_feed(embedder) -> None:
@@ -137,7 +142,7 @@ def test_x_algo_handles_zero_distance_and_a_store_smaller_than_a_feed(embedder) 
     ])
     graph = DictSocialGraph(["fan", "a", "b"])
     graph.follow("fan", "a")
-    ranker = build_ranker(RankingConfig(), retriever, graph, np.random.default_rng(0))
+    ranker = build_ranker(ranking_config(), RankerContext(retriever, graph, np.random.default_rng(0)))
     feed = ranker.rank(SocialAgent(id="fan", interests=["music"]), NOW)
     assert [c.post.id for c in feed][0] == "p1"
     assert feed[0].base_score == pytest.approx(1.0, abs=1e-5) and feed[0].final_score <= 1.0 + 1e-9
@@ -150,19 +155,21 @@ def test_x_algo_handles_zero_distance_and_a_store_smaller_than_a_feed(embedder) 
 def test_chronological_is_newest_first_from_followees_then_backfilled(world) -> None:
     agents, graph, retriever = world
     agent = agents[0]
-    feed = ranker_for(world, "chronological").rank(agent, NOW)
-    network = [c for c in feed if c.source == "recent"]
-    backfill = [c for c in feed if c.source == "backfill"]
-    assert network and all(c.post.author_id in graph.following(agent.id) for c in network)
-    assert feed[: len(network)] == network
-    stamps = [c.post.timestamp for c in network]
-    assert stamps == sorted(stamps, reverse=True)
-    followed_posts = sum(p.author_id in graph.following(agent.id) for p in retriever.posts)
-    assert len(network) == min(10, followed_posts)
-    if backfill:
-        newest_other = sorted((p for p in retriever.posts if p.author_id not in graph.following(agent.id)
-                               and p.author_id != agent.id), key=lambda p: p.timestamp, reverse=True)
-        assert [c.post.id for c in backfill] == [p.id for p in newest_other[: len(backfill)]]
+    followed = sorted((p for p in retriever.posts if p.author_id in graph.following(agent.id)),
+                      key=lambda p: p.timestamp, reverse=True)
+    assert len(followed) > 10
+    full = ranker_for(world, "chronological").rank(agent, NOW)
+    assert [c.source for c in full] == ["recent"] * 10
+    assert [c.post.id for c in full] == [p.id for p in followed[:10]]
+    # hide all but 3 followed posts: 3 from the network, newest first, then 7 of the newest others
+    hidden = {p.id for p in followed[3:]}
+    feed = ranker_for(world, "chronological").rank(agent, NOW, exclude=hidden)
+    assert [c.source for c in feed] == ["recent"] * 3 + ["backfill"] * 7
+    assert [c.post.id for c in feed[:3]] == [p.id for p in followed[:3]]
+    newest_other = sorted((p for p in retriever.posts if p.author_id not in graph.following(agent.id)
+                           and p.author_id != agent.id), key=lambda p: p.timestamp, reverse=True)
+    assert [c.post.id for c in feed[3:]] == [p.id for p in newest_other[:7]]
+    assert [c.components["backfill"] for c in feed] == [0.0] * 3 + [1.0] * 7
 
 
 def test_random_is_reproducible_recent_and_differs_between_agents(world) -> None:
@@ -171,5 +178,5 @@ def test_random_is_reproducible_recent_and_differs_between_agents(world) -> None
     again = ranker_for(world, "random").rank_many(list(reversed(agents)), NOW)[::-1]
     assert [[c.post.id for c in f] for f in first] == [[c.post.id for c in f] for f in again]
     assert len({tuple(c.post.id for c in f) for f in first}) == len(agents)
-    window = timedelta(hours=RankingConfig().recent_window_hours)
+    window = timedelta(hours=ranking_config("random").recent_window_hours)
     assert all(NOW - window <= c.post.timestamp <= NOW for f in first for c in f)

@@ -15,7 +15,7 @@ pytestmark = pytest.mark.integration
 
 @pytest.fixture(scope="module")
 def retriever(embedder) -> FeedRetriever:
-    store = FeedRetriever(RAGConfig(collection_name="retrieval_topics", recent_window_hours=72), embedder=embedder)
+    store = FeedRetriever(RAGConfig(collection_name="retrieval_topics", retrieval_window_hours=72), embedder=embedder)
     store.add_posts(generate_corpus(SyntheticCorpusConfig(n_posts=1200, span_hours=48), seed=4))
     return store
 

@@ -191,7 +191,7 @@ def test_the_starting_index_and_the_model_are_built_once_per_process(session_cac
 def test_every_mode_runs_a_short_real_simulation(session_cache_dir: Path, mode: str) -> None:
     fields = {"mode": mode}
     if mode == "context_rerank":
-        fields["context_rerank"] = {"debug": True, "debug_sample_rate": 0.5}
+        fields |= {"debug": True, "debug_sample_rate": 0.5}
     result = run_simulation(small_config(session_cache_dir, ranking=fields, simulation={
         "n_steps": 4, "show_progress": False}))
     summary = summarize(result)

@@ -5,7 +5,6 @@ raises `TerminatedWorkerError`, dropping the queued jobs. Here the jobs whose pr
 FAILED (and listed by the sweep callback), and the jobs that never finished run in a fresh pool.
 """
 
-from __future__ import annotations
 
 import logging
 from dataclasses import dataclass

@@ -56,12 +56,24 @@ class BehaviourConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
+    #: P(look at feed position 0)
     look_top: float = Field(default=0.95, ge=0.0, le=1.0)
+    #: P(look at i+1) / P(look at i); geometric examination (cascade model, Craswell et al. 2008):
+    #: about 5 of 10 posts looked at
     attention_decay: float = Field(default=0.85, gt=0.0, le=1.0)
+    #: logit P(action) = intercept + w_similarity*similarity + w_media*has_media + w_social*log1p(likes)
+    #: + w_in_network*in_network + w_format*format_affinity + agent bias. Calibrated at similarity 0.6,
+    #: no media, 2 likes, out-of-network, average agent: like 10.1%, reshare 2.0%, reply 1.5% of
+    #: looked-at posts (calibrated assumption, docs/model.md). Media lifts likes a little (odds x1.16)...
     like: EngagementCoefficients = Field(default_factory=_like)
+    #: ...and reshares much more (w_media 0.7, odds x2.0): visual virality hypothesis
+    #: (Buffer: +150% retweets vs +89% favourites)
     reshare: EngagementCoefficients = Field(default_factory=_reshare)
+    #: w_in_network 0.5: conversation happens mostly with accounts one follows
     reply: EngagementCoefficients = Field(default_factory=_reply)
+    #: P(follow the author of an out-of-network post the agent engaged with); calibrated assumption
     follow_probability: float = Field(default=0.1, ge=0.0, le=1.0)
+    #: P(a newly authored post carries media); calibrated assumption
     media_post_probability: float = Field(default=0.3, ge=0.0, le=1.0)
 
 
@@ -93,24 +105,47 @@ class AgentsConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
+    #: population size; 200 runs a sweep in minutes on a laptop
     n_agents: int = Field(default=200, ge=1)
+    #: relative weights of holding 1, 2, 3 topics (>= 0, sum > 0); calibrated assumption
     interest_count_weights: tuple[float, float, float] = (0.35, 0.40, 0.25)
+    #: Zipf exponent s of topic popularity, p_k ∝ (k+1)^-s in the order topics are given
+    #: (0 = uniform); popularity is heavy-tailed (Weng et al. 2012)
     topic_popularity_exponent: float = Field(default=0.8, ge=0.0)
+    #: median P(active in a step); about 1 in 10 hourly steps
     activity_median: float = Field(default=0.1, gt=0.0, le=1.0)
+    #: lognormal sigma of activity across agents; heavy tail: 90-9-1 participation
+    #: (Nielsen 2006), skewed activity (Muchnik et al. 2013)
     activity_sigma: float = Field(default=1.0, ge=0.0)
+    #: lower clip of activity; even lurkers show up now and then
     activity_min: float = Field(default=0.01, ge=0.0, le=1.0)
+    #: upper clip of activity, >= activity_min
     activity_max: float = Field(default=1.0, ge=0.0, le=1.0)
+    #: Beta(alpha, beta) of P(author a post | active); mean ~0.17, right-skewed: a minority
+    #: writes most posts (Pew 2019: top 10% of US adult users wrote 80% of tweets)
     post_rate_alpha: float = Field(default=0.8, gt=0.0)
     post_rate_beta: float = Field(default=4.0, gt=0.0)
+    #: sd of each agent's like/reshare/reply logit offset; random intercept per agent
     propensity_sigma: float = Field(default=0.5, ge=0.0)
+    #: correlation between an agent's three offsets; heavy engagers engage in every way
     propensity_correlation: float = Field(default=0.5, ge=0.0, le=1.0)
+    #: symmetric Dirichlet alpha of archetype weights; < 1 = most agents lean on one or two archetypes
     archetype_concentration: float = Field(default=0.5, gt=0.0)
+    #: Seed 004's archetype boost tags content with the audience archetypes that favour it; here the
+    #: content tag is the post format (seed 002), each listing 1-3 archetypes. Analysts like structure and
+    #: argument, storytellers narrative and transformation, skeptics challenges to received wisdom,
+    #: enthusiasts conversation and personal stories, pragmatists actionable advice.
     format_archetype_bias: dict[str, list[str]] = Field(
         default_factory=lambda: {k: list(v) for k, v in DEFAULT_FORMAT_ARCHETYPE_BIAS.items()}
     )
+    #: formats each archetype engages with more (+1 format affinity), 1-2 each, consistent with
+    #: format_archetype_bias (a preferred format lists the archetype)
     archetype_preferred_formats: dict[str, list[str]] = Field(
         default_factory=lambda: {k: list(v) for k, v in DEFAULT_ARCHETYPE_PREFERRED_FORMATS.items()}
     )
+    #: formats each archetype engages with less (-1): analysts sweeping generalisations, storytellers
+    #: bare structure, skeptics too-good-to-be-true transformations, enthusiasts negativity, pragmatists
+    #: stories without an actionable point
     archetype_disliked_formats: dict[str, list[str]] = Field(
         default_factory=lambda: {k: list(v) for k, v in DEFAULT_ARCHETYPE_DISLIKED_FORMATS.items()}
     )

@@ -2,26 +2,26 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 import pandas as pd
 
-#: Params that never define a condition: where a run writes and how it is tracked.
-EXCLUDED_PARAM_PREFIXES: tuple[str, ...] = ("paths.", "tracking.", "hydra.")
-EXCLUDED_PARAM_KEYS: frozenset[str] = frozenset({"seed", "experiment_name"})
-SINGLE_CONDITION_LABEL = "all runs"
+from prism_experiments.tracking.labels import SINGLE_CONDITION_LABEL, condition_labels, short_names
+from prism_experiments.tracking.params import is_bookkeeping_param
 
-
-def is_bookkeeping_param(key: str) -> bool:
-    """True for the seed, the experiment name and output/tracking/Hydra settings."""
-    return key in EXCLUDED_PARAM_KEYS or key.startswith(EXCLUDED_PARAM_PREFIXES)
+__all__ = [
+    "SINGLE_CONDITION_LABEL", "condition_labels", "is_bookkeeping_param", "numeric_levels", "ordered_conditions",
+    "presence_follows", "resolve_param_keys", "short_names", "value_sort_key", "varying_params",
+]
 
 
 def varying_params(params: pd.DataFrame, seeds: pd.Series) -> tuple[list[str], list[str]]:
     """(condition keys, seed-tracking keys) among params with more than one value (unset counts as a value).
 
     A param that takes one value per seed and a different value for every seed (e.g.
-    `corpus.seed: ${seed}`) follows the seed, not the condition, so it is set aside.
+    `corpus.seed: ${seed}`) follows the seed, not the condition, so it is set aside. So is a param
+    that is constant wherever it is set when the other condition keys already tell where it is set
+    (x_algo's `ranking.reply_scale` in a `ranking: x_algo,random` sweep: each mode logs only its own).
     """
     candidates = [str(key) for key in params.columns if not is_bookkeeping_param(str(key))]
     if not candidates:
@@ -31,10 +31,25 @@ def varying_params(params: pd.DataFrame, seeds: pd.Series) -> tuple[list[str], l
     varying = [key for key in candidates if n_values[key] > 1]
     if not varying:
         return [], []
+    set_values = values[varying].nunique(dropna=True)
+    presence_only = [key for key in varying if set_values[key] <= 1]
+    varying = [key for key in varying if key not in presence_only]
     per_seed = values[varying].groupby(seeds.to_numpy(), dropna=False).nunique(dropna=False).max()
     n_seeds = seeds.nunique(dropna=False)
     tracks_seed = [key for key in varying if per_seed[key] == 1 and n_values[key] == n_seeds]
-    return [key for key in varying if key not in tracks_seed], tracks_seed
+    keys = [key for key in varying if key not in tracks_seed]
+    # where a presence-only key is set follows from the other keys: it would only lengthen labels
+    kept = [key for key in presence_only if not presence_follows(values, key, keys)]
+    return [key for key in candidates if key in keys or key in kept], tracks_seed
+
+
+def presence_follows(values: pd.DataFrame, key: str, others: Sequence[str]) -> bool:
+    """Whether the runs that set `key` are exactly those of some combinations of the `others` keys."""
+    if not others:
+        return False
+    is_set = values[key].notna().rename("__is_set__")
+    groups = pd.concat([values[list(others)], is_set], axis=1).groupby(list(others), dropna=False)["__is_set__"]
+    return bool((groups.nunique() <= 1).all())
 
 
 def resolve_param_keys(requested: Sequence[str], available: Sequence[str]) -> list[str]:
@@ -56,35 +71,6 @@ def resolve_param_keys(requested: Sequence[str], available: Sequence[str]) -> li
     return resolved
 
 
-def short_names(keys: Sequence[str]) -> dict[str, str]:
-    """The shortest dotted suffix of each key that no other key shares (`ranking.mode` -> `mode`)."""
-
-    def suffix(key: str, length: int) -> str:
-        return ".".join(key.split(".")[-length:])
-
-    names: dict[str, str] = {}
-    for key in keys:
-        n_parts = len(key.split("."))
-        length = 1
-        while length < n_parts and any(suffix(other, length) == suffix(key, length) for other in keys if other != key):
-            length += 1
-        names[key] = suffix(key, length)
-    return names
-
-
-def condition_labels(params: pd.DataFrame, keys: Sequence[str], names: Mapping[str, str]) -> pd.Series:
-    """Label per run: `short=value` for each condition key the run sets, joined by ", ".
-
-    A key a run does not set (e.g. the OON scale of a `random` run) is left out of its label.
-    """
-    if not keys:
-        return pd.Series(SINGLE_CONDITION_LABEL, index=params.index, dtype=object)
-    pieces = pd.DataFrame(
-        {key: (names[key] + "=" + params[key].astype(str)).where(params[key].notna(), "") for key in keys},
-        index=params.index,
-    )
-    labels = pieces.agg(lambda row: ", ".join(piece for piece in row if piece), axis=1)
-    return labels.replace("", "(no condition params set)").astype(object)
 
 
 def value_sort_key(value: object) -> tuple[int, float, str]:

@@ -45,7 +45,7 @@ class BenchContext:
 
 def store_config(prefix: str) -> RAGConfig:
     """An in-memory store of its own: ephemeral clients share one Chroma system per process."""
-    return RAGConfig(collection_name=f"bench-{prefix}-{uuid.uuid4().hex[:12]}", client="ephemeral")
+    return RAGConfig(collection_name=f"bench-{prefix}-{uuid.uuid4().hex[:12]}", client="ephemeral", exact_search=False)
 
 
 def drop_store(retriever: FeedRetriever) -> None:

@@ -23,7 +23,7 @@ from prism_experiments.bench.store import build_store
 from prism_experiments.embeddings import Embedder
 from prism_experiments.network import SocialGraph
 from prism_experiments.rag import FeedRetriever
-from prism_experiments.ranking import KNOWN_MODES, RankedCandidate, RankingConfig, Ranker, build_ranker
+from prism_experiments.ranking import KNOWN_MODES, RankedCandidate, Ranker, RankerContext, build_ranker, ranking_config
 
 SECTION = 3
 RATIO_TARGET = Target(op="<=", threshold=5.0)
@@ -53,7 +53,7 @@ def build_exact_store(world: BenchWorld, embedder: Embedder) -> ExactRetriever:
 
 def make_ranker(mode: str, retriever: FeedRetriever, graph: SocialGraph) -> Ranker:
     """The same seed for both stores: the random mode then draws the same posts on each."""
-    return build_ranker(RankingConfig(mode=mode), retriever, graph, np.random.default_rng(BENCH_SEED))
+    return build_ranker(ranking_config(mode), RankerContext(retriever, graph, np.random.default_rng(BENCH_SEED)))
 
 
 def throughput(ranker: Ranker, agents: list[SocialAgent], now: datetime, repeats: int

@@ -13,12 +13,12 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from prism_experiments.harness.context import current_sweep
-from prism_experiments.tracking.liveness import ERROR_TAG, HOST_TAG, PID_TAG, process_alive, this_host
+from prism_experiments.tracking.liveness import process_alive, this_host
 from prism_experiments.tracking.store import client_for
+from prism_experiments.tracking.tags import ERROR_TAG, HOST_TAG, JOB_NUM_TAG, PID_TAG, SWEEP_ID_TAG, tag_equals
 
 log = logging.getLogger("prism_experiments")
 OUTCOME_FILE = "prism_outcome.json"
-JOB_NUM_TAG = "prism.job_num"
 DIED = "the job's process died (killed by a signal or by the out-of-memory killer); when one joblib worker dies, " \
        "joblib kills the jobs running in the other workers too"
 
@@ -53,7 +53,7 @@ def jobs_left_after_worker_death(sweep_dir: Path, unfinished: list[int]) -> list
     if context is not None:
         client = client_for(context.tracking_uri)
         runs = client.search_runs([context.experiment_id], filter_string=(
-            f"tags.`prism.sweep_id` = '{context.sweep_id}' and attributes.status = 'RUNNING'"), max_results=10_000)
+            f"{tag_equals(SWEEP_ID_TAG, context.sweep_id)} and attributes.status = 'RUNNING'"), max_results=10_000)
         for run in runs:
             tags = run.data.tags
             pid, num = tags.get(PID_TAG, ""), tags.get(JOB_NUM_TAG, "")

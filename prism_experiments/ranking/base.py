@@ -7,15 +7,15 @@ from abc import ABC, abstractmethod
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, ClassVar, Generic, TypeVar
 
 import numpy as np
 
 from prism_experiments.domain import as_utc, epoch_microseconds
 from prism_experiments.rag.retriever import FeedRetriever
 from prism_experiments.ranking.candidate import RankedCandidate
-from prism_experiments.ranking.config import RankingConfig
-from prism_experiments.ranking.reshares import ReshareLog
+from prism_experiments.ranking.context import RankerContext
+from prism_experiments.ranking.mode_config import ModeConfig
 
 if TYPE_CHECKING:
     from prism_experiments.agents import SocialAgent
@@ -43,25 +43,25 @@ def in_sorted(values: np.ndarray, sorted_array: np.ndarray) -> np.ndarray:
     return sorted_array[index] == values
 
 
-class Ranker(ABC):
+ConfigT = TypeVar("ConfigT", bound=ModeConfig)
+
+
+class Ranker(ABC, Generic[ConfigT]):
     """Serves feeds. Never modifies posts, agents or the graph."""
 
+    #: the mode's settings; `registry.register_mode` reads the mode's name from it
+    config_model: ClassVar[type[ModeConfig]]
     mode: ClassVar[str]
 
-    def __init__(
-        self,
-        config: RankingConfig,
-        retriever: FeedRetriever,
-        graph: "SocialGraph",
-        rng: np.random.Generator | None = None,
-        reshares: ReshareLog | None = None,
-    ) -> None:
+    def __init__(self, config: ConfigT, context: RankerContext) -> None:
         self.config = config
-        self.retriever = retriever
-        self.graph = graph
-        self.reshares = reshares if reshares is not None else ReshareLog()
+        self.context = context
+        self.retriever: FeedRetriever = context.retriever
+        self.graph: "SocialGraph" = context.graph
+        self.reshares = context.reshares
         # one number from the caller's stream: per-agent draws are keyed by (agent, time), not call order
-        self._entropy = int((rng if rng is not None else np.random.default_rng(0)).integers(2**63))
+        rng = context.rng if context.rng is not None else np.random.default_rng(0)
+        self._entropy = int(rng.integers(2**63))
 
     @property
     def feed_size(self) -> int:

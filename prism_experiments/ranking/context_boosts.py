@@ -15,11 +15,14 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from prism_experiments.domain import TOPIC_VOCABULARIES
-from prism_experiments.ranking.config import ContextRerankConfig
+
+if TYPE_CHECKING:  # the mode's module imports these functions: a runtime import would be a loop
+    from prism_experiments.ranking.modes.context_rerank import ContextRerankConfig
 
 _HASHTAG = re.compile(r"#\w+")
 _WORD = re.compile(r"(?<![#\w])\w+")

@@ -1,56 +1,47 @@
-"""build_ranker: one name per mode, one class per name."""
+"""The mode registry: each mode module registers its ranker class (and through it, its config model)."""
 
 from __future__ import annotations
 
-import inspect
-from typing import TYPE_CHECKING
+from typing import TypeVar
 
-import numpy as np
-
-from prism_experiments.agents import AgentsConfig
-from prism_experiments.rag.retriever import FeedRetriever
 from prism_experiments.ranking.base import Ranker
-from prism_experiments.ranking.config import KNOWN_MODES, RankingConfig
-from prism_experiments.ranking.modes.context_rerank import ContextRerankRanker
-from prism_experiments.ranking.modes.engagement_recency import EngagementRecencyRanker
-from prism_experiments.ranking.modes.pooled_boost import PooledBoostRanker
-from prism_experiments.ranking.modes.simple import ChronologicalRanker, PreferenceRanker, RandomRanker
-from prism_experiments.ranking.modes.x_algo import XAlgorithmRanker
-from prism_experiments.ranking.reshares import ReshareLog
+from prism_experiments.ranking.context import RankerContext
+from prism_experiments.ranking.mode_config import ModeConfig, mode_name
 
-if TYPE_CHECKING:
-    from prism_experiments.network import SocialGraph
+#: mode name -> ranker class, in registration order; filled by `register_mode` as the modes are imported
+RANKERS: dict[str, type[Ranker]] = {}
 
-RANKERS: dict[str, type[Ranker]] = {
-    cls.mode: cls
-    for cls in (
-        XAlgorithmRanker, PreferenceRanker, RandomRanker, ChronologicalRanker,
-        EngagementRecencyRanker, PooledBoostRanker, ContextRerankRanker,
-    )
-}
-assert set(RANKERS) == set(KNOWN_MODES), "every known mode needs a ranker class"
+RankerT = TypeVar("RankerT", bound=type[Ranker])
 
 
-def takes_agents_config(cls: type[Ranker]) -> bool:
-    """Whether the mode reads the agents' tables (it then takes `agents_config` as a keyword)."""
-    return "agents_config" in inspect.signature(cls).parameters
+def register_mode(cls: RankerT) -> RankerT:
+    """Class decorator: register a ranker under the mode its `config_model` declares."""
+    mode = mode_name(cls.config_model)
+    if mode in RANKERS and RANKERS[mode] is not cls:
+        raise ValueError(f"ranking mode {mode!r} is registered twice: {RANKERS[mode].__name__}, {cls.__name__}")
+    cls.mode = mode
+    RANKERS[mode] = cls
+    return cls
 
 
-def build_ranker(
-    config: RankingConfig,
-    retriever: FeedRetriever,
-    graph: "SocialGraph",
-    rng: np.random.Generator | None = None,
-    reshares: ReshareLog | None = None,
-    *,
-    agents_config: AgentsConfig | None = None,
-) -> Ranker:
-    """The ranker for `config.mode`; `agents_config` (default: AgentsConfig()) goes to modes that take it."""
+def registered_modes() -> tuple[str, ...]:
+    """Every registered mode, in registration order."""
+    return tuple(RANKERS)
+
+
+def config_models() -> dict[str, type[ModeConfig]]:
+    """mode -> its config model."""
+    return {mode: cls.config_model for mode, cls in RANKERS.items()}
+
+
+def build_ranker(config: ModeConfig, context: RankerContext) -> Ranker:
+    """The ranker of `config.mode`, built from `config` and `context`."""
     try:
         cls = RANKERS[config.mode]
     except KeyError:
-        raise ValueError(f"ranking.mode: unknown mode {config.mode!r}; known modes: {', '.join(RANKERS)}") from None
-    if takes_agents_config(cls):
-        return cls(config, retriever, graph, rng, reshares,  # type: ignore[call-arg]
-                   agents_config=agents_config if agents_config is not None else AgentsConfig())
-    return cls(config, retriever, graph, rng, reshares)
+        raise ValueError(
+            f"ranking.mode: unknown mode {config.mode!r}; registered modes: {', '.join(RANKERS)}"
+        ) from None
+    if not isinstance(config, cls.config_model):
+        raise TypeError(f"ranking mode {config.mode!r} takes a {cls.config_model.__name__}, got {type(config).__name__}")
+    return cls(config, context)

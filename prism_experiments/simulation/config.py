@@ -10,6 +10,7 @@ class SimulationConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
+    #: 48 steps of 60 minutes: two simulated days
     n_steps: int = Field(default=48, ge=1)
     #: simulated minutes per step; timestamps and "3h ago" rendering use it (DESIGN.md)
     step_minutes: float = Field(default=60.0, gt=0)

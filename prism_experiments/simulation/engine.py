@@ -21,7 +21,7 @@ from prism_experiments.domain import EventRecorder, Post
 from prism_experiments.embeddings import Embedder
 from prism_experiments.network import DictSocialGraph
 from prism_experiments.rag import FeedRetriever, format_feed_for_prompt
-from prism_experiments.ranking import RankedCandidate, Ranker, ReshareLog, build_ranker
+from prism_experiments.ranking import RankedCandidate, Ranker, RankerContext, ReshareLog, build_ranker
 from prism_experiments.simulation.decisions import Impressions, decide
 from prism_experiments.simulation.result import SimulationResult
 from prism_experiments.simulation.settings import EngineSettings, RunSettings
@@ -44,7 +44,7 @@ def run_simulation(cfg: RunSettings, world: World | None = None, embedder: Embed
         graph = world.graph.copy()
         reshares = ReshareLog()
         ranker_rng = np.random.default_rng(component_seed(cfg.seed, Stream.RANKER))
-        ranker = build_ranker(cfg.ranking, retriever, graph, ranker_rng, reshares, agents_config=cfg.agents)
+        ranker = build_ranker(cfg.ranking, RankerContext(retriever, graph, ranker_rng, reshares, agents=cfg.agents))
         engine = _Engine(EngineSettings.of(cfg), world.agents, graph, retriever, ranker, reshares)
         timings["index_s"] = time.perf_counter() - started - timings["world_s"]
         result = engine.run()

@@ -16,13 +16,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from prism_experiments.tracking.tags import CONFIG_HASH_TAG, ERROR_TAG, HEARTBEAT_TAG, HOST_TAG, PID_TAG, tag_equals
+
 log = logging.getLogger(__name__)
 
-PID_TAG = "prism.pid"
-HOST_TAG = "prism.host"
-HEARTBEAT_TAG = "prism.heartbeat"
-ERROR_TAG = "prism.error"
-CONFIG_HASH_TAG = "prism.config_hash"
 #: How often a live run rewrites its heartbeat, and how old a heartbeat may get before the run
 #: counts as dead (four missed beats: a busy sqlite store can delay one write by seconds).
 HEARTBEAT_SECONDS = 30.0
@@ -96,7 +93,7 @@ def live_holder(client: Any, experiment_id: str, digest: str, own_run_id: str, *
     """
     now = time.time() if now is None else now
     runs = client.search_runs([experiment_id], filter_string=(
-        f"tags.`{CONFIG_HASH_TAG}` = '{digest}' and attributes.status = 'RUNNING'"), max_results=100)
+        f"{tag_equals(CONFIG_HASH_TAG, digest)} and attributes.status = 'RUNNING'"), max_results=100)
     live = [run for run in runs if run.info.run_id == own_run_id
             or run_liveness(run.data.tags, run.info.start_time, now).alive]
     live.sort(key=lambda run: (run.info.start_time, run.info.run_id))

@@ -17,6 +17,12 @@ JOBS_TAG = "prism.jobs"
 JOBS_TO_RUN_TAG = "prism.jobs_to_run"
 VARYING_TAG = "prism.varying"
 COMPARED_RUNS_TAG = "prism.compared_runs"
+#: Liveness (tracking/liveness.py): who runs a RUNNING run, and when it last said it was alive.
+PID_TAG = "prism.pid"
+HOST_TAG = "prism.host"
+HEARTBEAT_TAG = "prism.heartbeat"
+#: The Hydra job number of a sweep's run (finds the run of a job whose process died).
+JOB_NUM_TAG = "prism.job_num"
 VERSION_TAG_PREFIX = "prism.version."
 TIMING_TAG_PREFIX = "prism.timing."
 #: MLflow's own parent-run tag (mlflow/utils/mlflow_tags.py, MLFLOW_PARENT_RUN_ID).

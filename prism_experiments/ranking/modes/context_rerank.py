@@ -12,16 +12,16 @@ import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass, fields
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
+from pydantic import Field
 
 from prism_experiments.agents import ARCHETYPES, AgentsConfig
-from prism_experiments.rag.retriever import FeedRetriever
 from prism_experiments.domain import epoch_microseconds
 from prism_experiments.ranking.base import AgentView, Ranker
 from prism_experiments.ranking.candidate import RankedCandidate
-from prism_experiments.ranking.config import RankingConfig
+from prism_experiments.ranking.context import RankerContext
 from prism_experiments.ranking.context_boosts import (
     PostText,
     archetype_boost,
@@ -32,13 +32,55 @@ from prism_experiments.ranking.context_boosts import (
     interest_hashtags,
     post_text,
 )
+from prism_experiments.ranking.mode_config import ModeConfig
+from prism_experiments.ranking.registry import register_mode
 from prism_experiments.ranking.rescoring import descending_order
-from prism_experiments.ranking.reshares import ReshareLog
 from prism_experiments.ranking.sourcing import nearest_visible
 
 if TYPE_CHECKING:
     from prism_experiments.agents import SocialAgent
-    from prism_experiments.network import SocialGraph
+
+
+class ContextRerankConfig(ModeConfig):
+    """Seed 004: second-pass rerank, final = similarity + clamped generic boost + archetype boost."""
+
+    mode: Literal["context_rerank"] = "context_rerank"
+    #: seed 004 PERAZZI_ENABLE_RERANK = true; false returns similarity order
+    enable_rerank: bool = True
+    #: seed 004 PERAZZI_RERANK_CANDIDATE_LIMIT = 60: candidates pulled by similarity before the rerank
+    #: (must be >= rag.feed_size)
+    candidate_limit: int = Field(default=60, ge=1)
+    #: seed 004 "platform slug match" +0.10 -> the post's topic is the agent's primary interest
+    primary_interest_boost: float = Field(default=0.10, ge=0.0, le=1.0)
+    #: seed 004 "discipline overlap" +0.06 -> the post's topic is one of the agent's other interests
+    other_interest_boost: float = Field(default=0.06, ge=0.0, le=1.0)
+    #: seed 004 "entity alignment" +0.12 (low end) -> the agent follows the author
+    followed_author_boost: float = Field(default=0.12, ge=0.0, le=1.0)
+    #: seed 004 "entity alignment" +0.15 (high end) -> the agent and the author follow each other
+    #: (replaces, does not add to, followed_author_boost)
+    mutual_follow_boost: float = Field(default=0.15, ge=0.0, le=1.0)
+    #: seed 004 "topic/tag overlap" +0.04-0.06 (we take 0.05) -> a hashtag of an interest's vocabulary
+    hashtag_boost: float = Field(default=0.05, ge=0.0, le=1.0)
+    #: seed 004 "keyword presence" +0.03-0.06 (we take 0.03) -> an interest's name in the text
+    keyword_boost: float = Field(default=0.03, ge=0.0, le=1.0)
+    #: seed 004 "mode alignment" +0.06 -> the format is preferred by the agent's dominant archetype (conf/agents)
+    preferred_format_boost: float = Field(default=0.06, ge=0.0, le=1.0)
+    #: mirror of mode alignment (ours): subtracted when the dominant archetype dislikes the format
+    disliked_format_penalty: float = Field(default=0.06, ge=0.0, le=1.0)
+    #: seed 004 hard clamp: boost in [-0.1, +0.5]
+    boost_min: float = Field(default=-0.1, ge=-1.0, le=0.0)
+    #: seed 004 hard clamp: boost in [-0.1, +0.5]
+    boost_max: float = Field(default=0.5, ge=0.0, le=1.0)
+    #: seed 004 PERAZZI_ARCHETYPE_BOOST_K = 0.08
+    archetype_k: float = Field(default=0.08, ge=0.0, le=1.0)
+    #: seed 004 PERAZZI_ARCHETYPE_CONFIDENCE_MIN = 0.08: confidence = clamp(margin / this, 0, 1)
+    archetype_confidence_min: float = Field(default=0.08, gt=0.0, le=1.0)
+    #: seed 004 "Clamp boost to <= 0.15"
+    archetype_boost_max: float = Field(default=0.15, ge=0.0, le=1.0)
+    #: seed 004 PERAZZI_ENABLE_RETRIEVAL_DEBUG = false: record rank movements of sampled feeds (JSON artifact)
+    debug: bool = False
+    #: share of feeds recorded when debug is on, chosen by a hash of (agent, time) (ours)
+    debug_sample_rate: float = Field(default=0.05, ge=0.0, le=1.0)
 
 
 @dataclass(slots=True)
@@ -55,28 +97,18 @@ def sampled_for_debug(agent_id: str, now: datetime, rate: float) -> bool:
     return zlib.crc32(key) / 2**32 < rate
 
 
-class ContextRerankRanker(Ranker):
+@register_mode
+class ContextRerankRanker(Ranker[ContextRerankConfig]):
     """Similarity candidates nudged by context: interests, follows, hashtags, keywords, formats, archetypes."""
 
-    mode = "context_rerank"
+    config_model = ContextRerankConfig
 
-    def __init__(
-        self,
-        config: RankingConfig,
-        retriever: FeedRetriever,
-        graph: "SocialGraph",
-        rng: np.random.Generator | None = None,
-        reshares: ReshareLog | None = None,
-        *,
-        agents_config: AgentsConfig | None = None,
-    ) -> None:
-        super().__init__(config, retriever, graph, rng, reshares)
-        limit = config.context_rerank.candidate_limit
+    def __init__(self, config: ContextRerankConfig, context: RankerContext) -> None:
+        super().__init__(config, context)
+        limit = config.candidate_limit
         if limit < self.feed_size:
-            raise ValueError(
-                f"ranking.context_rerank.candidate_limit: must be >= rag.feed_size ({self.feed_size}), got {limit}"
-            )
-        self.agents_config = agents_config if agents_config is not None else AgentsConfig()
+            raise ValueError(f"ranking.candidate_limit: must be >= rag.feed_size ({self.feed_size}), got {limit}")
+        self.agents_config = context.agents if context.agents is not None else AgentsConfig()
         table = self.agents_config.format_archetype_bias
         self._bias_rows = dict(zip(table, bias_matrix(list(table), table, ARCHETYPES)))
         self._no_bias = np.zeros(len(ARCHETYPES), dtype=bool)
@@ -96,7 +128,7 @@ class ContextRerankRanker(Ranker):
         )
 
     def _rank_views(self, views: list[AgentView], now: datetime) -> list[list[RankedCandidate]]:
-        limit = self.config.context_rerank.candidate_limit
+        limit = self.config.candidate_limit
         queries = np.stack([view.interest_vector for view in views])
         nearest = nearest_visible(
             self.retriever, queries, limit,
@@ -114,7 +146,7 @@ class ContextRerankRanker(Ranker):
 
     def boosts(self, view: ContextView, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(generic boost, archetype boost) of each candidate for the agent."""
-        cfg = self.config.context_rerank
+        cfg = self.config
         posts = [self.retriever.posts[row] for row in rows]
         topics = [post.topic for post in posts]
         primary = view.interests[0]
@@ -146,7 +178,7 @@ class ContextRerankRanker(Ranker):
 
     def _rank_one(self, view: ContextView, rows: np.ndarray, similarity: np.ndarray, now: datetime
                   ) -> list[RankedCandidate]:
-        cfg = self.config.context_rerank
+        cfg = self.config
         by_similarity = descending_order(similarity, rows)
         rows, similarity = rows[by_similarity], similarity[by_similarity]
         if cfg.enable_rerank and len(rows):

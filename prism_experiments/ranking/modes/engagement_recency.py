@@ -10,12 +10,16 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Literal
 
 import numpy as np
+from pydantic import Field
 
 from prism_experiments.domain import epoch_microseconds
 from prism_experiments.ranking.base import AgentView, Ranker
 from prism_experiments.ranking.candidate import RankedCandidate
+from prism_experiments.ranking.mode_config import ModeConfig
+from prism_experiments.ranking.registry import register_mode
 from prism_experiments.ranking.rescoring import descending_order
 from prism_experiments.ranking.sourcing import newest_first
 
@@ -23,6 +27,29 @@ from prism_experiments.ranking.sourcing import newest_first
 #: weight every `recency_half_life_days` (the sweepable knob) and 0.693 itself stays fixed.
 DECAY_CONSTANT = 0.693
 MICROSECONDS_PER_DAY = 86_400_000_000
+
+
+class EngagementRecencyConfig(ModeConfig):
+    """Seed 002 ("winning DNA"): engagement score x exponential recency decay."""
+
+    mode: Literal["engagement_recency"] = "engagement_recency"
+    #: performance_score = like_weight*likes + reshare_weight*reshares + reply_weight*replies
+    #: (seed 002 names performance_score without its parts; equal weights are ours)
+    like_weight: float = Field(default=1.0, ge=0.0)
+    #: see like_weight
+    reshare_weight: float = Field(default=1.0, ge=0.0)
+    #: see like_weight
+    reply_weight: float = Field(default=1.0, ge=0.0)
+    #: seed 002 RECENCY_HALF_LIFE_DAYS = 14.0: decay = exp(-0.693 * age_days / half_life). The default
+    #: corpus (<= 3 days old) + 48 hourly steps keep every decay >= 0.78: sweep e.g. 0.5 to make recency bite
+    recency_half_life_days: float = Field(default=14.0, gt=0.0)
+    #: seed 002 MIN_ENGAGEMENT_SCORE = 0.1: candidates need engagement_score >= this
+    min_engagement_score: float = Field(default=0.1, ge=0.0, le=1.0)
+    #: seed 002 "Fetch up to 50 candidates": the most recent qualifying posts
+    candidate_limit: int = Field(default=50, ge=1)
+    #: seed 002 COLD_START_WEIGHT = 0.5: every score when max performance is 0, and the
+    #: weight of fallback / backfill posts
+    cold_start_weight: float = Field(default=0.5, ge=0.0, le=1.0)
 
 
 def performance_scores(
@@ -51,7 +78,8 @@ def recency_decay(age_days: np.ndarray, half_life_days: float) -> np.ndarray:
     return np.exp(-DECAY_CONSTANT * np.asarray(age_days, dtype=np.float64) / half_life_days)
 
 
-class EngagementRecencyRanker(Ranker):
+@register_mode
+class EngagementRecencyRanker(Ranker[EngagementRecencyConfig]):
     """Most engaging recent posts for everyone (minus what each agent may not see); seed 002.
 
     Components: final = engagement_score x recency_decay. Fallback and backfill posts carry
@@ -59,10 +87,10 @@ class EngagementRecencyRanker(Ranker):
     every post has cold_start = 1 when no post has any engagement yet.
     """
 
-    mode = "engagement_recency"
+    config_model = EngagementRecencyConfig
 
     def _rank_views(self, views: list[AgentView], now: datetime) -> list[list[RankedCandidate]]:
-        cfg = self.config.engagement_recency
+        cfg = self.config
         retriever = self.retriever
         now_us = epoch_microseconds(now)
         published = np.flatnonzero(retriever.timestamps_us <= now_us)
@@ -93,7 +121,7 @@ class EngagementRecencyRanker(Ranker):
 
     def _rank_one(self, view: AgentView, now: datetime, qualified: np.ndarray, newest: np.ndarray,
                   scores: np.ndarray, decay: np.ndarray, cold: bool) -> list[RankedCandidate]:
-        cfg = self.config.engagement_recency
+        cfg = self.config
         pool = self._first_visible(view, qualified, cfg.candidate_limit, now)
         weights = scores[pool] * decay[pool]
         order = descending_order(weights, pool)[: self.feed_size]

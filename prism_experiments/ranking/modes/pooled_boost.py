@@ -12,14 +12,29 @@
 from __future__ import annotations
 
 from datetime import datetime
-from functools import cached_property
+from typing import Literal
 
 import numpy as np
+from pydantic import Field
 
-from prism_experiments.ranking.base import AgentView, Ranker
+from prism_experiments.ranking.base import AgentView
 from prism_experiments.ranking.candidate import IN_NETWORK, IN_NETWORK_RESHARE, OUT_OF_NETWORK, RankedCandidate
-from prism_experiments.ranking.modes.x_algo import XAlgorithmRanker
+from prism_experiments.ranking.mode_config import CandidateSourcingConfig
+from prism_experiments.ranking.network_sources import NetworkSourcedRanker
+from prism_experiments.ranking.registry import register_mode
 from prism_experiments.ranking.rescoring import descending_order
+
+
+class PooledBoostConfig(CandidateSourcingConfig):
+    """Seed 003's boost and safety guarantee; pool sizes are x_algo's in/out-of-network limits."""
+
+    mode: Literal["pooled_boost"] = "pooled_boost"
+    #: seed 003: priority score = min(score_ceiling, similarity + priority_boost), "modest boost (0.1)"
+    priority_boost: float = Field(default=0.1, ge=0.0, le=1.0)
+    #: seed 003: the 1.0 of `Math.min(1.0, chunk.similarity + 0.1)` ("ceiling protection")
+    score_ceiling: float = Field(default=1.0, gt=0.0, le=1.0)
+    #: seed 003 safety guarantee: at least 1 priority item if any is available (0 turns it off)
+    min_priority_items: int = Field(default=1, ge=0, le=20)
 
 
 def pooled_scores(
@@ -83,7 +98,8 @@ def apply_safety_guarantee(
     return np.concatenate([kept, forced]), np.arange(len(kept) + len(forced)) >= len(kept)
 
 
-class PooledBoostRanker(Ranker):
+@register_mode
+class PooledBoostRanker(NetworkSourcedRanker[PooledBoostConfig]):
     """Seed 003 with in-network as the priority pool and out-of-network as the specific pool.
 
     Components: final = similarity + priority_boost (the boost actually applied, after the ceiling);
@@ -91,21 +107,16 @@ class PooledBoostRanker(Ranker):
     specific_count describe the whole feed and repeat on each of its items.
     """
 
-    mode = "pooled_boost"
-
-    @cached_property
-    def _sourcing(self) -> XAlgorithmRanker:
-        """The pools are x_algo's candidate sources (limits: in_network_limit, out_of_network_limit)."""
-        return XAlgorithmRanker(self.config, self.retriever, self.graph, reshares=self.reshares)
+    config_model = PooledBoostConfig
 
     def _rank_views(self, views: list[AgentView], now: datetime) -> list[list[RankedCandidate]]:
-        specific = self._sourcing.out_of_network_candidates(views, now)
+        specific = self.out_of_network_candidates(views, now)
         return [self._rank_one(view, now, pool) for view, pool in zip(views, specific)]
 
     def _rank_one(self, view: AgentView, now: datetime, specific: tuple[np.ndarray, np.ndarray]
                   ) -> list[RankedCandidate]:
-        cfg = self.config.pooled_boost
-        p_rows, p_sim, p_via = self._sourcing.in_network_candidates(view, now)
+        cfg = self.config
+        p_rows, p_sim, p_via = self.in_network_candidates(view, now)
         rows, similarity, score, is_priority = pooled_scores(
             p_rows, p_sim, specific[0], specific[1], boost=cfg.priority_boost, ceiling=cfg.score_ceiling
         )

@@ -9,49 +9,41 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Literal
 
 import numpy as np
+from pydantic import Field
 
-from prism_experiments.ranking.base import AgentView, Ranker
+from prism_experiments.ranking.base import AgentView
 from prism_experiments.ranking.candidate import IN_NETWORK, IN_NETWORK_RESHARE, OUT_OF_NETWORK, RankedCandidate
+from prism_experiments.ranking.mode_config import CandidateSourcingConfig
+from prism_experiments.ranking.network_sources import NetworkSourcedRanker
+from prism_experiments.ranking.registry import register_mode
 from prism_experiments.ranking.rescoring import descending_order, x_algo_scores
-from prism_experiments.ranking.sourcing import nearest_visible, top_k
 
 
-class XAlgorithmRanker(Ranker):
-    mode = "x_algo"
+class XAlgoConfig(CandidateSourcingConfig):
+    """Seed 000's scale factors and author diversity (its candidate limits come from the base)."""
 
-    def in_network_candidates(self, view: AgentView, now: datetime) -> tuple[np.ndarray, np.ndarray, list[str | None]]:
-        """Posts by followed authors plus posts reshared by followees, best `in_network_limit` by similarity.
+    mode: Literal["x_algo"] = "x_algo"
+    #: seed 000: out-of-network candidates x 0.75
+    out_of_network_scale: float = Field(default=0.75, ge=0.0, le=1.0)
+    #: seed 000: replies (parent_id set) x 0.75
+    reply_scale: float = Field(default=0.75, ge=0.0, le=1.0)
+    #: seed 000: score *= max(floor, decay^occurrence)
+    author_diversity_decay: float = Field(default=0.5, gt=0.0, le=1.0)
+    #: seed 000: the floor of the author-diversity multiplier
+    author_diversity_floor: float = Field(default=0.25, ge=0.0, le=1.0)
+    #: `seed`: max(floor, decay^k) (seed 000); `home_mixer`: (1 - floor) * decay^k + floor
+    #: (twitter/the-algorithm, home-mixer DiversityDiscountProvider)
+    author_diversity_formula: Literal["seed", "home_mixer"] = "seed"
 
-        Scored exactly from the store's vectors: the same posts Chroma's `where author_id $in`
-        query returns, without a 15-30 ms filtered query per agent.
-        """
-        by_author = self.retriever.rows_by_authors(sorted(view.following))
-        reshared = np.fromiter(view.reshared.keys(), dtype=np.int64, count=len(view.reshared))
-        rows = self.visible(view, np.union1d(by_author, reshared), now)
-        rows, scores = top_k(rows, self.similarities(view, rows), self.config.in_network_limit)
-        posts = self.retriever.posts
-        via = [None if posts[row].author_id in view.following else view.reshared[int(row)] for row in rows]
-        return rows, scores, via
 
-    def out_of_network_candidates(self, views: list[AgentView], now: datetime
-                                  ) -> list[tuple[np.ndarray, np.ndarray]]:
-        """Per view, the best `out_of_network_limit` posts by similarity that are not in-network."""
-        posts = self.retriever.posts
-        limit = self.config.out_of_network_limit
+@register_mode
+class XAlgorithmRanker(NetworkSourcedRanker[XAlgoConfig]):
+    """In-network and out-of-network candidates, rescored (OON, reply), author-diversified."""
 
-        def keep(index: int, rows: np.ndarray) -> np.ndarray:
-            view = views[index]
-            rows = self.visible(view, rows, now)
-            # followed authors and followees' reshares belong to the in-network source
-            return np.array(
-                [r for r in rows if posts[r].author_id not in view.following and int(r) not in view.reshared],
-                dtype=np.int64,
-            )
-
-        queries = np.stack([view.interest_vector for view in views])
-        return nearest_visible(self.retriever, queries, limit, keep, first_fetch=2 * limit)
+    config_model = XAlgoConfig
 
     def _rank_views(self, views: list[AgentView], now: datetime) -> list[list[RankedCandidate]]:
         out_of_network = self.out_of_network_candidates(views, now)

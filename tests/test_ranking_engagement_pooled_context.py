@@ -1,17 +1,16 @@
-"""Seeds 002-004 as ranking modes: formulas by hand, config validation, the YAMLs, and rank_many on a real store."""
+"""engagement_recency, pooled_boost and context_rerank (seeds 002-004): formulas by hand, config
+validation, and rank_many on a real store."""
 
 from __future__ import annotations
 
 import math
 import uuid
 from datetime import datetime, timedelta, timezone
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
-from omegaconf import OmegaConf
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from prism_experiments.agents import AgentsConfig, SocialAgent, generate_population
 from prism_experiments.corpus import SyntheticCorpusConfig, generate_corpus
@@ -20,13 +19,12 @@ from prism_experiments.domain import Post
 from prism_experiments.rag import FeedRetriever, RAGConfig
 from prism_experiments.ranking import (
     KNOWN_MODES,
-    ContextRerankConfig,
-    ContextRerankRanker,
-    PreferenceRanker,
     RankedCandidate,
-    RankingConfig,
+    Ranker,
+    RankerContext,
     ReshareLog,
     build_ranker,
+    ranking_config,
 )
 from prism_experiments.ranking.context_boosts import (
     archetype_boost,
@@ -37,7 +35,7 @@ from prism_experiments.ranking.context_boosts import (
     interest_hashtags,
     post_text,
 )
-from prism_experiments.ranking.modes.context_rerank import sampled_for_debug
+from prism_experiments.ranking.modes.context_rerank import ContextRerankConfig, ContextRerankRanker, sampled_for_debug
 from prism_experiments.ranking.modes.engagement_recency import (
     engagement_scores,
     performance_scores,
@@ -45,8 +43,14 @@ from prism_experiments.ranking.modes.engagement_recency import (
 )
 from prism_experiments.ranking.modes.pooled_boost import apply_safety_guarantee, pooled_scores
 
-CONF_DIR = Path(__file__).resolve().parents[1] / "conf" / "ranking"
 NOW = datetime(2026, 1, 10, 12, 0, tzinfo=timezone.utc)
+
+
+def ranker(mode: str, retriever: FeedRetriever, graph: DictSocialGraph, rng: np.random.Generator | None = None,
+           reshares: ReshareLog | None = None, agents: AgentsConfig | None = None, **fields: Any) -> Ranker:
+    """The registry's ranker for `mode` with `fields` set, on `retriever` and `graph`."""
+    context = RankerContext(retriever, graph, rng, reshares or ReshareLog(), agents)
+    return build_ranker(ranking_config(mode, **fields), context)
 
 
 def store(embedder: Any, posts: list[Post], feed_size: int = 5) -> FeedRetriever:
@@ -109,8 +113,7 @@ def test_engagement_recency_ranks_by_weight_and_backfills_by_recency(embedder: A
     me = SocialAgent(id="me", interests=["crypto"])
     # the own post is excluded from the feed but counts toward the max (it is a published post):
     # max = 50, so scores are likes / 50
-    ranker = build_ranker(RankingConfig(mode="engagement_recency"), retriever, DictSocialGraph(["me", "x"]))
-    feed = ranker.rank(me, NOW)
+    feed = ranker("engagement_recency", retriever, DictSocialGraph(["me", "x"])).rank(me, NOW)
     # qualifying (score >= 0.1): e1 (0.2), e5 (0.4); e2 is 0.1 exactly and qualifies too
     assert feed_ids(feed) == ["e5", "e1", "e2", "e0", "e3"]
     np.testing.assert_allclose([c.final_score for c in feed[:3]],
@@ -126,13 +129,11 @@ def test_engagement_recency_candidate_limit_and_exclusion(embedder: Any) -> None
     me = SocialAgent(id="me", interests=["crypto"])
     graph = DictSocialGraph(["me", "x"])
     # max = 20: scores 0, .5, .25, 0, .05, 1; only the 2 newest qualifying posts (e1, e2) are candidates
-    limited = RankingConfig(mode="engagement_recency", engagement_recency={"candidate_limit": 2})
-    feed = build_ranker(limited, retriever, graph).rank(me, NOW)
+    feed = ranker("engagement_recency", retriever, graph, candidate_limit=2).rank(me, NOW)
     assert feed_ids(feed) == ["e1", "e2", "e0", "e3", "e4"]
     np.testing.assert_allclose([c.final_score for c in feed[:2]], [weight(0.5, 2), weight(0.25, 3)])
     # every qualifying post already seen: the cold-start fallback serves the newest others at 0.5
-    ranker = build_ranker(RankingConfig(mode="engagement_recency"), retriever, graph)
-    fallback = ranker.rank(me, NOW, exclude={"e1", "e2", "e5"})
+    fallback = ranker("engagement_recency", retriever, graph).rank(me, NOW, exclude={"e1", "e2", "e5"})
     assert feed_ids(fallback) == ["e0", "e3", "e4"]
     assert all(c.final_score == 0.5 and c.components["cold_start"] == 1 for c in fallback)
 
@@ -141,7 +142,7 @@ def test_engagement_recency_candidate_limit_and_exclusion(embedder: Any) -> None
 def test_engagement_recency_cold_start_is_newest_first_at_half_weight(embedder: Any) -> None:
     posts = [post.model_copy(update={"likes": 0}) for post in engagement_posts()]
     retriever = store(embedder, posts)
-    feed = build_ranker(RankingConfig(mode="engagement_recency"), retriever, DictSocialGraph()).rank(
+    feed = ranker("engagement_recency", retriever, DictSocialGraph()).rank(
         SocialAgent(id="me", interests=["food"]), NOW)
     assert feed_ids(feed) == ["e0", "e1", "e2", "e3", "e4"]
     np.testing.assert_allclose([c.final_score for c in feed], [weight(0.5, d) for d in (1, 2, 3, 4, 5)])
@@ -151,11 +152,11 @@ def test_engagement_recency_cold_start_is_newest_first_at_half_weight(embedder: 
 @pytest.mark.integration
 def test_engagement_recency_reads_live_counters(embedder: Any) -> None:
     retriever = store(embedder, engagement_posts())
-    ranker = build_ranker(RankingConfig(mode="engagement_recency"), retriever, DictSocialGraph())
+    live = ranker("engagement_recency", retriever, DictSocialGraph())
     me = SocialAgent(id="me", interests=["music"])
-    assert ranker.rank(me, NOW)[0].post.id == "e5"
+    assert live.rank(me, NOW)[0].post.id == "e5"
     retriever.get_post("e3").likes = 100  # the engine updates counters in place
-    assert ranker.rank(me, NOW)[0].post.id == "e3"
+    assert live.rank(me, NOW)[0].post.id == "e3"
 
 
 # ================================================================= pooled_boost (seed 003)
@@ -223,8 +224,7 @@ def pooled_world(embedder: Any) -> tuple[FeedRetriever, DictSocialGraph, SocialA
 @pytest.mark.integration
 def test_pooled_boost_forces_one_in_network_post_into_a_specific_feed(embedder: Any) -> None:
     retriever, graph, me = pooled_world(embedder)
-    ranker = build_ranker(RankingConfig(mode="pooled_boost"), retriever, graph)
-    feed = ranker.rank(me, NOW)
+    feed = ranker("pooled_boost", retriever, graph).rank(me, NOW)
     assert len(feed) == 5
     assert [c.in_network for c in feed] == [False] * 4 + [True]
     forced = feed[-1]
@@ -238,8 +238,7 @@ def test_pooled_boost_forces_one_in_network_post_into_a_specific_feed(embedder: 
         assert c.final_score == pytest.approx(c.base_score + c.components["priority_boost"])
     assert [c.final_score for c in feed] == sorted((c.final_score for c in feed), reverse=True)
     # without the guarantee the feed is all specific
-    off = RankingConfig(mode="pooled_boost", pooled_boost={"min_priority_items": 0})
-    plain = build_ranker(off, retriever, graph).rank(me, NOW)
+    plain = ranker("pooled_boost", retriever, graph, min_priority_items=0).rank(me, NOW)
     assert not any(c.in_network for c in plain)
     assert feed_ids(plain)[:4] == feed_ids(feed)[:4]
     assert all(c.components["safety_fired"] == 0 for c in plain)
@@ -251,8 +250,7 @@ def test_pooled_boost_reshared_post_is_priority_via_the_resharer(embedder: Any) 
     crypto_row = next(r for r, p in enumerate(retriever.posts) if p.author_id == "c0")
     reshares = ReshareLog()
     reshares.record("f", crypto_row, step=0)
-    ranker = build_ranker(RankingConfig(mode="pooled_boost"), retriever, graph, reshares=reshares)
-    feed = ranker.rank(me, NOW)
+    feed = ranker("pooled_boost", retriever, graph, reshares=reshares).rank(me, NOW)
     reshared = [c for c in feed if c.row == crypto_row]
     assert len(reshared) == 1
     assert reshared[0].source == "in_network_reshare" and reshared[0].via_agent_id == "f"
@@ -335,92 +333,60 @@ def test_debug_sampling_is_a_hash_of_agent_and_time() -> None:
     assert all(sampled_for_debug(f"agent_{i}", NOW, 1.0) for i in range(50))
 
 
-# ======================================================================== config and YAMLs
+# ================================================================================ config
 @pytest.mark.parametrize(
-    "fields, name",
+    "mode, fields, name",
     [
-        ({"engagement_recency": {"like_weight": -1}}, "like_weight"),
-        ({"engagement_recency": {"reshare_weight": -0.5}}, "reshare_weight"),
-        ({"engagement_recency": {"reply_weight": -2}}, "reply_weight"),
-        ({"engagement_recency": {"recency_half_life_days": 0}}, "recency_half_life_days"),
-        ({"engagement_recency": {"min_engagement_score": 1.5}}, "min_engagement_score"),
-        ({"engagement_recency": {"candidate_limit": 0}}, "candidate_limit"),
-        ({"engagement_recency": {"cold_start_weight": -0.1}}, "cold_start_weight"),
-        ({"engagement_recency": {"half_life": 3}}, "half_life"),
-        ({"pooled_boost": {"priority_boost": 1.5}}, "priority_boost"),
-        ({"pooled_boost": {"score_ceiling": 0}}, "score_ceiling"),
-        ({"pooled_boost": {"min_priority_items": -1}}, "min_priority_items"),
-        ({"pooled_boost": {"boost": 0.2}}, "boost"),
-        ({"context_rerank": {"candidate_limit": 0}}, "candidate_limit"),
-        ({"context_rerank": {"primary_interest_boost": -0.1}}, "primary_interest_boost"),
-        ({"context_rerank": {"other_interest_boost": 2}}, "other_interest_boost"),
-        ({"context_rerank": {"followed_author_boost": -1}}, "followed_author_boost"),
-        ({"context_rerank": {"mutual_follow_boost": 1.1}}, "mutual_follow_boost"),
-        ({"context_rerank": {"hashtag_boost": -0.05}}, "hashtag_boost"),
-        ({"context_rerank": {"keyword_boost": 3}}, "keyword_boost"),
-        ({"context_rerank": {"preferred_format_boost": -0.06}}, "preferred_format_boost"),
-        ({"context_rerank": {"disliked_format_penalty": -0.06}}, "disliked_format_penalty"),
-        ({"context_rerank": {"boost_min": 0.1}}, "boost_min"),
-        ({"context_rerank": {"boost_max": -0.1}}, "boost_max"),
-        ({"context_rerank": {"archetype_k": -0.08}}, "archetype_k"),
-        ({"context_rerank": {"archetype_confidence_min": 0}}, "archetype_confidence_min"),
-        ({"context_rerank": {"archetype_boost_max": -1}}, "archetype_boost_max"),
-        ({"context_rerank": {"debug_sample_rate": 1.5}}, "debug_sample_rate"),
-        ({"context_rerank": {"enable_rerank": "sometimes"}}, "enable_rerank"),
-        ({"context_rerank": {"debug": "loud"}}, "debug"),
-        ({"context_rerank": {"limit": 60}}, "limit"),
+        ("engagement_recency", {"like_weight": -1}, "like_weight"),
+        ("engagement_recency", {"reshare_weight": -0.5}, "reshare_weight"),
+        ("engagement_recency", {"reply_weight": -2}, "reply_weight"),
+        ("engagement_recency", {"recency_half_life_days": 0}, "recency_half_life_days"),
+        ("engagement_recency", {"min_engagement_score": 1.5}, "min_engagement_score"),
+        ("engagement_recency", {"candidate_limit": 0}, "candidate_limit"),
+        ("engagement_recency", {"cold_start_weight": -0.1}, "cold_start_weight"),
+        ("engagement_recency", {"half_life": 3}, "half_life"),
+        ("pooled_boost", {"priority_boost": 1.5}, "priority_boost"),
+        ("pooled_boost", {"score_ceiling": 0}, "score_ceiling"),
+        ("pooled_boost", {"min_priority_items": -1}, "min_priority_items"),
+        ("pooled_boost", {"boost": 0.2}, "boost"),
+        ("context_rerank", {"candidate_limit": 0}, "candidate_limit"),
+        ("context_rerank", {"primary_interest_boost": -0.1}, "primary_interest_boost"),
+        ("context_rerank", {"other_interest_boost": 2}, "other_interest_boost"),
+        ("context_rerank", {"followed_author_boost": -1}, "followed_author_boost"),
+        ("context_rerank", {"mutual_follow_boost": 1.1}, "mutual_follow_boost"),
+        ("context_rerank", {"hashtag_boost": -0.05}, "hashtag_boost"),
+        ("context_rerank", {"keyword_boost": 3}, "keyword_boost"),
+        ("context_rerank", {"preferred_format_boost": -0.06}, "preferred_format_boost"),
+        ("context_rerank", {"disliked_format_penalty": -0.06}, "disliked_format_penalty"),
+        ("context_rerank", {"boost_min": 0.1}, "boost_min"),
+        ("context_rerank", {"boost_max": -0.1}, "boost_max"),
+        ("context_rerank", {"archetype_k": -0.08}, "archetype_k"),
+        ("context_rerank", {"archetype_confidence_min": 0}, "archetype_confidence_min"),
+        ("context_rerank", {"archetype_boost_max": -1}, "archetype_boost_max"),
+        ("context_rerank", {"debug_sample_rate": 1.5}, "debug_sample_rate"),
+        ("context_rerank", {"enable_rerank": "sometimes"}, "enable_rerank"),
+        ("context_rerank", {"debug": "loud"}, "debug"),
+        ("context_rerank", {"limit": 60}, "limit"),
     ],
 )
-def test_bad_mode_config_names_the_field(fields: dict[str, Any], name: str) -> None:
+def test_bad_mode_config_names_the_field(mode: str, fields: dict[str, Any], name: str) -> None:
     with pytest.raises(ValidationError) as info:
-        RankingConfig(**fields)
+        ranking_config(mode, **fields)
     (error,) = info.value.errors()
-    section = next(iter(fields))
-    assert error["loc"] == (section, name)
+    assert error["loc"] == (name,)
 
 
 def test_range_is_stated_in_the_error() -> None:
     with pytest.raises(ValidationError, match="greater than 0"):
-        RankingConfig(engagement_recency={"recency_half_life_days": -1})
+        ranking_config("engagement_recency", recency_half_life_days=-1)
     with pytest.raises(ValidationError, match="less than or equal to 1"):
-        RankingConfig(context_rerank={"debug_sample_rate": 2})
+        ranking_config("context_rerank", debug_sample_rate=2)
 
 
-def test_new_modes_are_known() -> None:
-    for mode in ("engagement_recency", "pooled_boost", "context_rerank"):
-        assert mode in KNOWN_MODES and RankingConfig(mode=mode).mode == mode
-
-
-def flat_keys(data: dict[str, Any], prefix: str = "") -> set[str]:
-    keys = set()
-    for key, value in data.items():
-        keys |= flat_keys(value, f"{prefix}{key}.") if isinstance(value, dict) else {prefix + key}
-    return keys
-
-
-def model_keys(model: type[BaseModel], prefix: str = "") -> set[str]:
-    keys = set()
-    for name, info in model.model_fields.items():
-        kind = info.annotation
-        nested = isinstance(kind, type) and issubclass(kind, BaseModel)
-        keys |= model_keys(kind, f"{prefix}{name}.") if nested else {prefix + name}  # type: ignore[arg-type]
-    return keys
-
-
-def test_every_mode_has_a_yaml_that_mirrors_the_config() -> None:
-    files = {path.stem: path for path in CONF_DIR.glob("*.yaml")}
-    assert set(files) == set(KNOWN_MODES)
-    key_sets = []
-    for mode, path in files.items():
-        data = OmegaConf.to_container(OmegaConf.load(path), resolve=True)
-        assert isinstance(data, dict)
-        config = RankingConfig.model_validate(data)
-        assert config.mode == mode
-        # every value is the documented default: the YAML and the model cannot drift apart
-        assert config == RankingConfig(mode=mode)
-        key_sets.append(flat_keys(data))
-    assert all(keys == key_sets[0] for keys in key_sets)
-    assert key_sets[0] == model_keys(RankingConfig)
+def test_a_knob_of_another_mode_is_rejected() -> None:
+    with pytest.raises(ValidationError) as info:
+        ranking_config("pooled_boost", recency_half_life_days=1.0)
+    assert [(e["loc"], e["type"]) for e in info.value.errors()] == [(("recency_half_life_days",), "extra_forbidden")]
 
 
 # ============================================================== every new mode on a real store
@@ -449,14 +415,14 @@ def test_rank_many_on_a_real_store(world: Any, mode: str, monkeypatch: pytest.Mo
     agents, graph, retriever = world
     reshares = ReshareLog()
     reshares.record(agents[0].id, 5, step=0)
-    ranker = build_ranker(RankingConfig(mode=mode), retriever, graph, np.random.default_rng(0), reshares)
+    mode_ranker = ranker(mode, retriever, graph, np.random.default_rng(0), reshares)
     newest = [retriever.posts[r] for r in np.argsort(-retriever.timestamps_us)]
     # each agent has already seen the 20 newest posts by others
     exclude = {a.id: set([p.id for p in newest if p.author_id != a.id][:20]) for a in agents}
     queries: list[int] = []
     original = retriever.query_rows
     monkeypatch.setattr(retriever, "query_rows", lambda *a, **k: queries.append(1) or original(*a, **k))
-    feeds = ranker.rank_many(agents, NOW, exclude)
+    feeds = mode_ranker.rank_many(agents, NOW, exclude)
     assert len(queries) <= 3  # batched: a few Chroma queries for the whole step
     monkeypatch.undo()
     vectors = retriever.vectors
@@ -474,21 +440,20 @@ def test_rank_many_on_a_real_store(world: Any, mode: str, monkeypatch: pytest.Mo
             exact = (1.0 + float(vectors[c.row] @ retriever.embed_interests(agent.interests))) / 2.0
             assert c.components["similarity"] == pytest.approx(exact, abs=1e-5)
     # batching changes nothing: one agent alone gets the same feed
-    alone = ranker.rank(agents[3], NOW, exclude[agents[3].id])
+    alone = mode_ranker.rank(agents[3], NOW, exclude[agents[3].id])
     assert feed_ids(alone) == feed_ids(feeds[3])
 
 
 @pytest.mark.integration
 def test_context_rerank_switch_off_is_similarity_order(world: Any) -> None:
     agents, graph, retriever = world
-    off = RankingConfig(mode="context_rerank", context_rerank={"enable_rerank": False})
-    feeds = build_ranker(off, retriever, graph).rank_many(agents, NOW)
-    preference = PreferenceRanker(RankingConfig(mode="preference"), retriever, graph).rank_many(agents, NOW)
+    feeds = ranker("context_rerank", retriever, graph, enable_rerank=False).rank_many(agents, NOW)
+    preference = ranker("preference", retriever, graph).rank_many(agents, NOW)
     for feed, expected in zip(feeds, preference):
         assert feed_ids(feed) == feed_ids(expected)
         assert all(c.components["boost"] == 0 and c.components["archetype_boost"] == 0 for c in feed)
         assert all(c.final_score == c.base_score for c in feed)
-    on = build_ranker(RankingConfig(mode="context_rerank"), retriever, graph).rank_many(agents, NOW)
+    on = ranker("context_rerank", retriever, graph).rank_many(agents, NOW)
     assert any(feed_ids(a) != feed_ids(b) for a, b in zip(on, feeds))
     for feed in on:
         finals = [c.final_score for c in feed]
@@ -498,12 +463,12 @@ def test_context_rerank_switch_off_is_similarity_order(world: Any) -> None:
 @pytest.mark.integration
 def test_context_rerank_boosts_follow_the_agents_context(world: Any) -> None:
     agents, graph, retriever = world
-    ranker = build_ranker(RankingConfig(mode="context_rerank"), retriever, graph)
-    assert isinstance(ranker, ContextRerankRanker)
+    rerank = ranker("context_rerank", retriever, graph)
+    assert isinstance(rerank, ContextRerankRanker)
     agent = next(a for a in agents if a.following and len(a.interests) >= 1)
-    view = ranker._view(agent, ())
+    view = rerank._view(agent, ())
     rows = np.arange(len(retriever))
-    boost, archetype = ranker.boosts(view, rows)
+    boost, archetype = rerank.boosts(view, rows)
     posts = retriever.posts
     on_primary = np.array([p.topic == agent.interests[0] for p in posts])
     followed = np.array([p.author_id in agent.following for p in posts])
@@ -519,10 +484,9 @@ def test_context_rerank_boosts_follow_the_agents_context(world: Any) -> None:
 @pytest.mark.integration
 def test_context_rerank_debug_records(world: Any) -> None:
     agents, graph, retriever = world
-    config = RankingConfig(mode="context_rerank", context_rerank={"debug": True, "debug_sample_rate": 1.0})
-    ranker = build_ranker(config, retriever, graph)
-    feeds = ranker.rank_many(agents, NOW)
-    records = ranker.debug_records()  # type: ignore[attr-defined]
+    traced = ranker("context_rerank", retriever, graph, debug=True, debug_sample_rate=1.0)
+    feeds = traced.rank_many(agents, NOW)
+    records = traced.debug_records()  # type: ignore[attr-defined]
     assert [r["agent_id"] for r in records] == [a.id for a in agents]
     for record, feed in zip(records, feeds):
         assert record["now"] == NOW.isoformat()
@@ -534,8 +498,9 @@ def test_context_rerank_debug_records(world: Any) -> None:
             assert item["final"] == c.final_score and item["base"] == c.base_score
             assert item["movement"] == item["similarity_rank"] - item["final_rank"]
     # sampling depends on (agent, time) only: another order, another batching, the same agents
-    sampled = RankingConfig(mode="context_rerank", context_rerank={"debug": True, "debug_sample_rate": 0.5})
-    forward, backward = build_ranker(sampled, retriever, graph), build_ranker(sampled, retriever, graph)
+    sampled = {"debug": True, "debug_sample_rate": 0.5}
+    forward = ranker("context_rerank", retriever, graph, **sampled)
+    backward = ranker("context_rerank", retriever, graph, **sampled)
     forward.rank_many(agents, NOW)
     for agent in reversed(agents):
         backward.rank(agent, NOW)
@@ -543,13 +508,13 @@ def test_context_rerank_debug_records(world: Any) -> None:
     assert chosen == {r["agent_id"] for r in backward.debug_records()}  # type: ignore[attr-defined]
     assert chosen == {a.id for a in agents if sampled_for_debug(a.id, NOW, 0.5)}
     # off by default
-    quiet = build_ranker(RankingConfig(mode="context_rerank"), retriever, graph)
+    quiet = ranker("context_rerank", retriever, graph)
     quiet.rank_many(agents, NOW)
     assert quiet.debug_records() == []  # type: ignore[attr-defined]
 
 
 @pytest.mark.integration
-def test_build_ranker_passes_the_agents_tables_only_where_needed(world: Any) -> None:
+def test_context_rerank_reads_the_agents_tables_from_the_context(world: Any) -> None:
     agents, graph, retriever = world
     tables = AgentsConfig(archetype_preferred_formats={
         "analyst": ["tip"], "storyteller": ["tip"], "skeptic": ["tip"], "enthusiast": ["tip"], "pragmatist": ["tip"],
@@ -557,16 +522,16 @@ def test_build_ranker_passes_the_agents_tables_only_where_needed(world: Any) -> 
         "analyst": ["list"], "storyteller": ["list"], "skeptic": ["list"], "enthusiast": ["list"],
         "pragmatist": ["list"],
     })
-    ranker = build_ranker(RankingConfig(mode="context_rerank"), retriever, graph, agents_config=tables)
-    assert isinstance(ranker, ContextRerankRanker) and ranker.agents_config is tables
-    default = build_ranker(RankingConfig(mode="context_rerank"), retriever, graph)
+    tabled = ranker("context_rerank", retriever, graph, agents=tables)
+    assert isinstance(tabled, ContextRerankRanker) and tabled.agents_config is tables
+    default = ranker("context_rerank", retriever, graph)
     assert isinstance(default, ContextRerankRanker) and default.agents_config == AgentsConfig()
     # the tables reach the boosts: only the format term differs (no clamp binds at these weights)
     agent = agents[0]
     dominant = dominant_archetype(agent.archetype_weights)
     assert dominant is not None
     rows = np.arange(len(retriever))
-    difference = ranker.boosts(ranker._view(agent, ()), rows)[0] - default.boosts(default._view(agent, ()), rows)[0]
+    difference = tabled.boosts(tabled._view(agent, ()), rows)[0] - default.boosts(default._view(agent, ()), rows)[0]
 
     def format_term(config: AgentsConfig, fmt: str) -> float:
         return 0.06 * (fmt in config.archetype_preferred_formats[dominant]) - 0.06 * (
@@ -574,8 +539,8 @@ def test_build_ranker_passes_the_agents_tables_only_where_needed(world: Any) -> 
 
     expected = [format_term(tables, p.format) - format_term(AgentsConfig(), p.format) for p in retriever.posts]
     np.testing.assert_allclose(difference, expected, atol=1e-12)
-    for mode in KNOWN_MODES:
-        assert build_ranker(RankingConfig(mode=mode), retriever, graph, agents_config=tables).mode == mode
+    for mode in KNOWN_MODES:  # every mode is built from the same context, the tables included
+        assert ranker(mode, retriever, graph, agents=tables).mode == mode
     # a candidate limit below the feed size is refused, naming the field
-    with pytest.raises(ValueError, match="context_rerank.candidate_limit"):
-        build_ranker(RankingConfig(mode="context_rerank", context_rerank={"candidate_limit": 5}), retriever, graph)
+    with pytest.raises(ValueError, match=r"ranking\.candidate_limit: must be >= rag\.feed_size \(10\), got 5"):
+        ranker("context_rerank", retriever, graph, candidate_limit=5)

@@ -1,65 +1,35 @@
-"""The three baselines: preference (seed 001), random (seed 001), chronological."""
+"""chronological: the reverse-chronological baseline of every peer simulator."""
 
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Literal
 
 import numpy as np
 
 from prism_experiments.domain import epoch_microseconds
 from prism_experiments.ranking.base import AgentView, Ranker
 from prism_experiments.ranking.candidate import RankedCandidate
-from prism_experiments.ranking.sourcing import age_hours, nearest_visible, newest_first
+from prism_experiments.ranking.mode_config import ModeConfig
+from prism_experiments.ranking.registry import register_mode
+from prism_experiments.ranking.sourcing import age_hours, newest_first
 
 
-class PreferenceRanker(Ranker):
-    """Similarity to the agent's interests only: the RAG retriever's order (seed 001, FR-5.2)."""
+class ChronologicalConfig(ModeConfig):
+    """No knobs: every followed post is eligible however old, newest first."""
 
-    mode = "preference"
-
-    def _rank_views(self, views: list[AgentView], now: datetime) -> list[list[RankedCandidate]]:
-        queries = np.stack([view.interest_vector for view in views])
-        nearest = nearest_visible(
-            self.retriever, queries, self.feed_size,
-            keep=lambda index, rows: self.visible(views[index], rows, now),
-            first_fetch=2 * self.feed_size,
-        )
-        return [
-            self.candidates(view, rows, scores, scores, ["similarity"] * len(rows), {"similarity": scores})
-            for view, (rows, scores) in zip(views, nearest)
-        ]
+    mode: Literal["chronological"] = "chronological"
 
 
-class RandomRanker(Ranker):
-    """A uniform sample of recent posts (seed 001, FR-5.3); draws keyed by (agent, time).
-
-    final_score is the uniform key that ordered the feed; base_score is still the similarity.
-    """
-
-    mode = "random"
-
-    def _rank_views(self, views: list[AgentView], now: datetime) -> list[list[RankedCandidate]]:
-        feeds = []
-        for view in views:
-            rng = self.agent_rng(view.agent_id, now)
-            rows = self.retriever.random_rows(
-                self.feed_size, now, self.config.recent_window_hours, rng, exclude_rows=view.excluded_rows
-            )
-            keys = np.sort(rng.random(len(rows)))[::-1]
-            base = self.similarities(view, rows)
-            feeds.append(self.candidates(view, rows, base, keys, ["random"] * len(rows),
-                                         {"similarity": base, "random_key": keys}))
-        return feeds
-
-
-class ChronologicalRanker(Ranker):
+@register_mode
+class ChronologicalRanker(Ranker[ChronologicalConfig]):
     """Newest first from followed accounts (and followees' reshares), backfilled with the newest
     posts overall: the reverse-chronological baseline of every peer simulator.
 
     final_score = 1 / (1 + age in hours), so newer is higher; `backfill` marks the filler.
     """
 
-    mode = "chronological"
+    config_model = ChronologicalConfig
 
     def _rank_views(self, views: list[AgentView], now: datetime) -> list[list[RankedCandidate]]:
         newest_overall = self._newest_overall(now)

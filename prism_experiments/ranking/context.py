@@ -1,0 +1,29 @@
+"""RankerContext: everything a ranker is built from besides its own config."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from prism_experiments.rag.retriever import FeedRetriever
+from prism_experiments.ranking.reshares import ReshareLog
+
+if TYPE_CHECKING:
+    from prism_experiments.agents import AgentsConfig
+    from prism_experiments.network import SocialGraph
+
+
+@dataclass(frozen=True)
+class RankerContext:
+    """The store, the follow graph, the ranker's random stream, the reshare log and the agents' tables.
+
+    `rng` None means a fixed stream (seed 0); `agents` None means `AgentsConfig()`'s tables.
+    """
+
+    retriever: FeedRetriever
+    graph: "SocialGraph"
+    rng: np.random.Generator | None = None
+    reshares: ReshareLog = field(default_factory=ReshareLog)
+    agents: "AgentsConfig | None" = None

@@ -1,0 +1,31 @@
+"""The base models every mode's config extends, and the knobs several modes share."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class ModeConfig(BaseModel):
+    """One ranking mode's settings; each mode's subclass narrows `mode` to a Literal of its name."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+    #: the ranking mode; selects the config model and the ranker (docs/ranking.md)
+    mode: str
+
+
+class CandidateSourcingConfig(ModeConfig):
+    """Seed 000's candidate sources: in-network by followed author, out-of-network by similarity."""
+
+    #: seed 000: in-network candidates per agent, best by similarity
+    in_network_limit: int = Field(default=50, ge=1)
+    #: seed 000: out-of-network candidates per agent (Chroma similarity query)
+    out_of_network_limit: int = Field(default=50, ge=1)
+
+
+def mode_name(model: type[ModeConfig]) -> str:
+    """The mode a config model declares: the default of its `mode` field."""
+    name = model.model_fields["mode"].default
+    if not isinstance(name, str):
+        raise TypeError(f"{model.__name__}.mode needs a default: the mode's name as a Literal")
+    return name

@@ -1,0 +1,45 @@
+"""random: seed 001's uniform sample of recent posts."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+import numpy as np
+from pydantic import Field
+
+from prism_experiments.ranking.base import AgentView, Ranker
+from prism_experiments.ranking.candidate import RankedCandidate
+from prism_experiments.ranking.mode_config import ModeConfig
+from prism_experiments.ranking.registry import register_mode
+
+
+class RandomConfig(ModeConfig):
+    """How far back "recent" reaches."""
+
+    mode: Literal["random"] = "random"
+    #: seed 001 (FR-5.3): the sample is drawn from posts of the last recent_window_hours
+    recent_window_hours: float = Field(default=24.0, gt=0.0)
+
+
+@register_mode
+class RandomRanker(Ranker[RandomConfig]):
+    """A uniform sample of recent posts (seed 001, FR-5.3); draws keyed by (agent, time).
+
+    final_score is the uniform key that ordered the feed; base_score is still the similarity.
+    """
+
+    config_model = RandomConfig
+
+    def _rank_views(self, views: list[AgentView], now: datetime) -> list[list[RankedCandidate]]:
+        feeds = []
+        for view in views:
+            rng = self.agent_rng(view.agent_id, now)
+            rows = self.retriever.random_rows(
+                self.feed_size, now, self.config.recent_window_hours, rng, exclude_rows=view.excluded_rows
+            )
+            keys = np.sort(rng.random(len(rows)))[::-1]
+            base = self.similarities(view, rows)
+            feeds.append(self.candidates(view, rows, base, keys, ["random"] * len(rows),
+                                         {"similarity": base, "random_key": keys}))
+        return feeds

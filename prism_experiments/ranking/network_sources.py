@@ -1,0 +1,51 @@
+"""Seed 000's two candidate sources, shared by x_algo and pooled_boost (its priority / specific pools)."""
+
+from __future__ import annotations
+
+from abc import ABC
+from datetime import datetime
+from typing import TypeVar
+
+import numpy as np
+
+from prism_experiments.ranking.base import AgentView, Ranker
+from prism_experiments.ranking.mode_config import CandidateSourcingConfig
+from prism_experiments.ranking.sourcing import nearest_visible, top_k
+
+SourcingT = TypeVar("SourcingT", bound=CandidateSourcingConfig)
+
+
+class NetworkSourcedRanker(Ranker[SourcingT], ABC):
+    """A ranker whose candidates are in-network (followed authors, followees' reshares) and out-of-network."""
+
+    def in_network_candidates(self, view: AgentView, now: datetime) -> tuple[np.ndarray, np.ndarray, list[str | None]]:
+        """Posts by followed authors plus posts reshared by followees, best `in_network_limit` by similarity.
+
+        Scored exactly from the store's vectors: the same posts Chroma's `where author_id $in`
+        query returns, without a 15-30 ms filtered query per agent.
+        """
+        by_author = self.retriever.rows_by_authors(sorted(view.following))
+        reshared = np.fromiter(view.reshared.keys(), dtype=np.int64, count=len(view.reshared))
+        rows = self.visible(view, np.union1d(by_author, reshared), now)
+        rows, scores = top_k(rows, self.similarities(view, rows), self.config.in_network_limit)
+        posts = self.retriever.posts
+        via = [None if posts[row].author_id in view.following else view.reshared[int(row)] for row in rows]
+        return rows, scores, via
+
+    def out_of_network_candidates(self, views: list[AgentView], now: datetime
+                                  ) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Per view, the best `out_of_network_limit` posts by similarity that are not in-network."""
+        posts = self.retriever.posts
+        limit = self.config.out_of_network_limit
+
+        def keep(index: int, rows: np.ndarray) -> np.ndarray:
+            view = views[index]
+            rows = self.visible(view, rows, now)
+            # followed authors and followees' reshares belong to the in-network source
+            return np.array(
+                [r for r in rows if posts[r].author_id not in view.following and int(r) not in view.reshared],
+                dtype=np.int64,
+            )
+
+        queries = np.stack([view.interest_vector for view in views])
+        return nearest_visible(self.retriever, queries, limit, keep, first_fetch=2 * limit)

@@ -1,0 +1,140 @@
+"""The mode registry: every mode registers itself, and everything else is derived from it."""
+
+from __future__ import annotations
+
+import pkgutil
+import re
+from datetime import datetime
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+import pytest
+
+import prism_experiments.ranking.modes as modes_package
+from prism_experiments.config import ConfigError, ExperimentConfig
+from prism_experiments.network import DictSocialGraph
+from prism_experiments.rag import FeedRetriever, RAGConfig
+from prism_experiments.ranking import (
+    DEFAULT_MODE,
+    KNOWN_MODES,
+    RANKERS,
+    AgentView,
+    ModeConfig,
+    RankedCandidate,
+    Ranker,
+    RankerContext,
+    build_ranker,
+    config_models,
+    ranking_config,
+    registry,
+)
+from prism_experiments.ranking.modes.pooled_boost import PooledBoostConfig
+from prism_experiments.ranking.modes.x_algo import XAlgoConfig
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_every_module_of_the_modes_package_registers_one_mode() -> None:
+    modules = {module.name for module in pkgutil.iter_modules(modes_package.__path__)}
+    registered = {cls.__module__.rsplit(".", 1)[1] for cls in RANKERS.values()}
+    assert registered == modules
+    assert len(RANKERS) == len(modules)  # one mode per module
+
+
+@pytest.mark.parametrize("mode", KNOWN_MODES)
+def test_each_mode_has_its_config_option_schema_and_docs_section(mode: str) -> None:
+    cls = RANKERS[mode]
+    assert cls.mode == mode and config_models()[mode] is cls.config_model
+    assert cls.config_model().mode == mode
+    assert (ROOT / "conf" / "ranking" / f"{mode}.yaml").is_file()
+    assert (ROOT / "conf" / "schema" / "ranking" / f"{mode}.yaml").is_file()
+    assert re.search(rf"^## {mode}\b", (ROOT / "docs" / "ranking.md").read_text(), re.MULTILINE)
+
+
+def test_known_modes_and_the_config_union_are_views_of_the_registry() -> None:
+    assert KNOWN_MODES == tuple(RANKERS) and DEFAULT_MODE in KNOWN_MODES
+    for mode in KNOWN_MODES:
+        config = ExperimentConfig.from_mapping({"ranking": {"mode": mode}}).ranking
+        assert type(config) is config_models()[mode]
+
+
+def test_a_mapping_without_a_mode_gets_the_default_mode() -> None:
+    config = ExperimentConfig.from_mapping({"ranking": {"reply_scale": 0.5}}).ranking
+    assert config == XAlgoConfig(reply_scale=0.5) and DEFAULT_MODE == "x_algo"
+    assert ExperimentConfig().ranking == ranking_config(DEFAULT_MODE)
+
+
+def test_a_knob_of_another_mode_is_refused_naming_the_field() -> None:
+    with pytest.raises(ConfigError, match=r"^config error: ranking\.reply_scale: Extra inputs are not permitted"):
+        ExperimentConfig.from_mapping({"ranking": {"mode": "random", "reply_scale": 0.5}})
+    with pytest.raises(ConfigError, match=r"^config error: ranking\.priority_boost: Input should be less than"):
+        ExperimentConfig.from_mapping({"ranking": {"mode": "pooled_boost", "priority_boost": 2}})
+
+
+def test_shared_knobs_come_from_one_base_model() -> None:
+    assert {"in_network_limit", "out_of_network_limit"} <= set(XAlgoConfig.model_fields) & set(
+        PooledBoostConfig.model_fields)
+    assert "reply_scale" not in PooledBoostConfig.model_fields
+
+
+class EchoConfig(ModeConfig):
+    mode: Literal["echo_test"] = "echo_test"
+    width: int = 1
+
+
+class EchoRanker(Ranker[EchoConfig]):
+    """Serves nothing; it only proves a new mode needs no list edited anywhere."""
+
+    config_model = EchoConfig
+
+    def _rank_views(self, views: list[AgentView], now: datetime) -> list[list[RankedCandidate]]:
+        return [[] for _ in views]
+
+
+@pytest.fixture
+def isolated_registry(monkeypatch: pytest.MonkeyPatch) -> dict[str, type[Ranker]]:
+    """A copy of the registry that a test may extend; the real one is restored afterwards."""
+    copy = dict(registry.RANKERS)
+    monkeypatch.setattr(registry, "RANKERS", copy)
+    return copy
+
+
+@pytest.fixture
+def context() -> RankerContext:
+    return RankerContext(FeedRetriever(RAGConfig(collection_name="registry_empty")), DictSocialGraph(),
+                         np.random.default_rng(3))
+
+
+def test_a_registered_class_is_built_from_the_context(isolated_registry: dict[str, type[Ranker]],
+                                                      context: RankerContext) -> None:
+    registry.register_mode(EchoRanker)
+    assert isolated_registry["echo_test"] is EchoRanker and EchoRanker.mode == "echo_test"
+    ranker = build_ranker(EchoConfig(width=3), context)
+    assert isinstance(ranker, EchoRanker) and ranker.config.width == 3
+    assert ranker.retriever is context.retriever and ranker.graph is context.graph
+    assert ranker.reshares is context.reshares
+
+
+def test_a_mode_registered_twice_is_refused(isolated_registry: dict[str, type[Ranker]]) -> None:
+    registry.register_mode(EchoRanker)
+    registry.register_mode(EchoRanker)  # the same class again (a module re-import) is harmless
+
+    class OtherEcho(EchoRanker):
+        pass
+
+    with pytest.raises(ValueError, match="ranking mode 'echo_test' is registered twice: EchoRanker, OtherEcho"):
+        registry.register_mode(OtherEcho)
+
+
+def test_build_ranker_refuses_an_unregistered_mode_or_a_mismatched_config(context: RankerContext) -> None:
+    with pytest.raises(ValueError, match=r"^ranking\.mode: unknown mode 'echo_test'; registered modes: "):
+        build_ranker(EchoConfig(), context)
+    wrong = XAlgoConfig.model_construct(mode="pooled_boost")
+    with pytest.raises(TypeError, match="ranking mode 'pooled_boost' takes a PooledBoostConfig, got XAlgoConfig"):
+        build_ranker(wrong, context)
+
+
+def test_the_rankers_entropy_is_one_draw_from_the_contexts_stream(context: RankerContext) -> None:
+    ranker = build_ranker(ranking_config("random"), context)
+    assert ranker._entropy == int(np.random.default_rng(3).integers(2**63))
