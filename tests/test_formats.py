@@ -1,4 +1,4 @@
-"""Seed 002's classification heuristics: every trigger, every fallback, the table order."""
+"""Spec 002's classification heuristics: every trigger, every fallback, the table order."""
 
 from __future__ import annotations
 

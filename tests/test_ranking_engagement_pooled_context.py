@@ -1,4 +1,4 @@
-"""engagement_recency, pooled_boost and context_rerank (seeds 002-004): formulas by hand, config
+"""engagement_recency, pooled_boost and context_rerank (specs 002-004): formulas by hand, config
 validation, and rank_many on a real store."""
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ def store(embedder: Any, posts: list[Post], feed_size: int = 5) -> FeedRetriever
     return retriever
 
 
-# ============================================================== engagement_recency (seed 002)
+# ============================================================== engagement_recency (spec 002)
 def test_performance_is_the_weighted_sum_of_counters() -> None:
     performance = performance_scores(np.array([3, 0, 1]), np.array([1, 0, 2]), np.array([0, 0, 1]), 1.0, 2.0, 0.5)
     np.testing.assert_allclose(performance, [5.0, 0.0, 5.5])
@@ -78,7 +78,7 @@ def test_cold_start_scores_every_post_one_half() -> None:
 
 
 def test_recency_decay_reproduces_the_seed_table() -> None:
-    # seed 002's table at a 14-day half-life
+    # spec 002's table at a 14-day half-life
     decay = recency_decay(np.array([0.0, 7.0, 14.0, 28.0, 56.0]), 14.0)
     np.testing.assert_allclose(np.round(decay, 3), [1.000, 0.707, 0.500, 0.250, 0.063])
     # one simulated day of hourly steps at the default half-life
@@ -159,7 +159,7 @@ def test_engagement_recency_reads_live_counters(embedder: Any) -> None:
     assert live.rank(me, NOW)[0].post.id == "e3"
 
 
-# ================================================================= pooled_boost (seed 003)
+# ================================================================= pooled_boost (spec 003)
 def test_pooled_scores_boost_cap_and_deduplication() -> None:
     rows, similarity, score, is_priority = pooled_scores(
         np.array([1, 2, 5]), np.array([0.5, 0.95, 0.2]),
@@ -257,7 +257,7 @@ def test_pooled_boost_reshared_post_is_priority_via_the_resharer(embedder: Any) 
     assert reshared[0].components["priority_boost"] == pytest.approx(0.1)
 
 
-# =============================================================== context_rerank (seed 004)
+# =============================================================== context_rerank (spec 004)
 def signals(n: int = 1, **on: bool) -> dict[str, np.ndarray]:
     names = ("primary_topic", "other_topic", "followed", "mutual", "hashtag", "keyword",
              "preferred_format", "disliked_format")

@@ -16,7 +16,7 @@ from prism_experiments.ranking.rescoring import (
     x_algo_scores,
 )
 
-SEED_DEFAULTS = dict(oon_scale=0.75, reply_scale=0.75, decay=0.5, floor=0.25, formula="seed")
+SEED_DEFAULTS = dict(oon_scale=0.75, reply_scale=0.75, decay=0.5, floor=0.25, formula="spec")
 
 
 def test_oon_copy_scores_three_quarters_and_oon_reply_0_5625() -> None:
@@ -35,7 +35,7 @@ def test_oon_copy_scores_three_quarters_and_oon_reply_0_5625() -> None:
     np.testing.assert_allclose(parts["author_diversity"], 1.0)
 
 
-@pytest.mark.parametrize("formula, expected", [("seed", [1.0, 0.5, 0.25]), ("home_mixer", [1.0, 0.625, 0.4375])])
+@pytest.mark.parametrize("formula, expected", [("spec", [1.0, 0.5, 0.25]), ("home_mixer", [1.0, 0.625, 0.4375])])
 def test_three_posts_by_one_author(formula: str, expected: list[float]) -> None:
     base = np.array([0.9, 0.7, 0.8])
     final, parts = x_algo_scores(
@@ -48,7 +48,7 @@ def test_three_posts_by_one_author(formula: str, expected: list[float]) -> None:
 
 
 def test_seed_formula_floor_binds_beyond_the_third_post() -> None:
-    np.testing.assert_allclose(author_diversity_multiplier(np.arange(5), 0.5, 0.25, "seed"), [1, 0.5, 0.25, 0.25, 0.25])
+    np.testing.assert_allclose(author_diversity_multiplier(np.arange(5), 0.5, 0.25, "spec"), [1, 0.5, 0.25, 0.25, 0.25])
     np.testing.assert_allclose(
         author_diversity_multiplier(np.arange(4), 0.5, 0.25, "home_mixer"), [1, 0.625, 0.4375, 0.34375]
     )
@@ -77,7 +77,7 @@ configs = st.fixed_dictionaries({
     "reply_scale": st.floats(0.0, 1.0),
     "decay": st.floats(0.01, 1.0),
     "floor": st.floats(0.0, 1.0),
-    "formula": st.sampled_from(["seed", "home_mixer"]),
+    "formula": st.sampled_from(["spec", "home_mixer"]),
 })
 
 
@@ -96,7 +96,7 @@ def test_final_never_exceeds_base_and_components_recompute_it(cands, config) -> 
 def test_neutral_settings_order_like_preference(cands) -> None:
     base, oon, reply, authors = (np.asarray(c) for c in cands)
     base = np.asarray(base, float)
-    neutral = dict(oon_scale=1.0, reply_scale=1.0, decay=1.0, floor=0.25, formula="seed")
+    neutral = dict(oon_scale=1.0, reply_scale=1.0, decay=1.0, floor=0.25, formula="spec")
     final, _ = x_algo_scores(base, oon, reply, list(authors), np.arange(len(base)), **neutral)
     tiebreak = np.arange(len(base))
     assert descending_order(final, tiebreak).tolist() == descending_order(base, tiebreak).tolist()
@@ -112,7 +112,7 @@ def test_neutral_settings_order_like_preference(cands) -> None:
         ({"author_diversity_decay": 1.01}, "author_diversity_decay"),
         ({"author_diversity_floor": -0.5}, "author_diversity_floor"),
         ({"author_diversity_floor": 1.5}, "author_diversity_floor"),
-        ({"author_diversity_formula": "twitter"}, "'seed' or 'home_mixer'"),
+        ({"author_diversity_formula": "twitter"}, "'spec' or 'home_mixer'"),
         ({"in_network_limit": 0}, "in_network_limit"),
         ({"out_of_network_limit": 0}, "out_of_network_limit"),
     ],

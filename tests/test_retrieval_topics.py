@@ -1,4 +1,4 @@
-"""Seed 001's retrieval criteria on the synthetic corpus with the real model and Chroma."""
+"""Spec 001's retrieval criteria on the synthetic corpus with the real model and Chroma."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
 """Audience archetypes and the post formats they favour or dislike.
 
-Seed 004's rerank boosts a chunk tagged with an audience archetype ("Analyst")
+Spec 004's rerank boosts a chunk tagged with an audience archetype ("Analyst")
 for users whose archetype vector leans that way; here the tags are post formats
-(seed 002's seven classes) and the user vector is `SocialAgent.archetype_weights`.
+(spec 002's seven classes) and the user vector is `SocialAgent.archetype_weights`.
 """
 
 from __future__ import annotations
@@ -14,12 +14,12 @@ import numpy as np
 #: Five reader archetypes: what a reader looks for in a post.
 ARCHETYPES: tuple[str, ...] = ("analyst", "storyteller", "skeptic", "enthusiast", "pragmatist")
 
-#: Seed 002's tweet-format classes (storytelling is its fallback class).
+#: Spec 002's tweet-format classes (storytelling is its fallback class).
 POST_FORMATS: tuple[str, ...] = (
     "list", "most_people_think_x", "contrarian_take", "before_after", "question", "tip", "storytelling",
 )
 
-#: Format -> archetypes that favour it (seed 004's `chunk.archetype_bias`).
+#: Format -> archetypes that favour it (spec 004's `chunk.archetype_bias`).
 DEFAULT_FORMAT_ARCHETYPE_BIAS: dict[str, list[str]] = {
     "list": ["analyst", "pragmatist"],
     "most_people_think_x": ["skeptic", "enthusiast"],

@@ -1,19 +1,19 @@
-"""Seed 002's post-format and reply-archetype heuristics, as pure functions.
+"""Spec 002's post-format and reply-archetype heuristics, as pure functions.
 
 Both classifiers check their table's rows top to bottom and return the first
-row that matches; the last row is the fallback. Reading of the seed's tables:
+row that matches; the last row is the fallback. Reading of the spec's tables:
 
 * Matching is case-insensitive; curly apostrophes count as straight ones.
 * Word triggers match whole words ("but" does not fire on "button" or
-  "contribute", "how" does not fire on "however"). The seed's source
+  "contribute", "how" does not fire on "however"). The spec's source
   (TuitBot, `winning_dna.rs`) already guards its starts-with words with a
   trailing space; we apply the same idea to every word-like trigger end.
 * Starts-with / ends-with checks look at the text stripped of whitespace.
 * Commas inside a table cell separate alternatives (as in the reply table's
   "Ends with ?, starts with what/how/..."). So `tip` is
   (starts with "tip:" OR starts with "pro tip:" OR contains "->") AND
-  fewer than 200 characters, which is also what the seed's source does.
-* The seed files lost their "→" to a broken encoding ("->"); both arrows
+  fewer than 200 characters, which is also what the spec's source does.
+* The spec files lost their "→" to a broken encoding ("->"); both arrows
   are accepted wherever the table says "->".
 * "data/stats/study/research shows" is read as each subject followed by
   "show" or "shows"; "studies show" is accepted as the plural of "study shows".
@@ -40,7 +40,7 @@ REPLY_ARCHETYPES: tuple[str, ...] = (
     "agree_and_expand",
 )
 
-#: Seed 002: a tip is short ("< 200 chars"); counted in characters of the stripped text.
+#: Spec 002: a tip is short ("< 200 chars"); counted in characters of the stripped text.
 TIP_MAX_CHARS = 200
 
 _ARROW = r"(?:->|→)"
@@ -92,7 +92,7 @@ def _normalise(text: str) -> str:
 
 
 def classify_tweet_format(text: str) -> str:
-    """One of TWEET_FORMATS by seed 002's table, first match wins (list, most_people_think_x,
+    """One of TWEET_FORMATS by spec 002's table, first match wins (list, most_people_think_x,
     contrarian_take, before_after, question, tip, storytelling)."""
     lowered = _normalise(text)
     if _LIST_ONE.found_in(lowered) and _LIST_TWO.found_in(lowered):
@@ -112,7 +112,7 @@ def classify_tweet_format(text: str) -> str:
 
 
 def classify_reply_archetype(text: str) -> str:
-    """One of REPLY_ARCHETYPES by seed 002's table, first match wins (ask_question,
+    """One of REPLY_ARCHETYPES by spec 002's table, first match wins (ask_question,
     share_experience, add_data, respectful_disagree, agree_and_expand)."""
     lowered = _normalise(text)
     if lowered.endswith("?") or _QUESTION_START.match(lowered):

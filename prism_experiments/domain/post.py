@@ -1,4 +1,4 @@
-"""The post record every part of the harness passes around (seed 001, FR-1)."""
+"""The post record every part of the harness passes around (spec 001, FR-1)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ MEDIA_TYPES: tuple[str, ...] = ("image", "video", "gif", "none")
 
 
 class Post(BaseModel):
-    """A post (FR-1) plus `topic`, `parent_id` (reply target) and `format` (seed 002)."""
+    """A post (FR-1) plus `topic`, `parent_id` (reply target) and `format` (spec 002)."""
 
     model_config = ConfigDict(extra="forbid")
 

@@ -1,4 +1,4 @@
-"""Feeds rendered as agent-readable text (seed 001, FR-6)."""
+"""Feeds rendered as agent-readable text (spec 001, FR-6)."""
 
 from __future__ import annotations
 
@@ -45,7 +45,7 @@ def format_post(post: Post, number: int, now: datetime) -> str:
 def format_feed_for_prompt(posts: Sequence[Post], now: datetime, max_chars: int | None = None) -> str:
     """Numbered posts separated by blank lines; with `max_chars`, stop before the post that would cross it.
 
-    A post is never cut in half: the cap (seed 002's RAG_MAX_CHARS) drops whole posts from the end.
+    A post is never cut in half: the cap (spec 002's RAG_MAX_CHARS) drops whole posts from the end.
     """
     if max_chars is not None and max_chars < 1:
         raise ValueError(f"max_chars: must be at least 1 or None, got {max_chars}")

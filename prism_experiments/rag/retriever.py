@@ -1,4 +1,4 @@
-"""FeedRetriever: embeds, indexes and retrieves posts (seed 001, FR-3 ... FR-5).
+"""FeedRetriever: embeds, indexes and retrieves posts (spec 001, FR-3 ... FR-5).
 
 ChromaDB holds the vectors and the metadata and answers similarity queries. Next to it the
 retriever keeps the posts it indexed in memory, with their vectors, timestamps and authors as
@@ -29,9 +29,9 @@ Where = dict[str, Any]
 
 
 def similarity_from_distance(distance: np.ndarray | float) -> np.ndarray | float:
-    """Cosine distance in [0, 2] -> similarity in [0, 1]: 1 - d/2 (seed 000, "Critical: ChromaDB Distance Access").
+    """Cosine distance in [0, 2] -> similarity in [0, 1]: 1 - d/2 (spec 000, "Critical: ChromaDB Distance Access").
 
-    Clipped to [0, 1]: float32 rounding puts an identical text a hair past distance 0 (seed 000's
+    Clipped to [0, 1]: float32 rounding puts an identical text a hair past distance 0 (spec 000's
     "handle zero distances").
     """
     return np.clip(1.0 - np.asarray(distance, dtype=np.float64) / 2.0, 0.0, 1.0)
@@ -330,7 +330,7 @@ class FeedRetriever:
         n_results: int = 10,
         where: Where | None = None,
     ) -> list[tuple[Post, float]]:
-        """Posts nearest to a text or a vector with similarity = 1 - distance/2 (seed 000)."""
+        """Posts nearest to a text or a vector with similarity = 1 - distance/2 (spec 000)."""
         if (query_text is None) == (query_embedding is None):
             raise ValueError("query: pass exactly one of query_text or query_embedding")
         vector = self.embedder.encode_one(query_text) if query_text is not None else query_embedding

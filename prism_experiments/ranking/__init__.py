@@ -1,4 +1,4 @@
-"""Ranking modes behind one interface (seeds 000-004 and the design's mode table).
+"""Ranking modes behind one interface (specs 000-004 and the design's mode table).
 
 Each mode is a module of `ranking/modes/` that registers its ranker class and config model;
 `RankingConfig` and `KNOWN_MODES` are views of that registry (docs/ranking.md, "Adding a ranking mode").

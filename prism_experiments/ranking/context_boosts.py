@@ -1,6 +1,6 @@
-"""Seed 004's rerank boosts mapped to feeds, as pure functions, and the post text signals they read.
+"""Spec 004's rerank boosts mapped to feeds, as pure functions, and the post text signals they read.
 
-Seed 004 (PerazziGPT v2 rerank) -> this project:
+Spec 004 (PerazziGPT v2 rerank) -> this project:
   platform slug match  +0.10  -> the post's topic is the agent's primary (first) interest
   discipline overlap   +0.06  -> the post's topic is one of the agent's other interests
   entity alignment     +0.12 / +0.15 -> the agent follows the author / they follow each other
@@ -84,7 +84,7 @@ def generic_boost(
     disliked_format: np.ndarray,
     config: ContextRerankConfig,
 ) -> np.ndarray:
-    """Seed 004's `computeBoostV2`: the sum of the matched signals' boosts, clamped to [boost_min, boost_max].
+    """Spec 004's `computeBoostV2`: the sum of the matched signals' boosts, clamped to [boost_min, boost_max].
 
     Each argument is a boolean array with one entry per candidate; entity alignment takes the mutual
     boost when the follow is mutual, else the followed boost (they do not add up).
@@ -105,7 +105,7 @@ def generic_boost(
 
 
 def archetype_confidence(weights: np.ndarray, confidence_min: float) -> float:
-    """clamp(margin / confidence_min, 0, 1), margin = largest minus second-largest weight (seed 004)."""
+    """clamp(margin / confidence_min, 0, 1), margin = largest minus second-largest weight (spec 004)."""
     top = np.sort(np.asarray(weights, dtype=np.float64))[::-1]
     margin = float(top[0] - top[1]) if top.size >= 2 else 0.0
     return float(np.clip(margin / confidence_min, 0.0, 1.0))
@@ -119,7 +119,7 @@ def archetype_boost(
     confidence_min: float = 0.08,
     max_boost: float = 0.15,
 ) -> np.ndarray:
-    """Seed 004's `computeArchetypeBoost` for each candidate.
+    """Spec 004's `computeArchetypeBoost` for each candidate.
 
     weights: the agent's archetype weights (n_archetypes,); bias: (n_candidates, n_archetypes) booleans,
     True where the archetype is in the post's archetype-bias keys.

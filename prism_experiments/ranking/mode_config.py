@@ -15,11 +15,11 @@ class ModeConfig(BaseModel):
 
 
 class CandidateSourcingConfig(ModeConfig):
-    """Seed 000's candidate sources: in-network by followed author, out-of-network by similarity."""
+    """Spec 000's candidate sources: in-network by followed author, out-of-network by similarity."""
 
-    #: seed 000: in-network candidates per agent, best by similarity
+    #: spec 000: in-network candidates per agent, best by similarity
     in_network_limit: int = Field(default=50, ge=1)
-    #: seed 000: out-of-network candidates per agent (Chroma similarity query)
+    #: spec 000: out-of-network candidates per agent (Chroma similarity query)
     out_of_network_limit: int = Field(default=50, ge=1)
 
 

@@ -1,4 +1,4 @@
-"""engagement_recency: seed 002's "winning DNA" retrieval as a feed.
+"""engagement_recency: spec 002's "winning DNA" retrieval as a feed.
 
 1. performance = weighted likes + reshares + replies, read live from the store;
 2. engagement_score = performance / max performance over the published posts (all 0.5 if the max is 0);
@@ -23,31 +23,31 @@ from prism_experiments.ranking.registry import register_mode
 from prism_experiments.ranking.rescoring import descending_order
 from prism_experiments.ranking.sourcing import newest_first
 
-#: seed 002: exp(-0.693 * days / half_life); 0.693 is ln 2 to three digits, so a post loses half its
+#: spec 002: exp(-0.693 * days / half_life); 0.693 is ln 2 to three digits, so a post loses half its
 #: weight every `recency_half_life_days` (the sweepable knob) and 0.693 itself stays fixed.
 DECAY_CONSTANT = 0.693
 MICROSECONDS_PER_DAY = 86_400_000_000
 
 
 class EngagementRecencyConfig(ModeConfig):
-    """Seed 002 ("winning DNA"): engagement score x exponential recency decay."""
+    """Spec 002 ("winning DNA"): engagement score x exponential recency decay."""
 
     mode: Literal["engagement_recency"] = "engagement_recency"
     #: performance_score = like_weight*likes + reshare_weight*reshares + reply_weight*replies
-    #: (seed 002 names performance_score without its parts; equal weights are ours)
+    #: (spec 002 names performance_score without its parts; equal weights are ours)
     like_weight: float = Field(default=1.0, ge=0.0)
     #: see like_weight
     reshare_weight: float = Field(default=1.0, ge=0.0)
     #: see like_weight
     reply_weight: float = Field(default=1.0, ge=0.0)
-    #: seed 002 RECENCY_HALF_LIFE_DAYS = 14.0: decay = exp(-0.693 * age_days / half_life). The default
+    #: spec 002 RECENCY_HALF_LIFE_DAYS = 14.0: decay = exp(-0.693 * age_days / half_life). The default
     #: corpus (<= 3 days old) + 48 hourly steps keep every decay >= 0.78: sweep e.g. 0.5 to make recency bite
     recency_half_life_days: float = Field(default=14.0, gt=0.0)
-    #: seed 002 MIN_ENGAGEMENT_SCORE = 0.1: candidates need engagement_score >= this
+    #: spec 002 MIN_ENGAGEMENT_SCORE = 0.1: candidates need engagement_score >= this
     min_engagement_score: float = Field(default=0.1, ge=0.0, le=1.0)
-    #: seed 002 "Fetch up to 50 candidates": the most recent qualifying posts
+    #: spec 002 "Fetch up to 50 candidates": the most recent qualifying posts
     candidate_limit: int = Field(default=50, ge=1)
-    #: seed 002 COLD_START_WEIGHT = 0.5: every score when max performance is 0, and the
+    #: spec 002 COLD_START_WEIGHT = 0.5: every score when max performance is 0, and the
     #: weight of fallback / backfill posts
     cold_start_weight: float = Field(default=0.5, ge=0.0, le=1.0)
 
@@ -56,7 +56,7 @@ def performance_scores(
     likes: np.ndarray, reshares: np.ndarray, replies: np.ndarray,
     like_weight: float = 1.0, reshare_weight: float = 1.0, reply_weight: float = 1.0,
 ) -> np.ndarray:
-    """Seed 002's performance_score of each post: weighted likes + reshares + replies."""
+    """Spec 002's performance_score of each post: weighted likes + reshares + replies."""
     return (
         like_weight * np.asarray(likes, dtype=np.float64)
         + reshare_weight * np.asarray(reshares, dtype=np.float64)
@@ -65,7 +65,7 @@ def performance_scores(
 
 
 def engagement_scores(performance: np.ndarray, cold_start_weight: float = 0.5) -> np.ndarray:
-    """performance / max performance (seed 002); every score is `cold_start_weight` when the max is 0."""
+    """performance / max performance (spec 002); every score is `cold_start_weight` when the max is 0."""
     performance = np.asarray(performance, dtype=np.float64)
     top = float(performance.max()) if performance.size else 0.0
     if top <= 0.0:
@@ -74,16 +74,16 @@ def engagement_scores(performance: np.ndarray, cold_start_weight: float = 0.5) -
 
 
 def recency_decay(age_days: np.ndarray, half_life_days: float) -> np.ndarray:
-    """exp(-0.693 x age_days / half_life_days) (seed 002): 1 now, ~0.5 after one half-life."""
+    """exp(-0.693 x age_days / half_life_days) (spec 002): 1 now, ~0.5 after one half-life."""
     return np.exp(-DECAY_CONSTANT * np.asarray(age_days, dtype=np.float64) / half_life_days)
 
 
 @register_mode
 class EngagementRecencyRanker(Ranker[EngagementRecencyConfig]):
-    """Most engaging recent posts for everyone (minus what each agent may not see); seed 002.
+    """Most engaging recent posts for everyone (minus what each agent may not see); spec 002.
 
     Components: final = engagement_score x recency_decay. Fallback and backfill posts carry
-    engagement_score = cold_start_weight, recency_decay = 1 and cold_start = 1 (the seed's flat 0.5);
+    engagement_score = cold_start_weight, recency_decay = 1 and cold_start = 1 (the spec's flat 0.5);
     every post has cold_start = 1 when no post has any engagement yet.
     """
 

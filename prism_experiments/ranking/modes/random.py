@@ -1,4 +1,4 @@
-"""random: seed 001's uniform sample of recent posts."""
+"""random: spec 001's uniform sample of recent posts."""
 
 from __future__ import annotations
 
@@ -18,13 +18,13 @@ class RandomConfig(ModeConfig):
     """How far back "recent" reaches."""
 
     mode: Literal["random"] = "random"
-    #: seed 001 (FR-5.3): the sample is drawn from posts of the last recent_window_hours
+    #: spec 001 (FR-5.3): the sample is drawn from posts of the last recent_window_hours
     recent_window_hours: float = Field(default=24.0, gt=0.0)
 
 
 @register_mode
 class RandomRanker(Ranker[RandomConfig]):
-    """A uniform sample of recent posts (seed 001, FR-5.3); draws keyed by (agent, time).
+    """A uniform sample of recent posts (spec 001, FR-5.3); draws keyed by (agent, time).
 
     final_score is the uniform key that ordered the feed; base_score is still the similarity.
     """

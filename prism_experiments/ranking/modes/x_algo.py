@@ -1,4 +1,4 @@
-"""x_algo: seed 000's X-algorithm ranking.
+"""x_algo: spec 000's X-algorithm ranking.
 
 1. in-network candidates (followed authors, and posts reshared by a followee), scored by similarity;
 2. out-of-network candidates: a similarity query excluding followed authors and the agent's own posts;
@@ -23,20 +23,20 @@ from prism_experiments.ranking.rescoring import descending_order, x_algo_scores
 
 
 class XAlgoConfig(CandidateSourcingConfig):
-    """Seed 000's scale factors and author diversity (its candidate limits come from the base)."""
+    """Spec 000's scale factors and author diversity (its candidate limits come from the base)."""
 
     mode: Literal["x_algo"] = "x_algo"
-    #: seed 000: out-of-network candidates x 0.75
+    #: spec 000: out-of-network candidates x 0.75
     out_of_network_scale: float = Field(default=0.75, ge=0.0, le=1.0)
-    #: seed 000: replies (parent_id set) x 0.75
+    #: spec 000: replies (parent_id set) x 0.75
     reply_scale: float = Field(default=0.75, ge=0.0, le=1.0)
-    #: seed 000: score *= max(floor, decay^occurrence)
+    #: spec 000: score *= max(floor, decay^occurrence)
     author_diversity_decay: float = Field(default=0.5, gt=0.0, le=1.0)
-    #: seed 000: the floor of the author-diversity multiplier
+    #: spec 000: the floor of the author-diversity multiplier
     author_diversity_floor: float = Field(default=0.25, ge=0.0, le=1.0)
-    #: `seed`: max(floor, decay^k) (seed 000); `home_mixer`: (1 - floor) * decay^k + floor
+    #: `spec`: max(floor, decay^k) (spec 000); `home_mixer`: (1 - floor) * decay^k + floor
     #: (twitter/the-algorithm, home-mixer DiversityDiscountProvider)
-    author_diversity_formula: Literal["seed", "home_mixer"] = "seed"
+    author_diversity_formula: Literal["spec", "home_mixer"] = "spec"
 
 
 @register_mode
