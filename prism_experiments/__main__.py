@@ -12,28 +12,49 @@ from hydra.types import RunMode
 from omegaconf import DictConfig
 
 from prism_experiments.config import ConfigError
-from prism_experiments.harness.hydra_config import experiment_config
 from prism_experiments.harness.context import current_sweep
+from prism_experiments.harness.hydra_config import experiment_config
 from prism_experiments.harness.job import run_job
+from prism_experiments.harness.preflight import check_experiment, check_group_choices, check_runs_dir, runs_dir_from
+from prism_experiments.harness.recovery import JobRecord, write_outcome
+from prism_experiments.tracking.store import apply_http_budget, resolve_tracking_uri
 
 CONFIG_DIR = str(Path(__file__).resolve().parent.parent / "conf")
 log = logging.getLogger("prism_experiments")
 
 
 @hydra.main(version_base="1.3", config_path=CONFIG_DIR, config_name="config")
-def main(cfg: DictConfig) -> dict[str, float] | None:
+def hydra_main(cfg: DictConfig) -> dict[str, float] | None:
     hydra_cfg = HydraConfig.get()
     overrides = list(hydra_cfg.overrides.task)
+    multirun = hydra_cfg.mode == RunMode.MULTIRUN
     try:
         experiment = experiment_config(cfg)
+        if not multirun:  # a sweep's driver checked these once for every job
+            check_experiment(experiment, resolve_tracking_uri(experiment))
     except ConfigError as exc:
         log.error("%s", exc)
         raise SystemExit(2) from None
-    multirun = hydra_cfg.mode == RunMode.MULTIRUN
+    apply_http_budget(experiment)
     sweep = current_sweep(Path(hydra_cfg.sweep.dir)) if multirun else None
+    job_num = int(hydra_cfg.job.num) if multirun else None
     # in a sweep a failed job is recorded and the others go on; the sweep fails at the end
-    outcome = run_job(experiment, overrides, sweep, reraise=not multirun)
+    outcome = run_job(experiment, overrides, sweep, reraise=not multirun, job_num=job_num)
+    if multirun:
+        write_outcome(Path(hydra_cfg.runtime.output_dir), JobRecord(outcome.status, outcome.run_id, outcome.error))
     return outcome.summary
+
+
+def main() -> None:
+    """`prism-run`: choices and the runs directory are checked before Hydra creates anything."""
+    overrides = [arg for arg in sys.argv[1:] if "=" in arg and not arg.startswith("-")]
+    try:
+        check_group_choices(overrides, Path(CONFIG_DIR))
+        check_runs_dir(runs_dir_from(overrides))
+    except ConfigError as exc:
+        print(exc, file=sys.stderr)
+        raise SystemExit(2) from None
+    hydra_main()
 
 
 if __name__ == "__main__":

@@ -77,6 +77,12 @@ class TrackingConfig(BaseModel):
     #: event-log tables as Parquet artifacts
     log_tables: bool = True
     log_figures: bool = True
+    #: retries of one request to a tracking server (MLflow's own default, 7, gave up after 248 s)
+    http_max_retries: int = Field(default=2, ge=0, le=10)
+    #: urllib3 backoff between retries: factor * 2^(retry - 1) seconds
+    http_backoff_factor: int = Field(default=1, ge=0, le=10)
+    #: seconds one request may take; budget per request ~ (retries + 1) * timeout + backoff sleeps
+    http_timeout_s: int = Field(default=10, ge=1, le=600)
 
     @model_validator(mode="after")
     def _server_needs_uri(self) -> "TrackingConfig":

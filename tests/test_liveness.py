@@ -145,12 +145,12 @@ def _gone_or_zombie(pid: int) -> bool:
 
 CHILD = """
 import os, pathlib, sys, time
-from prism_experiments.tracking.liveness import Heartbeat
+from prism_experiments.tracking.liveness import ParentWatch
 folder = pathlib.Path(sys.argv[1])
-with Heartbeat(lambda: None, watch_parent=True, poll=0.05,
-               on_orphaned=lambda: (folder / "orphaned").write_text(str(os.getpid()))):
-    (folder / "started").write_text(str(os.getpid()))
-    time.sleep(60)
+ParentWatch.ensure(poll=0.05)
+ParentWatch.on_orphaned(lambda: (folder / "orphaned").write_text(str(os.getpid())))
+(folder / "started").write_text(str(os.getpid()))
+time.sleep(60)
 """
 DRIVER = """
 import subprocess, sys, time

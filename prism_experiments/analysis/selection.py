@@ -83,6 +83,10 @@ def select_runs(table: RunTable, by: Sequence[str] | None = None, metrics: Seque
     """The runs to compare and why the others are left out; AnalysisInputError if fewer than two conditions."""
     if table.info.empty:
         raise AnalysisInputError(f"runs: no simulation runs found (tag {KIND_TAG} = {SIMULATION_KIND})")
+    statuses = table.info["status"].astype(str)
+    if not (statuses == FINISHED).any():
+        counts = ", ".join(f"{n} {status}" for status, n in statuses.value_counts().sort_index().items())
+        raise AnalysisInputError(f"runs: none of the {len(statuses)} simulation runs is FINISHED ({counts})")
     chosen_metrics, warnings = choose_metrics(metrics, [str(name) for name in table.metrics.columns])
     reasons = exclusion_reasons(table, chosen_metrics)
     keep = reasons == ""

@@ -21,6 +21,8 @@ class SweepContext:
     parent_run_id: str | None
     varying_keys: list[str] = field(default_factory=list)
     n_jobs: int = 0
+    #: the process that runs the sweep: a job in another process stops when it disappears
+    driver_pid: int = 0
 
     def save(self, path: Path) -> Path:
         """Write atomically (workers may read while the callback writes)."""

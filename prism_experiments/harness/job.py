@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import shutil
 import tempfile
 import time
@@ -16,6 +17,7 @@ from prism_experiments.harness.context import SweepContext
 from prism_experiments.metrics import step_series, summarize
 from prism_experiments.simulation import run_simulation
 from prism_experiments.tracking.artifacts import write_run_files
+from prism_experiments.tracking.liveness import HEARTBEAT_TAG, Heartbeat, ParentWatch, live_holder, liveness_tags, reap_stale_runs
 from prism_experiments.tracking.labels import condition_label, overrides_to_pairs
 from prism_experiments.tracking.limits import fit_tag
 from prism_experiments.tracking.params import config_hash, to_params
@@ -27,9 +29,12 @@ from prism_experiments.tracking.tags import (
     CONFIG_HASH_TAG,
     ERROR_TAG,
     GIT_COMMIT_TAG,
+    HOST_TAG,
+    JOB_NUM_TAG,
     KIND_TAG,
     OVERRIDES_TAG,
     PARENT_RUN_TAG,
+    PID_TAG,
     SEED_TAG,
     SIMULATION_KIND,
     SWEEP_ID_TAG,
@@ -83,14 +88,31 @@ def run_tags(cfg: ExperimentConfig, overrides: Sequence[str], sweep: SweepContex
     return tags
 
 
+def end_run(client: Any, run_id: str, status: str, error: str | None = None) -> None:
+    """Record how a run ended; never raises (a dead server must not hide the job's own error).
+
+    What could not be recorded stays RUNNING in the store and is reaped by the next sweep.
+    """
+    try:
+        if error is not None:
+            client.set_tag(run_id, ERROR_TAG, fit_tag(error))
+        client.set_terminated(run_id, status)
+    except Exception as exc:
+        log.error("could not mark run %s %s in the store (%s: %s); the next sweep's reaper will",
+                  run_id, status, type(exc).__name__, str(exc).splitlines()[0] if str(exc) else "")
+
+
 def run_job(cfg: ExperimentConfig, overrides: Sequence[str] = (), sweep: SweepContext | None = None,
-            reraise: bool = True) -> JobOutcome:
+            reraise: bool = True, job_num: int | None = None) -> JobOutcome:
     """Run, measure and log one simulation. An exception marks the run FAILED (re-raised when
-    `reraise`); Ctrl-C marks it KILLED and propagates."""
+    `reraise`); Ctrl-C marks it KILLED and propagates. A config that a live run of another process
+    holds is SKIPPED, so two sweeps started together never run a job twice."""
     uri = sweep.tracking_uri if sweep else resolve_tracking_uri(cfg)
     experiment_id = sweep.experiment_id if sweep else ensure_experiment(
         uri, cfg.experiment_name, cfg.paths.artifacts_dir)
     client = client_for(uri)
+    if sweep is None:
+        reap_stale_runs(client, [experiment_id])
     resolved = cfg.model_dump(mode="json")
     digest = config_hash(resolved)
     if not cfg.force:
@@ -99,15 +121,29 @@ def run_job(cfg: ExperimentConfig, overrides: Sequence[str] = (), sweep: SweepCo
             log.info("skipping: this config (hash %s) already has FINISHED run %s; +force=true reruns it",
                      digest, existing)
             return JobOutcome(existing, "SKIPPED", {})
-    tags = run_tags(cfg, overrides, sweep, digest)
+    tags = run_tags(cfg, overrides, sweep, digest) | liveness_tags()
+    if job_num is not None:
+        tags[JOB_NUM_TAG] = str(job_num)
     run = client.create_run(experiment_id, run_name=f"{tags[CONDITION_TAG]} seed={cfg.seed}", tags=tags)
     run_id = run.info.run_id
+    holder = live_holder(client, experiment_id, digest, run_id)
+    if holder is not None:
+        client.delete_run(run_id)
+        log.warning("skipping: run %s (pid %s on %s) is running this config (hash %s) right now",
+                    holder.info.run_id, holder.data.tags.get(PID_TAG, "?"), holder.data.tags.get(HOST_TAG, "?"),
+                    digest)
+        return JobOutcome(holder.info.run_id, "SKIPPED", {})
     log.info("MLflow run %s (%s) in experiment %r at %s", run_id, tags[CONDITION_TAG], cfg.experiment_name, uri)
     work_dir = None
+    heartbeat = Heartbeat(lambda: client.set_tag(run_id, HEARTBEAT_TAG, f"{time.time():.0f}"))
+    if sweep is not None and sweep.driver_pid not in (0, os.getpid()):  # a worker process of the sweep
+        ParentWatch.ensure()
+        ParentWatch.on_orphaned(lambda: end_run(client, run_id, "KILLED", "the sweep driver died; this job stopped with it"))
     try:
         log_params(client, run_id, to_params(resolved))
         started = time.perf_counter()
-        result = run_simulation(cfg)
+        with heartbeat:
+            result = run_simulation(cfg)
         simulated = time.perf_counter() - started
         summary = summarize(result)
         series = step_series(result)
@@ -125,18 +161,17 @@ def run_job(cfg: ExperimentConfig, overrides: Sequence[str] = (), sweep: SweepCo
         log.info("run %s FINISHED: %s", run_id, _headline(summary))
         return JobOutcome(run_id, "FINISHED", summary)
     except KeyboardInterrupt:
-        client.set_tag(run_id, ERROR_TAG, "interrupted (KeyboardInterrupt)")
-        client.set_terminated(run_id, "KILLED")
+        end_run(client, run_id, "KILLED", "interrupted (KeyboardInterrupt)")
         raise
     except Exception as exc:
         message = f"{type(exc).__name__}: {exc}"
-        client.set_tag(run_id, ERROR_TAG, fit_tag(message))
-        client.set_terminated(run_id, "FAILED")
+        end_run(client, run_id, "FAILED", message)
         log.error("run %s FAILED: %s", run_id, message)
         if reraise:
             raise
         return JobOutcome(run_id, "FAILED", {}, message)
     finally:
+        ParentWatch.on_orphaned(None)
         if work_dir:
             shutil.rmtree(work_dir, ignore_errors=True)
 

@@ -18,7 +18,7 @@ from prism_experiments.paths import default_tracking_uri
 from prism_experiments.simulation import run_simulation
 from prism_experiments.tracking.provenance import git_commit
 from prism_experiments.tracking.store import client_for
-from prism_experiments.tracking.tags import GIT_COMMIT_TAG
+from prism_experiments.tracking.tags import ERROR_TAG, GIT_COMMIT_TAG
 
 log = logging.getLogger("prism_experiments")
 
@@ -34,6 +34,10 @@ def reproduce(run_id: str, tracking_uri: str) -> tuple[list[tuple[str, float | N
     """(metric, logged, new, equal) for every summary metric of the run, and warnings."""
     client = client_for(tracking_uri)
     run = client.get_run(run_id)
+    if run.info.status != "FINISHED":
+        error = run.data.tags.get(ERROR_TAG, "")
+        raise ConfigError(f"reproduce: run {run_id} never finished (status {run.info.status}"
+                          + (f": {error}" if error else "") + "); only a FINISHED run can be reproduced")
     warnings = []
     logged_commit = run.data.tags.get(GIT_COMMIT_TAG, "unknown")
     current = git_commit()

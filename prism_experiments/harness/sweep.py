@@ -6,11 +6,13 @@ from __future__ import annotations
 import atexit
 import logging
 import os
+import time
 import uuid
 from pathlib import Path
 from typing import Any
 
 from hydra.core.global_hydra import GlobalHydra
+from hydra.errors import HydraException
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf
@@ -19,11 +21,14 @@ from prism_experiments.config import ConfigError, ExperimentConfig
 from prism_experiments.harness.context import SWEEP_FILE_ENV, SWEEP_FILE_NAME, SweepContext
 from prism_experiments.harness.hydra_config import experiment_config
 from prism_experiments.harness.job import find_finished_run
+from prism_experiments.harness.preflight import check_experiment
+from prism_experiments.harness.recovery import read_outcome
 from prism_experiments.tracking.labels import varying_override_keys
 from prism_experiments.tracking.params import config_hash
 from prism_experiments.tracking.provenance import git_commit
 from prism_experiments.tracking.run_logger import log_params
-from prism_experiments.tracking.store import client_for, ensure_experiment, resolve_tracking_uri
+from prism_experiments.tracking.liveness import HEARTBEAT_TAG, Heartbeat, live_holder, liveness_tags, reap_stale_runs
+from prism_experiments.tracking.store import apply_http_budget, client_for, ensure_experiment, resolve_tracking_uri
 from prism_experiments.tracking.tags import (
     ERROR_TAG,
     GIT_COMMIT_TAG,
@@ -62,23 +67,44 @@ class SweepCallback(Callback):
     def __init__(self) -> None:
         self.context: SweepContext | None = None
         self.sweep_file: Path | None = None
+        self.heartbeat: Heartbeat | None = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Hydra pickles its callbacks into every joblib job: the driver's heartbeat thread stays behind."""
+        return self.__dict__ | {"heartbeat": None}
 
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
         jobs = job_overrides(config)
         try:
             configs = [validated_job_config(config, overrides) for overrides in jobs]
-        except ConfigError as exc:
+            first = configs[0]
+            uri = resolve_tracking_uri(first)
+            # each distinct runs dir / corpus file / server once, in the driver, before any run exists
+            checked: set[tuple[str, str]] = set()
+            for cfg in configs:
+                key = (str(cfg.paths.runs_dir), str(cfg.corpus.path))
+                if key not in checked:
+                    checked.add(key)
+                    check_experiment(cfg, uri)
+        except (ConfigError, HydraException) as exc:
             # Hydra turns a callback's Exception into a warning; SystemExit stops the sweep before any run
-            log.error("%s", exc)
+            log.error("%s", str(exc).strip().splitlines()[0])
             raise SystemExit(2) from None
-        first = configs[0]
-        uri = resolve_tracking_uri(first)
+        apply_http_budget(first)
         experiment_id = ensure_experiment(uri, first.experiment_name, first.paths.artifacts_dir)
         client = client_for(uri)
-        pending = [
-            (overrides, cfg) for overrides, cfg in zip(jobs, configs)
-            if cfg.force or not find_finished_run(client, experiment_id, config_hash(cfg.model_dump(mode="json")))
-        ]
+        reap_stale_runs(client, [experiment_id])
+        pending = []
+        for overrides, cfg in zip(jobs, configs):
+            digest = config_hash(cfg.model_dump(mode="json"))
+            if not cfg.force and find_finished_run(client, experiment_id, digest):
+                continue
+            holder = live_holder(client, experiment_id, digest, own_run_id="")
+            if holder is not None:
+                log.warning("job %s skipped: run %s in another live process is running it", " ".join(overrides),
+                            holder.info.run_id)
+                continue
+            pending.append((overrides, cfg))
         varying = varying_override_keys(jobs)
         sweep_id = f"{first.experiment_name}-{uuid.uuid4().hex[:8]}"
         parent_id = None
@@ -86,8 +112,10 @@ class SweepCallback(Callback):
             parent = client.create_run(experiment_id, run_name=f"sweep {sweep_id}", tags={
                 KIND_TAG: SWEEP_KIND, SWEEP_ID_TAG: sweep_id, GIT_COMMIT_TAG: git_commit(),
                 JOBS_TAG: str(len(jobs)), JOBS_TO_RUN_TAG: str(len(pending)), VARYING_TAG: ",".join(varying),
-            })
+            } | liveness_tags())
             parent_id = parent.info.run_id
+            self.heartbeat = Heartbeat(lambda: client.set_tag(parent_id, HEARTBEAT_TAG, f"{time.time():.0f}"))
+            self.heartbeat.__enter__()
             sweep_params = {f"sweep.{k}": str(v) for k, v in (config.hydra.sweeper.get("params") or {}).items()}
             sweep_params["sweep.overrides"] = " ".join(config.hydra.overrides.task)
             log_params(client, parent_id, sweep_params)
@@ -98,26 +126,38 @@ class SweepCallback(Callback):
         else:
             log.info("sweep %s: all %d jobs already have FINISHED runs; nothing to run (+force=true reruns)",
                      sweep_id, len(jobs))
-        self.context = SweepContext(sweep_id, uri, experiment_id, parent_id, varying, len(jobs))
+        self.context = SweepContext(sweep_id, uri, experiment_id, parent_id, varying, len(jobs), os.getpid())
         self.sweep_file = self.context.save(Path(config.hydra.sweep.dir) / SWEEP_FILE_NAME)
         os.environ[SWEEP_FILE_ENV] = str(self.sweep_file)
 
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
         context = self.context
         os.environ.pop(SWEEP_FILE_ENV, None)
+        if self.heartbeat is not None:
+            self.heartbeat.__exit__(None, None, None)
         if context is None or context.parent_run_id is None:
             return
-        client = client_for(context.tracking_uri)
-        children = client.search_runs(
-            [context.experiment_id],
-            filter_string=f"{tag_equals(SWEEP_ID_TAG, context.sweep_id)} and {tag_equals(KIND_TAG, SIMULATION_KIND)}",
-            max_results=10_000,
-        )
-        failed = [run for run in children if run.info.status != "FINISHED"]
-        client.set_terminated(context.parent_run_id, "FAILED" if failed else "FINISHED")
-        if failed:
+        try:
+            client = client_for(context.tracking_uri)
+            children = client.search_runs(
+                [context.experiment_id],
+                filter_string=f"{tag_equals(SWEEP_ID_TAG, context.sweep_id)} and {tag_equals(KIND_TAG, SIMULATION_KIND)}",
+                max_results=10_000,
+            )
+            failed = [run for run in children if run.info.status != "FINISHED"]
             lines = [f"{run.data.tags.get(OVERRIDES_TAG, run.info.run_id)} -> {run.info.status}: "
                      f"{run.data.tags.get(ERROR_TAG, '')}" for run in failed]
+            client.set_terminated(context.parent_run_id, "FAILED" if failed else "FINISHED")
+        except Exception as exc:  # the store is gone: report from the jobs' own outcome files
+            sweep_dir = Path(config.hydra.sweep.dir)
+            outcomes = {num: read_outcome(sweep_dir, num) for num in range(context.n_jobs)}
+            lines = [f"job {num} -> {o.status if o else 'no outcome'}: {o.error if o and o.error else ''}"
+                     for num, o in outcomes.items() if o is None or o.status == "FAILED"]
+            log.error("the tracking store at %s is unreachable (%s); the next sweep reaps what it left RUNNING",
+                      context.tracking_uri, type(exc).__name__)
+            lines = lines or ["the sweep's status could not be read from the store"]
+            failed = lines
+        if failed:
             log.error("%d of %d jobs failed:\n  %s", len(failed), context.n_jobs, "\n  ".join(lines))
             raise SystemExit(1)
 

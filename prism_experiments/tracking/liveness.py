@@ -102,19 +102,47 @@ def live_holder(client: Any, experiment_id: str, digest: str, own_run_id: str, *
     return None
 
 
-class Heartbeat:
-    """A daemon thread that rewrites a run's heartbeat, and ends the process if its parent dies.
+class ParentWatch:
+    """One daemon thread per worker process: when the process that started it is gone (a sweep driver
+    killed with SIGKILL leaves its joblib workers to PID 1), run the current job's handler and exit.
 
-    `on_orphaned` runs (best effort) before the process exits when `watch_parent` is set and the
-    parent is gone (a sweep driver killed with SIGKILL leaves its joblib workers to PID 1).
+    Process-wide on purpose: an idle worker must die too, not only one inside a job.
     """
 
-    def __init__(self, beat: Callable[[], None], *, interval: float = HEARTBEAT_SECONDS,
-                 watch_parent: bool = False, on_orphaned: Callable[[], None] | None = None,
-                 poll: float = 1.0) -> None:
+    _started_for: int | None = None
+    _handler: Callable[[], None] | None = None
+
+    @classmethod
+    def ensure(cls, poll: float = 1.0) -> None:
+        """Start watching this process's parent (once per process)."""
+        if cls._started_for == os.getpid():
+            return
+        cls._started_for = os.getpid()
+        parent = os.getppid()
+        threading.Thread(target=cls._loop, args=(parent, poll), name="prism-parent-watch", daemon=True).start()
+
+    @classmethod
+    def on_orphaned(cls, handler: Callable[[], None] | None) -> None:
+        """What to do for the job running now (None between jobs)."""
+        cls._handler = handler
+
+    @classmethod
+    def _loop(cls, parent: int, poll: float) -> None:
+        while os.getppid() == parent:
+            time.sleep(poll)
+        log.error("the sweep driver (pid %s) is gone: stopping this worker", parent)
+        try:
+            if cls._handler is not None:
+                cls._handler()
+        finally:
+            os._exit(3)
+
+
+class Heartbeat:
+    """A daemon thread that rewrites a run's heartbeat every `interval` seconds while the run works."""
+
+    def __init__(self, beat: Callable[[], None], *, interval: float = HEARTBEAT_SECONDS, poll: float = 1.0) -> None:
         self._beat, self._interval, self._poll = beat, interval, poll
-        self._parent = os.getppid() if watch_parent else None
-        self._on_orphaned = on_orphaned
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="prism-heartbeat", daemon=True)
         self.failures = 0
@@ -130,8 +158,6 @@ class Heartbeat:
     def _loop(self) -> None:
         last = time.monotonic()
         while not self._stop.wait(self._poll):
-            if self._parent is not None and os.getppid() != self._parent:
-                self._orphaned()
             if time.monotonic() - last >= self._interval:
                 last = time.monotonic()
                 try:
@@ -139,11 +165,3 @@ class Heartbeat:
                 except Exception as error:  # a dead server must not kill the run: the reaper decides
                     self.failures += 1
                     log.warning("heartbeat failed (%s)", error)
-
-    def _orphaned(self) -> None:
-        log.error("the sweep driver (pid %s) is gone: stopping this job", self._parent)
-        try:
-            if self._on_orphaned is not None:
-                self._on_orphaned()
-        finally:
-            os._exit(3)

@@ -22,6 +22,23 @@ def resolve_tracking_uri(cfg: "ExperimentConfig") -> str:
     return cfg.tracking.uri or os.environ.get("MLFLOW_TRACKING_URI") or sqlite_tracking_uri(cfg.paths.runs_dir)
 
 
+#: MLflow's environment variables for its HTTP client (mlflow/environment_variables.py).
+HTTP_ENV = {
+    "MLFLOW_HTTP_REQUEST_MAX_RETRIES": "http_max_retries",
+    "MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR": "http_backoff_factor",
+    "MLFLOW_HTTP_REQUEST_TIMEOUT": "http_timeout_s",
+}
+
+
+def apply_http_budget(cfg: "ExperimentConfig") -> None:
+    """Bound how long a request to a dead tracking server retries (a variable the user set wins).
+
+    Set in the driver before workers start, so every job process inherits it.
+    """
+    for variable, field in HTTP_ENV.items():
+        os.environ.setdefault(variable, str(getattr(cfg.tracking, field)))
+
+
 def sqlite_path(uri: str) -> Path | None:
     return Path(uri.removeprefix("sqlite:///")) if uri.startswith("sqlite:///") else None
 

@@ -1,0 +1,182 @@
+"""Fault injection on the real stack at smoke size: killed processes, concurrent sweeps, bad inputs,
+a dead tracking server. Nothing may stay RUNNING, be orphaned, or run twice."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from mlflow.tracking import MlflowClient
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+ROOT = Path(__file__).resolve().parents[1]
+#: smoke, made long enough (about 5-10 s per job) to kill a job while it runs
+LONG_SMOKE = ("-m", "experiment=smoke", "simulation.n_steps=40", "simulation.show_progress=false")
+
+
+def command(*args: str, runs_dir: Path, cache_dir: Path) -> list[str]:
+    return [sys.executable, "-m", "prism_experiments", *args, f"paths.runs_dir={runs_dir}",
+            f"rag.cache_dir={cache_dir}"]
+
+
+def environment() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("MLFLOW_TRACKING_URI", "PRISM_RUNS_DIR")}
+    return env | {"HF_HUB_OFFLINE": "1"}
+
+
+def run(*args: str, runs_dir: Path, cache_dir: Path, timeout: int = 600) -> subprocess.CompletedProcess:
+    return subprocess.run(command(*args, runs_dir=runs_dir, cache_dir=cache_dir), cwd=ROOT, env=environment(),
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def start(*args: str, runs_dir: Path, cache_dir: Path) -> subprocess.Popen:
+    return subprocess.Popen(command(*args, runs_dir=runs_dir, cache_dir=cache_dir), cwd=ROOT, env=environment(),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def all_runs(runs_dir: Path, kind: str = "simulation") -> list:
+    client = MlflowClient(f"sqlite:///{runs_dir}/mlflow.db")
+    experiment = client.get_experiment_by_name("smoke")
+    if experiment is None:
+        return []
+    return client.search_runs([experiment.experiment_id], f"tags.`prism.kind` = '{kind}'", max_results=1000)
+
+
+def wait_for_running_job(runs_dir: Path, timeout: float = 120) -> object:
+    """Poll the store until a simulation run is RUNNING with its process id."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        # the sweep file is written after the driver initialised the store: opening it earlier would race that
+        if list(runs_dir.glob("hydra/smoke/*/prism_sweep.json")):
+            running = [r for r in all_runs(runs_dir) if r.info.status == "RUNNING" and "prism.pid" in r.data.tags]
+            if running:
+                return running[0]
+        time.sleep(0.2)
+    raise AssertionError("no job started")
+
+
+def gone(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
+
+
+@pytest.fixture(scope="module")
+def cache_dir(session_cache_dir: Path) -> Path:
+    """A warm embedding cache: the smoke corpora of seeds 0 and 1 embedded once."""
+    warm = run("-m", "experiment=smoke", "simulation.n_steps=1", runs_dir=session_cache_dir / "warm-runs",
+               cache_dir=session_cache_dir)
+    assert warm.returncode == 0, warm.stderr[-2000:]
+    return session_cache_dir
+
+
+def test_killed_worker_fails_its_job_and_the_others_run(tmp_path: Path, cache_dir: Path) -> None:
+    runs_dir = tmp_path / "runs"
+    sweep = start(*LONG_SMOKE, runs_dir=runs_dir, cache_dir=cache_dir)
+    victim = wait_for_running_job(runs_dir)
+    os.kill(int(victim.data.tags["prism.pid"]), signal.SIGKILL)
+    stdout, stderr = sweep.communicate(timeout=600)
+    stderr = stdout + stderr  # Hydra logs the driver to stdout
+    assert sweep.returncode == 1, stderr[-3000:]
+    assert "Traceback" not in stderr and "a worker process died" in stderr
+    runs = all_runs(runs_dir)
+    statuses = Counter(r.info.status for r in runs)
+    assert statuses["RUNNING"] == 0
+    killed = next(r for r in runs if r.info.run_id == victim.info.run_id)
+    assert killed.info.status == "FAILED" and "process died" in killed.data.tags["prism.error"]
+    finished = {r.data.tags["prism.config_hash"] for r in runs if r.info.status == "FINISHED"}
+    failed = {r.data.tags["prism.config_hash"] for r in runs if r.info.status == "FAILED"}
+    assert len(finished | failed) == 4, "every job ran or is listed as failed; queued jobs were not dropped"
+    assert "jobs failed" in stderr and victim.data.tags["prism.overrides"] in stderr
+    parent, = all_runs(runs_dir, "sweep")
+    assert parent.info.status == "FAILED"
+
+
+def test_killed_driver_takes_its_workers_and_the_next_sweep_reaps_and_finishes(tmp_path: Path, cache_dir: Path) -> None:
+    runs_dir = tmp_path / "runs"
+    sweep = start(*LONG_SMOKE, runs_dir=runs_dir, cache_dir=cache_dir)
+    job = wait_for_running_job(runs_dir)
+    worker = int(job.data.tags["prism.pid"])
+    sweep.send_signal(signal.SIGKILL)
+    sweep.communicate(timeout=60)
+    deadline = time.monotonic() + 30
+    while not gone(worker) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert gone(worker), "the worker stopped with its driver"
+    orphaned = next(r for r in all_runs(runs_dir) if r.info.run_id == job.info.run_id)
+    assert orphaned.info.status == "KILLED" and "driver died" in orphaned.data.tags["prism.error"]
+    rerun = run(*LONG_SMOKE, runs_dir=runs_dir, cache_dir=cache_dir)
+    assert rerun.returncode == 0, rerun.stderr[-3000:]
+    runs = all_runs(runs_dir) + all_runs(runs_dir, "sweep")
+    assert not [r for r in runs if r.info.status == "RUNNING"], "the reaper closed what the dead driver left"
+    finished = Counter(r.data.tags["prism.config_hash"] for r in runs
+                       if r.info.status == "FINISHED" and r.data.tags["prism.kind"] == "simulation")
+    assert len(finished) == 4 and max(finished.values()) == 1, "no job ran twice"
+
+
+def test_the_same_sweep_started_twice_runs_every_job_once(tmp_path: Path, cache_dir: Path) -> None:
+    runs_dir = tmp_path / "runs"
+    first = run("-m", "experiment=smoke", "simulation.n_steps=1", runs_dir=runs_dir, cache_dir=cache_dir)
+    assert first.returncode == 0, first.stderr[-2000:]  # the store exists before the two race
+    both = [start(*LONG_SMOKE, runs_dir=runs_dir, cache_dir=cache_dir) for _ in range(2)]
+    outputs = [process.communicate(timeout=900) for process in both]
+    assert [process.returncode for process in both] == [0, 0], outputs[0][1][-2000:] + outputs[1][1][-2000:]
+    long_runs = [r for r in all_runs(runs_dir) if r.data.params.get("simulation.n_steps") == "40"]
+    finished = Counter(r.data.tags["prism.config_hash"] for r in long_runs if r.info.status == "FINISHED")
+    assert len(finished) == 4 and max(finished.values()) == 1, finished
+    assert any("skipped" in out + err or "skipping" in out + err for out, err in outputs), "the second sweep says so"
+
+
+@pytest.mark.parametrize("args, field", [
+    (("ranking=bogus",), "ranking"),
+    (("-m", "experiment=smoke", "ranking=x_algo,bogus"), "ranking"),
+    (("experiment=nope",), "experiment"),
+    (("paths.runs_dir=/proc/nonexistent/runs",), "paths.runs_dir"),
+    (("-m", "experiment=smoke", "corpus=file", "corpus.path=/nonexistent.csv"), "corpus.path"),
+])
+def test_startup_errors_are_one_line_and_exit_2(tmp_path: Path, args: tuple[str, ...], field: str) -> None:
+    runs_dir = tmp_path / "runs"
+    process = subprocess.run([sys.executable, "-m", "prism_experiments", *args, f"rag.cache_dir={tmp_path}"]
+                             + ([] if any(a.startswith("paths.") for a in args) else [f"paths.runs_dir={runs_dir}"]),
+                             cwd=ROOT, env=environment(), capture_output=True, text=True, timeout=120)
+    assert process.returncode == 2, process.stderr[-2000:]
+    output = process.stdout + process.stderr  # a sweep's driver logs through Hydra's stdout handler
+    errors = [line for line in output.splitlines() if "error" in line.lower()]
+    assert len(errors) == 1 and field in errors[0] and "Traceback" not in output, output[-2000:]
+    assert all_runs(runs_dir) == [] if runs_dir.exists() else True
+
+
+def test_no_server_listening_is_a_clear_error_within_seconds(tmp_path: Path) -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]  # closed again: nothing listens there
+    started = time.monotonic()
+    process = subprocess.run([sys.executable, "-m", "prism_experiments", "-m", "experiment=smoke", "tracking=server",
+                              f"tracking.uri=http://127.0.0.1:{port}", f"paths.runs_dir={tmp_path / 'runs'}"],
+                             cwd=ROOT, env=environment(), capture_output=True, text=True, timeout=120)
+    elapsed = time.monotonic() - started
+    assert process.returncode == 2 and elapsed < 30, process.stderr[-2000:]
+    assert f"no MLflow server answers at http://127.0.0.1:{port}" in process.stdout + process.stderr
+
+
+def test_compare_on_a_store_where_every_run_failed_says_so(tmp_path: Path) -> None:
+    uri = f"sqlite:///{tmp_path}/mlflow.db"
+    client = MlflowClient(uri)
+    experiment_id = client.create_experiment("smoke")
+    for seed, status in enumerate(["FAILED", "FAILED", "KILLED"]):
+        run_id = client.create_run(experiment_id, tags={"prism.kind": "simulation", "prism.seed": str(seed)}).info.run_id
+        client.set_terminated(run_id, status)
+    compare = subprocess.run([sys.executable, "-m", "prism_experiments.analysis.cli", "--experiment", "smoke",
+                              "--tracking-uri", uri, "--out", str(tmp_path / "report")],
+                             cwd=ROOT, env=environment(), capture_output=True, text=True, timeout=120)
+    assert compare.returncode == 2, compare.stderr[-2000:]
+    assert "none of the 3 simulation runs is FINISHED (2 FAILED, 1 KILLED)" in compare.stderr
