@@ -78,7 +78,7 @@ def check_tracking_server(uri: str, timeout: float = SERVER_CHECK_TIMEOUT_S) -> 
     except (urllib.error.URLError, OSError) as error:
         reason = str(getattr(error, "reason", error))
     raise ConfigError(f"config error: tracking.uri: no MLflow server answers at {uri} ({reason}); "
-                      f"start one (make tracking-server) or drop tracking=server")
+                      f"start one (mlflow server --host 127.0.0.1 ...) or drop tracking=server")
 
 
 def check_corpus_file(cfg: ExperimentConfig) -> None:
