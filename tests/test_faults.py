@@ -13,6 +13,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from process_helpers import gone_or_zombie
 from mlflow.tracking import MlflowClient
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -62,12 +63,19 @@ def wait_for_running_job(runs_dir: Path, timeout: float = 120) -> object:
     raise AssertionError("no job started")
 
 
-def gone(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as handle:
-            return handle.read().rsplit(")", 1)[1].split()[0] == "Z"
-    except FileNotFoundError:
-        return True
+
+def loky_workers_of(parent: int) -> list[int]:
+    """The joblib (loky) worker processes whose parent is `parent`."""
+    workers = []
+    for entry in Path("/proc").iterdir():
+        try:
+            stat = (entry / "stat").read_text()
+            cmdline = (entry / "cmdline").read_bytes()
+        except (OSError, ValueError):
+            continue
+        if int(stat.rsplit(")", 1)[1].split()[1]) == parent and b"LokyProcess" in cmdline:
+            workers.append(int(entry.name))
+    return workers
 
 
 @pytest.fixture(scope="module")
@@ -105,13 +113,14 @@ def test_killed_driver_takes_its_workers_and_the_next_sweep_reaps_and_finishes(t
     runs_dir = tmp_path / "runs"
     sweep = start(*LONG_SMOKE, runs_dir=runs_dir, cache_dir=cache_dir)
     job = wait_for_running_job(runs_dir)
-    worker = int(job.data.tags["prism.pid"])
+    workers = loky_workers_of(sweep.pid)
+    assert int(job.data.tags["prism.pid"]) in workers
     sweep.send_signal(signal.SIGKILL)
     sweep.communicate(timeout=60)
     deadline = time.monotonic() + 30
-    while not gone(worker) and time.monotonic() < deadline:
+    while not all(gone_or_zombie(pid) for pid in workers) and time.monotonic() < deadline:
         time.sleep(0.2)
-    assert gone(worker), "the worker stopped with its driver"
+    assert all(gone_or_zombie(pid) for pid in workers), "every worker, busy or idle, stopped with its driver"
     orphaned = next(r for r in all_runs(runs_dir) if r.info.run_id == job.info.run_id)
     assert orphaned.info.status == "KILLED" and "driver died" in orphaned.data.tags["prism.error"]
     rerun = run(*LONG_SMOKE, runs_dir=runs_dir, cache_dir=cache_dir)
@@ -180,3 +189,13 @@ def test_compare_on_a_store_where_every_run_failed_says_so(tmp_path: Path) -> No
                              cwd=ROOT, env=environment(), capture_output=True, text=True, timeout=120)
     assert compare.returncode == 2, compare.stderr[-2000:]
     assert "none of the 3 simulation runs is FINISHED (2 FAILED, 1 KILLED)" in compare.stderr
+
+
+def test_reproduce_of_a_run_that_never_finished_says_so(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    from prism_experiments.harness.reproduce import main as reproduce_main
+
+    uri = f"sqlite:///{tmp_path}/mlflow.db"
+    client = MlflowClient(uri)
+    run_id = client.create_run(client.create_experiment("smoke"), tags={"prism.kind": "simulation"}).info.run_id
+    assert reproduce_main([run_id, "--tracking-uri", uri]) == 2
+    assert f"run {run_id} never finished (status RUNNING)" in capsys.readouterr().err

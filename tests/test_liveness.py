@@ -10,6 +10,7 @@ import time
 from dataclasses import dataclass, field
 
 import pytest
+from process_helpers import gone_or_zombie
 
 from prism_experiments.tracking.tags import CONFIG_HASH_TAG, ERROR_TAG, HEARTBEAT_TAG, HOST_TAG, PID_TAG
 from prism_experiments.tracking.liveness import (
@@ -135,13 +136,6 @@ def test_heartbeat_beats_and_survives_a_failing_beat() -> None:
     assert heart.failures == 1 and len(beats) >= 2
 
 
-def _gone_or_zombie(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as handle:
-            return handle.read().rsplit(")", 1)[1].split()[0] == "Z"
-    except FileNotFoundError:
-        return True
-
 
 CHILD = """
 import os, pathlib, sys, time
@@ -171,6 +165,6 @@ def test_a_job_whose_driver_is_killed_exits_and_reports_it(tmp_path) -> None:
     while not (tmp_path / "orphaned").exists() and time.monotonic() < deadline:
         time.sleep(0.05)
     assert (tmp_path / "orphaned").read_text() == str(child), "the orphaned job ran its handler"
-    while not _gone_or_zombie(child) and time.monotonic() < deadline:
+    while not gone_or_zombie(child) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert _gone_or_zombie(child), "the orphaned job exited"
+    assert gone_or_zombie(child), "the orphaned job exited"

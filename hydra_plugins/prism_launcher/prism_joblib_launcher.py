@@ -19,6 +19,7 @@ from hydra_plugins.hydra_joblib_launcher._core import execute_job, process_jobli
 from hydra_plugins.hydra_joblib_launcher.config import JobLibLauncherConf
 from hydra_plugins.hydra_joblib_launcher.joblib_launcher import JoblibLauncher
 from joblib import Parallel, delayed
+from joblib._parallel_backends import LokyBackend
 from joblib.externals.loky.process_executor import BrokenProcessPool
 
 log = logging.getLogger(__name__)
@@ -69,7 +70,11 @@ class PrismJoblibLauncher(JoblibLauncher):
         assert self.config is not None and self.hydra_context is not None and self.task_function is not None
         Path(str(self.config.hydra.sweep.dir)).mkdir(parents=True, exist_ok=True)
         joblib_cfg = dict(self.joblib)
-        joblib_cfg["backend"] = "loky"  # the threading backend is incompatible with Hydra
+        # loky (the threading backend is incompatible with Hydra), each worker watching the driver from
+        # its start: a worker that is idle when the driver is killed must not outlive it either
+        from prism_experiments.tracking.liveness import watch_parent
+
+        joblib_cfg["backend"] = LokyBackend(initializer=watch_parent)
         process_joblib_cfg(joblib_cfg)
         for number, overrides in zip(numbers, job_overrides):
             log.info("\t#%d : %s", number, " ".join(filter_overrides(overrides)))

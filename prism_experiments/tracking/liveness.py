@@ -138,6 +138,11 @@ class ParentWatch:
             os._exit(3)
 
 
+def watch_parent() -> None:
+    """A joblib worker initializer: watch the sweep driver from the worker's first moment."""
+    ParentWatch.ensure()
+
+
 class Heartbeat:
     """A daemon thread that rewrites a run's heartbeat every `interval` seconds while the run works."""
 
