@@ -14,8 +14,9 @@ import pandas as pd
 from prism_experiments.bench.measure import ChildRun, run_child
 from prism_experiments.bench.probe import probe_env
 from prism_experiments.config import ExperimentConfig
+from prism_experiments.tracking.tags import KIND_TAG, SIMULATION_KIND, TIMING_TAG_PREFIX, tag_equals
 
-TIMING_PREFIX = "prism.timing."
+
 
 
 def compose_config(overrides: Sequence[str]) -> ExperimentConfig:
@@ -51,7 +52,7 @@ class LoggedRun:
 
     @property
     def timings(self) -> dict[str, float]:
-        return {k.removeprefix(TIMING_PREFIX): float(v) for k, v in self.tags.items() if k.startswith(TIMING_PREFIX)}
+        return {k.removeprefix(TIMING_TAG_PREFIX): float(v) for k, v in self.tags.items() if k.startswith(TIMING_TAG_PREFIX)}
 
 
 def simulation_runs(tracking_uri: str, experiment_name: str) -> list[LoggedRun]:
@@ -62,7 +63,7 @@ def simulation_runs(tracking_uri: str, experiment_name: str) -> list[LoggedRun]:
     experiment = client.get_experiment_by_name(experiment_name)
     if experiment is None:
         return []
-    runs = client.search_runs([experiment.experiment_id], filter_string="tags.`prism.kind` = 'simulation'",
+    runs = client.search_runs([experiment.experiment_id], filter_string=tag_equals(KIND_TAG, SIMULATION_KIND),
                               max_results=10_000)
     return sorted((LoggedRun(r.info.run_id, dict(r.data.tags), r.info.start_time) for r in runs),
                   key=lambda run: run.start_time)
