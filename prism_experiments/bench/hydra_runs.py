@@ -16,6 +16,7 @@ from prism_experiments.bench.probe import probe_env
 from prism_experiments.config import ExperimentConfig
 from prism_experiments.tracking.tags import KIND_TAG, SIMULATION_KIND, TIMING_TAG_PREFIX, tag_equals
 
+
 def compose_config(overrides: Sequence[str]) -> ExperimentConfig:
     """The validated config `python -m prism_experiments <overrides>` would run."""
     from hydra import compose, initialize_config_dir
