@@ -56,7 +56,10 @@ def run_liveness(tags: dict[str, str], start_time_ms: int, now: float, stale_aft
                  ) -> Liveness:
     """Alive or not, and why, from a RUNNING run's tags (pure: `now` in unix seconds)."""
     pid, host = tags.get(PID_TAG), tags.get(HOST_TAG)
-    if pid and host == this_host() and pid.isdigit() and not process_alive(int(pid)):
+    if pid and host == this_host() and pid.isdigit():
+        # on this machine the process table is authoritative: a long logging phase beats no heartbeat
+        if process_alive(int(pid)):
+            return Liveness(True, f"its process {pid} is running")
         return Liveness(False, f"its process {pid} on {host} no longer exists")
     beat = tags.get(HEARTBEAT_TAG)
     last = float(beat) if beat else start_time_ms / 1000.0
