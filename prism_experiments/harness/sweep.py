@@ -21,7 +21,7 @@ from prism_experiments.config import ConfigError, ExperimentConfig
 from prism_experiments.harness.context import SWEEP_FILE_ENV, SWEEP_FILE_NAME, SweepContext
 from prism_experiments.harness.hydra_config import experiment_config
 from prism_experiments.harness.job import find_finished_run
-from prism_experiments.harness.preflight import check_experiment
+from prism_experiments.harness.preflight import check_corpus_file, check_runs_dir, check_tracking_server
 from prism_experiments.harness.recovery import read_outcome
 from prism_experiments.tracking.labels import varying_override_keys
 from prism_experiments.tracking.params import config_hash
@@ -79,13 +79,12 @@ class SweepCallback(Callback):
             configs = [validated_job_config(config, overrides) for overrides in jobs]
             first = configs[0]
             uri = resolve_tracking_uri(first)
-            # each distinct runs dir / corpus file / server once, in the driver, before any run exists
-            checked: set[tuple[str, str]] = set()
-            for cfg in configs:
-                key = (str(cfg.paths.runs_dir), str(cfg.corpus.path))
-                if key not in checked:
-                    checked.add(key)
-                    check_experiment(cfg, uri)
+            # the server once, each distinct runs dir and corpus file once, before any run exists
+            check_tracking_server(uri)
+            for runs_dir in {cfg.paths.runs_dir for cfg in configs}:
+                check_runs_dir(runs_dir)
+            for cfg in {str(cfg.corpus.path): cfg for cfg in configs}.values():
+                check_corpus_file(cfg)
         except (ConfigError, HydraException) as exc:
             # Hydra turns a callback's Exception into a warning; SystemExit stops the sweep before any run
             log.error("%s", str(exc).strip().splitlines()[0])
