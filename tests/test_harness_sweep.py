@@ -113,18 +113,23 @@ def test_running_the_sweep_again_creates_no_runs(swept) -> None:
     assert "already have FINISHED runs" in again.stderr + again.stdout
 
 
-def test_a_failing_job_is_failed_the_others_finish_and_the_sweep_exits_nonzero(swept) -> None:
+def test_a_failing_job_is_failed_the_others_finish_and_the_sweep_exits_nonzero(swept, tmp_path: Path) -> None:
+    """One job's Chroma store cannot be created (its path runs through a regular file): a failure only the
+    job meets, since the driver checks corpus files, runs dir and server before starting any job."""
     runs_dir, _ = swept
-    failing = prism("-m", "experiment=smoke", "seed=7", "ranking=x_algo", "corpus.source=synthetic,file",
-                    "corpus.path=/nonexistent/posts.csv", runs_dir=runs_dir)
-    assert failing.returncode == 1
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory\n")
+    good, bad = tmp_path / "chroma", blocker / "chroma"
+    failing = prism("-m", "experiment=smoke", "seed=7", "ranking=x_algo", "rag.client=persistent",
+                    f"rag.persist_directory={good},{bad}", runs_dir=runs_dir)
+    assert failing.returncode == 1, (failing.stdout + failing.stderr)[-3000:]
     assert "1 of 2 jobs failed" in failing.stderr + failing.stdout
     runs = simulation_runs(runs_dir, extra="tags.`prism.seed` = '7'")
-    by_source = {run.data.params["corpus.source"]: run for run in runs}
-    assert by_source["file"].info.status == "FAILED"
-    assert "nonexistent" in by_source["file"].data.tags["prism.error"]
-    assert by_source["synthetic"].info.status == "FINISHED"
-    parent = client_for(runs_dir).get_run(by_source["file"].data.tags["mlflow.parentRunId"])
+    by_cache = {run.data.params["rag.persist_directory"]: run for run in runs}
+    assert by_cache[str(bad)].info.status == "FAILED"
+    assert "a-file" in by_cache[str(bad)].data.tags["prism.error"]
+    assert by_cache[str(good)].info.status == "FINISHED"
+    parent = client_for(runs_dir).get_run(by_cache[str(bad)].data.tags["mlflow.parentRunId"])
     assert parent.info.status == "FAILED"
 
 
