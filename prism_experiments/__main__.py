@@ -17,7 +17,7 @@ from prism_experiments.harness.hydra_config import experiment_config
 from prism_experiments.harness.job import run_job
 from prism_experiments.harness.preflight import check_experiment, check_group_choices, check_runs_dir, runs_dir_from
 from prism_experiments.harness.recovery import JobRecord, write_outcome
-from prism_experiments.tracking.store import apply_http_budget, resolve_tracking_uri
+from prism_experiments.tracking.store import apply_http_budget, quiet_store_tracebacks, resolve_tracking_uri
 
 CONFIG_DIR = str(Path(__file__).resolve().parent.parent / "conf")
 log = logging.getLogger("prism_experiments")
@@ -25,6 +25,7 @@ log = logging.getLogger("prism_experiments")
 
 @hydra.main(version_base="1.3", config_path=CONFIG_DIR, config_name="config")
 def hydra_main(cfg: DictConfig) -> dict[str, float] | None:
+    quiet_store_tracebacks()
     hydra_cfg = HydraConfig.get()
     overrides = list(hydra_cfg.overrides.task)
     multirun = hydra_cfg.mode == RunMode.MULTIRUN
@@ -41,7 +42,10 @@ def hydra_main(cfg: DictConfig) -> dict[str, float] | None:
     # in a sweep a failed job is recorded and the others go on; the sweep fails at the end
     outcome = run_job(experiment, overrides, sweep, reraise=not multirun, job_num=job_num)
     if multirun:
-        write_outcome(Path(hydra_cfg.runtime.output_dir), JobRecord(outcome.status, outcome.run_id, outcome.error))
+        try:
+            write_outcome(Path(hydra_cfg.runtime.output_dir), JobRecord(outcome.status, outcome.run_id, outcome.error))
+        except OSError as exc:  # a full disk: the sweep reads how this job ended from the store instead
+            log.error("could not write the job's outcome file (%s)", exc)
     return outcome.summary
 
 
@@ -54,6 +58,7 @@ def main() -> None:
     except ConfigError as exc:
         print(exc, file=sys.stderr)
         raise SystemExit(2) from None
+    quiet_store_tracebacks()  # the sweep driver's callbacks talk to the store too
     hydra_main()
 
 

@@ -1,6 +1,14 @@
-"""Process checks shared by the fault-injection tests."""
+"""Process and server helpers shared by the real-stack tests (fault injection, sweeps)."""
 
 from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 
 def gone_or_zombie(pid: int) -> bool:
@@ -10,3 +18,40 @@ def gone_or_zombie(pid: int) -> bool:
             return handle.read().rsplit(")", 1)[1].split()[0] == "Z"
     except FileNotFoundError:
         return True
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on (closed again before it is returned)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def wait_for_port(port: int, timeout: float = 90) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with socket.socket() as sock:
+            if sock.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.3)
+    raise TimeoutError(f"mlflow server did not open port {port}")
+
+
+def start_mlflow_server(backend_db: Path, artifacts: Path, port: int) -> subprocess.Popen:
+    """A real `mlflow server` on 127.0.0.1:`port` in its own process group (stopped by `stop_server`)."""
+    server = subprocess.Popen(
+        [sys.executable, "-m", "mlflow", "server", "--backend-store-uri", f"sqlite:///{backend_db}",
+         "--artifacts-destination", str(artifacts), "--host", "127.0.0.1", "--port", str(port), "--workers", "1"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    wait_for_port(port)
+    return server
+
+
+def stop_server(server: subprocess.Popen, sig: int = signal.SIGTERM) -> None:
+    """Signal the server's whole process group (by its PID) and wait for it."""
+    if server.poll() is None:
+        try:
+            os.killpg(server.pid, sig)
+        except ProcessLookupError:
+            pass
+    server.wait(timeout=30)

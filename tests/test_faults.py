@@ -5,15 +5,16 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
+import sqlite3
 import subprocess
 import sys
 import time
 from collections import Counter
 from pathlib import Path
 
+import pandas as pd
 import pytest
-from process_helpers import gone_or_zombie
+from process_helpers import free_port, gone_or_zombie, start_mlflow_server, stop_server
 from mlflow.tracking import MlflowClient
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -42,21 +43,23 @@ def start(*args: str, runs_dir: Path, cache_dir: Path) -> subprocess.Popen:
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
-def all_runs(runs_dir: Path, kind: str = "simulation") -> list:
-    client = MlflowClient(f"sqlite:///{runs_dir}/mlflow.db")
+def all_runs(runs_dir: Path, kind: str = "simulation", store: str | None = None) -> list:
+    """The store's runs of one kind (`store`: a tracking URI, default the runs dir's sqlite store)."""
+    client = MlflowClient(store or f"sqlite:///{runs_dir}/mlflow.db")
     experiment = client.get_experiment_by_name("smoke")
     if experiment is None:
         return []
     return client.search_runs([experiment.experiment_id], f"tags.`prism.kind` = '{kind}'", max_results=1000)
 
 
-def wait_for_running_job(runs_dir: Path, timeout: float = 120) -> object:
+def wait_for_running_job(runs_dir: Path, timeout: float = 120, store: str | None = None) -> object:
     """Poll the store until a simulation run is RUNNING with its process id."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         # the sweep file is written after the driver initialised the store: opening it earlier would race that
         if list(runs_dir.glob("hydra/smoke/*/prism_sweep.json")):
-            running = [r for r in all_runs(runs_dir) if r.info.status == "RUNNING" and "prism.pid" in r.data.tags]
+            running = [r for r in all_runs(runs_dir, store=store)
+                       if r.info.status == "RUNNING" and "prism.pid" in r.data.tags]
             if running:
                 return running[0]
         time.sleep(0.2)
@@ -165,9 +168,7 @@ def test_startup_errors_are_one_line_and_exit_2(tmp_path: Path, args: tuple[str,
 
 
 def test_no_server_listening_is_a_clear_error_within_seconds(tmp_path: Path) -> None:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]  # closed again: nothing listens there
+    port = free_port()
     started = time.monotonic()
     process = subprocess.run([sys.executable, "-m", "prism_experiments", "-m", "experiment=smoke", "tracking=server",
                               f"tracking.uri=http://127.0.0.1:{port}", f"paths.runs_dir={tmp_path / 'runs'}"],
@@ -199,3 +200,94 @@ def test_reproduce_of_a_run_that_never_finished_says_so(tmp_path: Path, capsys: 
     run_id = client.create_run(client.create_experiment("smoke"), tags={"prism.kind": "simulation"}).info.run_id
     assert reproduce_main([run_id, "--tracking-uri", uri]) == 2
     assert f"run {run_id} never finished (status RUNNING)" in capsys.readouterr().err
+
+
+def test_killed_tracking_server_fails_the_jobs_within_the_budget_and_the_next_sweep_reaps(
+        tmp_path: Path, cache_dir: Path) -> None:
+    """A real `mlflow server` SIGKILLed mid-sweep: bounded retries, every job listed, the sweep exits 1; once a
+    server is back on the same backend, the next sweep marks what the dead one left RUNNING and runs the rest."""
+    runs_dir, backend, artifacts, port = tmp_path / "runs", tmp_path / "server.db", tmp_path / "artifacts", free_port()
+    store = f"sqlite:///{backend}"  # read behind the server's back, so it answers while the server is dead
+    server_args = ("tracking=server", f"tracking.uri=http://127.0.0.1:{port}", "tracking.http_max_retries=1",
+                   "tracking.http_timeout_s=3")
+    server = start_mlflow_server(backend, artifacts, port)
+    try:
+        sweep = start(*LONG_SMOKE, *server_args, runs_dir=runs_dir, cache_dir=cache_dir)
+        victim = wait_for_running_job(runs_dir, store=store)
+        stop_server(server, signal.SIGKILL)
+        killed_at = time.monotonic()
+        stdout, stderr = sweep.communicate(timeout=600)
+        seconds_to_fail = time.monotonic() - killed_at
+        output = stdout + stderr
+        assert sweep.returncode == 1, output[-3000:]
+        assert "Traceback" not in output and "of 4 jobs failed" in output, output[-3000:]
+        assert seconds_to_fail < 120, f"the sweep took {seconds_to_fail:.0f} s to give up on a dead server"
+        assert victim.info.run_id in {r.info.run_id for r in all_runs(runs_dir, store=store)
+                                      if r.info.status == "RUNNING"}, "the dead server could not be told"
+
+        server = start_mlflow_server(backend, artifacts, port)
+        rerun = run(*LONG_SMOKE, *server_args, runs_dir=runs_dir, cache_dir=cache_dir)
+        assert rerun.returncode == 0, (rerun.stdout + rerun.stderr)[-3000:]
+    finally:
+        stop_server(server)
+    runs = all_runs(runs_dir, store=store) + all_runs(runs_dir, "sweep", store=store)
+    assert not [r for r in runs if r.info.status == "RUNNING"], "the reaper closed what the dead server left"
+    reaped = next(r for r in runs if r.info.run_id == victim.info.run_id)
+    assert reaped.info.status == "KILLED"
+    finished = Counter(r.data.tags["prism.config_hash"] for r in runs
+                       if r.info.status == "FINISHED" and r.data.tags["prism.kind"] == "simulation")
+    assert len(finished) == 4 and max(finished.values()) == 1
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Path:
+    """A 64 MiB tmpfs mounted for this test (root only: CI and this machine run as root with CAP_SYS_ADMIN)."""
+    mount_point = tmp_path / "disk"
+    mount_point.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64m", "tmpfs", str(mount_point)],
+                             capture_output=True, text=True)
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here ({mounted.stderr.strip()}): the disk-full test needs root")
+    yield mount_point
+    subprocess.run(["umount", "-l", str(mount_point)], check=True)
+
+
+def fill(disk: Path) -> Path:
+    """Write a file until the disk is full (ENOSPC); returns it, so the test can free the space."""
+    filler = disk / "filler"
+    block = b"\0" * (1 << 20)
+    with open(filler, "wb") as handle:
+        try:
+            while True:
+                handle.write(block)
+                handle.flush()
+        except OSError as error:
+            assert error.errno == 28, error  # ENOSPC
+    return filler
+
+
+def test_a_full_disk_leaves_the_store_intact_and_the_next_sweep_finishes(small_disk: Path, cache_dir: Path) -> None:
+    """The runs dir's disk fills up mid-sweep: the sweep fails, the sqlite store stays sound, and once space is
+    freed the next sweep reaps what was left RUNNING and runs every job once."""
+    runs_dir = small_disk / "runs"
+    sweep = start(*LONG_SMOKE, runs_dir=runs_dir, cache_dir=cache_dir)
+    wait_for_running_job(runs_dir)
+    filler = fill(small_disk)
+    stdout, stderr = sweep.communicate(timeout=600)
+    output = stdout + stderr
+    assert sweep.returncode == 1, output[-3000:]
+    assert "jobs failed" in output, output[-3000:]
+    with sqlite3.connect(runs_dir / "mlflow.db") as db:
+        assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+
+    filler.unlink()
+    rerun = run(*LONG_SMOKE, runs_dir=runs_dir, cache_dir=cache_dir)
+    assert rerun.returncode == 0, (rerun.stdout + rerun.stderr)[-3000:]
+    runs = all_runs(runs_dir) + all_runs(runs_dir, "sweep")
+    assert not [r for r in runs if r.info.status == "RUNNING"], "the reaper closed what the full disk left"
+    finished = [r for r in runs if r.info.status == "FINISHED" and r.data.tags["prism.kind"] == "simulation"]
+    assert sorted(Counter(r.data.tags["prism.config_hash"] for r in finished).values()) == [1, 1, 1, 1]
+    client = MlflowClient(f"sqlite:///{runs_dir}/mlflow.db")
+    for finished_run in finished:
+        tables = client.download_artifacts(finished_run.info.run_id, "tables", str(small_disk / finished_run.info.run_id))
+        assert pd.read_parquet(Path(tables) / "exposures.parquet").shape[0] > 0

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -15,6 +14,7 @@ import pytest
 from mlflow.tracking import MlflowClient
 
 from prism_experiments.metrics import SUMMARY_METRICS
+from process_helpers import free_port, start_mlflow_server, stop_server
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 ROOT = Path(__file__).resolve().parents[1]
@@ -193,15 +193,10 @@ def test_compare_reports_on_the_smoke_sweep(swept, tmp_path: Path) -> None:
 
 
 def test_tracking_server_receives_the_run_and_its_artifacts(tmp_path: Path) -> None:
-    port = _free_port()
-    server = subprocess.Popen(
-        [sys.executable, "-m", "mlflow", "server", "--backend-store-uri", f"sqlite:///{tmp_path}/server.db",
-         "--artifacts-destination", str(tmp_path / "server-artifacts"), "--host", "127.0.0.1",
-         "--port", str(port), "--workers", "1"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    port = free_port()
+    server = start_mlflow_server(tmp_path / "server.db", tmp_path / "server-artifacts", port)
     try:
         uri = f"http://127.0.0.1:{port}"
-        _wait_for(port)
         process = prism("experiment=smoke", "tracking=server", f"tracking.uri={uri}", "simulation.n_steps=3",
                         runs_dir=tmp_path / "runs")
         assert process.returncode == 0, process.stderr[-3000:]
@@ -214,8 +209,7 @@ def test_tracking_server_receives_the_run_and_its_artifacts(tmp_path: Path) -> N
         assert any((tmp_path / "server-artifacts").rglob("exposures.parquet"))
         assert not (tmp_path / "runs" / "mlflow.db").exists()
     finally:
-        os.killpg(server.pid, signal.SIGTERM)
-        server.wait(timeout=30)
+        stop_server(server)
 
 
 def test_ctrl_c_leaves_no_run_running(tmp_path: Path) -> None:
@@ -255,19 +249,3 @@ def _artifact_paths(client: MlflowClient, run_id: str, path: str | None = None) 
         else:
             found.add(item.path)
     return found
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def _wait_for(port: int, timeout: float = 90) -> None:
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        with socket.socket() as sock:
-            if sock.connect_ex(("127.0.0.1", port)) == 0:
-                return
-        time.sleep(0.5)
-    raise TimeoutError(f"mlflow server did not open port {port}")

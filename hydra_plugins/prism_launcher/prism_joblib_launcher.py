@@ -22,6 +22,9 @@ from joblib import Parallel, delayed
 from joblib._parallel_backends import LokyBackend
 from joblib.externals.loky.process_executor import BrokenProcessPool
 
+from prism_experiments.tracking.errors import error_line
+from prism_experiments.tracking.store import quiet_store_tracebacks
+
 log = logging.getLogger(__name__)
 
 
@@ -80,17 +83,38 @@ class PrismJoblibLauncher(JoblibLauncher):
             log.info("\t#%d : %s", number, " ".join(filter_overrides(overrides)))
         singleton_state = Singleton.get_state()
         return list(Parallel(**joblib_cfg)(
-            delayed(execute_job)(number, overrides, self.hydra_context, self.config, self.task_function,
-                                 singleton_state)
+            delayed(execute_job_safely)(number, overrides, self.hydra_context, self.config, self.task_function,
+                                        singleton_state)
             for number, overrides in zip(numbers, job_overrides)
         ))
 
 
-def _died(index: int) -> JobReturn:
-    ret = JobReturn()
-    ret.status = JobStatus.COMPLETED  # recorded as FAILED in MLflow; Hydra must not abort the other batches
-    ret.return_value = None
-    ret.overrides = []
-    ret.working_dir = ""
-    ret.task_name = f"job {index} (process died)"
+def execute_job_safely(index: int, overrides: Sequence[str], *args: Any) -> JobReturn:
+    """Hydra's `execute_job`, never raising: Hydra writes the job's config files before our task runs, and
+    an exception there (a full disk) would abort the whole sweep with a traceback. A job that could not
+    run is returned COMPLETED and reported by the sweep callback (it has no FINISHED run or outcome)."""
+    quiet_store_tracebacks()
+    try:
+        ret = execute_job(index, overrides, *args)
+    except Exception as error:  # Hydra's own set-up of the job: nothing of ours ran
+        log.error("job %d could not start: %s", index, error_line(error))
+        return _ended(index, list(overrides), f"job {index} (could not start)")
+    if ret.status == JobStatus.FAILED:  # the task raised past run_job: recorded in the store, listed at the end
+        log.error("job %d failed: %s", index, error_line(ret._return_value))
+        return _ended(index, list(overrides), f"job {index} (failed)")
     return ret
+
+
+def _ended(index: int, overrides: list[str], task_name: str) -> JobReturn:
+    ret = JobReturn()
+    ret.status = JobStatus.COMPLETED  # Hydra's sweeper re-raises a FAILED job's exception and aborts the rest
+    ret.return_value = None
+    ret.overrides = overrides
+    ret.working_dir = ""
+    ret.task_name = task_name
+    return ret
+
+
+def _died(index: int) -> JobReturn:
+    """Recorded as FAILED in MLflow; Hydra must not abort the other batches."""
+    return _ended(index, [], f"job {index} (process died)")

@@ -17,6 +17,7 @@ from prism_experiments.harness.context import SweepContext
 from prism_experiments.metrics import step_series, summarize
 from prism_experiments.simulation import run_simulation
 from prism_experiments.tracking.artifacts import write_run_files
+from prism_experiments.tracking.errors import error_line
 from prism_experiments.tracking.liveness import HEARTBEAT_TAG, Heartbeat, ParentWatch, live_holder, liveness_tags, reap_stale_runs
 from prism_experiments.tracking.labels import condition_label, overrides_to_pairs
 from prism_experiments.tracking.limits import fit_tag
@@ -98,8 +99,41 @@ def end_run(client: Any, run_id: str, status: str, error: str | None = None) -> 
             client.set_tag(run_id, ERROR_TAG, fit_tag(error))
         client.set_terminated(run_id, status)
     except Exception as exc:
-        log.error("could not mark run %s %s in the store (%s: %s); the next sweep's reaper will",
-                  run_id, status, type(exc).__name__, str(exc).splitlines()[0] if str(exc) else "")
+        log.error("could not mark run %s %s in the store (%s); the next sweep's reaper will",
+                  run_id, status, error_line(exc))
+
+
+def _failed(message: str, run_id: str | None) -> JobOutcome:
+    """The outcome of a job that raised, logged; its run (if one was created) is already marked."""
+    log.error("run %s FAILED: %s", run_id or "(none created)", message)
+    return JobOutcome(run_id, "FAILED", {}, message)
+
+
+def _open_run(client: Any, experiment_id: str, cfg: ExperimentConfig, overrides: Sequence[str],
+              sweep: SweepContext | None, job_num: int | None, digest: str) -> tuple[str | None, JobOutcome | None]:
+    """Create this job's RUNNING run, or the SKIPPED outcome when the config is finished or held live."""
+    if sweep is None:
+        reap_stale_runs(client, [experiment_id])
+    if not cfg.force:
+        existing = find_finished_run(client, experiment_id, digest)
+        if existing:
+            log.info("skipping: this config (hash %s) already has FINISHED run %s; +force=true reruns it",
+                     digest, existing)
+            return None, JobOutcome(existing, "SKIPPED", {})
+    tags = run_tags(cfg, overrides, sweep, digest) | liveness_tags()
+    if job_num is not None:
+        tags[JOB_NUM_TAG] = str(job_num)
+    run_id = client.create_run(experiment_id, run_name=f"{tags[CONDITION_TAG]} seed={cfg.seed}", tags=tags).info.run_id
+    holder = live_holder(client, experiment_id, digest, run_id)
+    if holder is not None:
+        client.delete_run(run_id)
+        log.warning("skipping: run %s (pid %s on %s) is running this config (hash %s) right now",
+                    holder.info.run_id, holder.data.tags.get(PID_TAG, "?"), holder.data.tags.get(HOST_TAG, "?"),
+                    digest)
+        return None, JobOutcome(holder.info.run_id, "SKIPPED", {})
+    log.info("MLflow run %s (%s) in experiment %r at %s", run_id, tags[CONDITION_TAG], cfg.experiment_name,
+             client.tracking_uri)
+    return run_id, None
 
 
 def run_job(cfg: ExperimentConfig, overrides: Sequence[str] = (), sweep: SweepContext | None = None,
@@ -108,32 +142,20 @@ def run_job(cfg: ExperimentConfig, overrides: Sequence[str] = (), sweep: SweepCo
     `reraise`); Ctrl-C marks it KILLED and propagates. A config that a live run of another process
     holds is SKIPPED, so two sweeps started together never run a job twice."""
     uri = sweep.tracking_uri if sweep else resolve_tracking_uri(cfg)
-    experiment_id = sweep.experiment_id if sweep else ensure_experiment(
-        uri, cfg.experiment_name, cfg.paths.artifacts_dir)
-    client = client_for(uri)
-    if sweep is None:
-        reap_stale_runs(client, [experiment_id])
     resolved = cfg.model_dump(mode="json")
     digest = config_hash(resolved)
-    if not cfg.force:
-        existing = find_finished_run(client, experiment_id, digest)
-        if existing:
-            log.info("skipping: this config (hash %s) already has FINISHED run %s; +force=true reruns it",
-                     digest, existing)
-            return JobOutcome(existing, "SKIPPED", {})
-    tags = run_tags(cfg, overrides, sweep, digest) | liveness_tags()
-    if job_num is not None:
-        tags[JOB_NUM_TAG] = str(job_num)
-    run = client.create_run(experiment_id, run_name=f"{tags[CONDITION_TAG]} seed={cfg.seed}", tags=tags)
-    run_id = run.info.run_id
-    holder = live_holder(client, experiment_id, digest, run_id)
-    if holder is not None:
-        client.delete_run(run_id)
-        log.warning("skipping: run %s (pid %s on %s) is running this config (hash %s) right now",
-                    holder.info.run_id, holder.data.tags.get(PID_TAG, "?"), holder.data.tags.get(HOST_TAG, "?"),
-                    digest)
-        return JobOutcome(holder.info.run_id, "SKIPPED", {})
-    log.info("MLflow run %s (%s) in experiment %r at %s", run_id, tags[CONDITION_TAG], cfg.experiment_name, uri)
+    try:
+        experiment_id = sweep.experiment_id if sweep else ensure_experiment(
+            uri, cfg.experiment_name, cfg.paths.artifacts_dir)
+        client = client_for(uri)
+        run_id, skipped = _open_run(client, experiment_id, cfg, overrides, sweep, job_num, digest)
+    except Exception as exc:  # the store refused before a run existed: nothing to mark, the job still fails
+        outcome = _failed(f"{error_line(exc)} (tracking store {uri})", None)
+        if reraise:
+            raise
+        return outcome
+    if skipped is not None:
+        return skipped
     work_dir = None
     heartbeat = Heartbeat(lambda: client.set_tag(run_id, HEARTBEAT_TAG, f"{time.time():.0f}"))
     if sweep is not None and sweep.driver_pid not in (0, os.getpid()):  # a worker process of the sweep
@@ -166,10 +188,10 @@ def run_job(cfg: ExperimentConfig, overrides: Sequence[str] = (), sweep: SweepCo
     except Exception as exc:
         message = f"{type(exc).__name__}: {exc}"
         end_run(client, run_id, "FAILED", message)
-        log.error("run %s FAILED: %s", run_id, message)
+        outcome = _failed(message, run_id)
         if reraise:
             raise
-        return JobOutcome(run_id, "FAILED", {}, message)
+        return outcome
     finally:
         ParentWatch.on_orphaned(None)
         if work_dir:

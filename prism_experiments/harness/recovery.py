@@ -11,11 +11,20 @@ import json
 import logging
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 from prism_experiments.harness.context import current_sweep
 from prism_experiments.tracking.liveness import process_alive, this_host
 from prism_experiments.tracking.store import client_for
-from prism_experiments.tracking.tags import ERROR_TAG, HOST_TAG, JOB_NUM_TAG, PID_TAG, SWEEP_ID_TAG, tag_equals
+from prism_experiments.tracking.tags import (
+    ERROR_TAG,
+    HOST_TAG,
+    JOB_NUM_TAG,
+    OVERRIDES_TAG,
+    PID_TAG,
+    SWEEP_ID_TAG,
+    tag_equals,
+)
 
 log = logging.getLogger("prism_experiments")
 OUTCOME_FILE = "prism_outcome.json"
@@ -42,8 +51,32 @@ def write_outcome(job_dir: Path, record: JobRecord) -> None:
 
 
 def read_outcome(sweep_dir: Path, job_num: int) -> JobRecord | None:
-    path = outcome_path(sweep_dir, job_num)
-    return JobRecord(**json.loads(path.read_text())) if path.is_file() else None
+    """The job's outcome file, or None when it wrote none (died, never started, or its disk was full)."""
+    try:
+        return JobRecord(**json.loads(outcome_path(sweep_dir, job_num).read_text()))
+    except (OSError, ValueError, TypeError):
+        return None
+
+
+def failure_lines(children: list[Any] | None, outcomes: dict[int, JobRecord | None], sweep_dir: Path) -> list[str]:
+    """One line per failed job of a sweep: its runs that did not FINISH (`children`, None when the store is
+    unreachable), then the jobs with no run in the store whose outcome is FAILED or missing."""
+    lines, with_runs = [], set()
+    for run in children or []:
+        tags = run.data.tags
+        if tags.get(JOB_NUM_TAG, "").isdigit():
+            with_runs.add(int(tags[JOB_NUM_TAG]))
+        if run.info.status != "FINISHED":
+            lines.append(f"{tags.get(OVERRIDES_TAG, run.info.run_id)} -> {run.info.status}: {tags.get(ERROR_TAG, '')}")
+    for num, outcome in sorted(outcomes.items()):
+        if num in with_runs or (outcome is not None and outcome.status != "FAILED"):
+            continue
+        if outcome is None:
+            lines.append(f"job {num} -> no run and no outcome file: it could not start or write (see "
+                         f"{sweep_dir / str(num)})")
+        else:
+            lines.append(f"job {num} -> FAILED: {outcome.error or ''}")
+    return lines
 
 
 def jobs_left_after_worker_death(sweep_dir: Path, unfinished: list[int]) -> list[int]:

@@ -22,7 +22,8 @@ from prism_experiments.harness.context import SWEEP_FILE_ENV, SWEEP_FILE_NAME, S
 from prism_experiments.harness.hydra_config import experiment_config
 from prism_experiments.harness.job import find_finished_run
 from prism_experiments.harness.preflight import check_corpus_file, check_runs_dir, check_tracking_server
-from prism_experiments.harness.recovery import read_outcome
+from prism_experiments.harness.recovery import failure_lines, read_outcome
+from prism_experiments.tracking.errors import error_line
 from prism_experiments.tracking.labels import varying_override_keys
 from prism_experiments.tracking.params import config_hash
 from prism_experiments.tracking.provenance import git_commit
@@ -30,12 +31,10 @@ from prism_experiments.tracking.run_logger import log_params
 from prism_experiments.tracking.liveness import HEARTBEAT_TAG, Heartbeat, live_holder, liveness_tags, reap_stale_runs
 from prism_experiments.tracking.store import apply_http_budget, client_for, ensure_experiment, resolve_tracking_uri
 from prism_experiments.tracking.tags import (
-    ERROR_TAG,
     GIT_COMMIT_TAG,
     JOBS_TAG,
     JOBS_TO_RUN_TAG,
     KIND_TAG,
-    OVERRIDES_TAG,
     SIMULATION_KIND,
     SWEEP_ID_TAG,
     SWEEP_KIND,
@@ -136,28 +135,28 @@ class SweepCallback(Callback):
             self.heartbeat.__exit__(None, None, None)
         if context is None or context.parent_run_id is None:
             return
+        sweep_dir = Path(config.hydra.sweep.dir)
+        outcomes = {num: read_outcome(sweep_dir, num) for num in range(context.n_jobs)}
+        client = client_for(context.tracking_uri)
         try:
-            client = client_for(context.tracking_uri)
             children = client.search_runs(
                 [context.experiment_id],
                 filter_string=f"{tag_equals(SWEEP_ID_TAG, context.sweep_id)} and {tag_equals(KIND_TAG, SIMULATION_KIND)}",
                 max_results=10_000,
             )
-            failed = [run for run in children if run.info.status != "FINISHED"]
-            lines = [f"{run.data.tags.get(OVERRIDES_TAG, run.info.run_id)} -> {run.info.status}: "
-                     f"{run.data.tags.get(ERROR_TAG, '')}" for run in failed]
-            client.set_terminated(context.parent_run_id, "FAILED" if failed else "FINISHED")
         except Exception as exc:  # the store is gone: report from the jobs' own outcome files
-            sweep_dir = Path(config.hydra.sweep.dir)
-            outcomes = {num: read_outcome(sweep_dir, num) for num in range(context.n_jobs)}
-            lines = [f"job {num} -> {o.status if o else 'no outcome'}: {o.error if o and o.error else ''}"
-                     for num, o in outcomes.items() if o is None or o.status == "FAILED"]
+            children = None
             log.error("the tracking store at %s is unreachable (%s); the next sweep reaps what it left RUNNING",
-                      context.tracking_uri, type(exc).__name__)
-            lines = lines or ["the sweep's status could not be read from the store"]
-            failed = lines
-        if failed:
-            log.error("%d of %d jobs failed:\n  %s", len(failed), context.n_jobs, "\n  ".join(lines))
+                      context.tracking_uri, error_line(exc))
+        lines = failure_lines(children, outcomes, sweep_dir)
+        if children is not None:
+            try:
+                client.set_terminated(context.parent_run_id, "FAILED" if lines else "FINISHED")
+            except Exception as exc:
+                log.error("could not close the sweep's parent run %s (%s); the next sweep's reaper will",
+                          context.parent_run_id, error_line(exc))
+        if lines:
+            log.error("%d of %d jobs failed:\n  %s", len(lines), context.n_jobs, "\n  ".join(lines))
             raise SystemExit(1)
 
     def _close_if_interrupted(self) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fcntl
+import logging
 import os
 from contextlib import contextmanager
 from collections.abc import Iterator
@@ -28,6 +29,24 @@ HTTP_ENV = {
     "MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR": "http_backoff_factor",
     "MLFLOW_HTTP_REQUEST_TIMEOUT": "http_timeout_s",
 }
+
+
+class _WithoutTraceback(logging.Filter):
+    """Drops the error (with its SQL and traceback) MLflow's sqlite store logs just before it re-raises it
+    to us: we report it in one line, and a full disk would otherwise flood the log with SQLAlchemy's stack."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.exc_info is None
+
+
+def quiet_store_tracebacks() -> None:
+    """Install `_WithoutTraceback` on MLflow's sqlite-store logger, and stop a log handler that cannot
+    write (Hydra's job log on a full disk) from printing a traceback per record (the logging docs'
+    production setting, `logging.raiseExceptions`). Once per process."""
+    logging.raiseExceptions = False
+    store_logger = logging.getLogger("mlflow.store.db.utils")
+    if not any(isinstance(f, _WithoutTraceback) for f in store_logger.filters):
+        store_logger.addFilter(_WithoutTraceback())
 
 
 def apply_http_budget(cfg: "ExperimentConfig") -> None:

@@ -1,0 +1,60 @@
+"""How a sweep lists its failed jobs, and the one line an exception is reported in."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from prism_experiments.harness.recovery import JobRecord, failure_lines, read_outcome, write_outcome
+from prism_experiments.tracking.errors import error_line
+
+
+def fake_run(num: int, status: str, error: str = "") -> SimpleNamespace:
+    tags = {"prism.job_num": str(num), "prism.overrides": f"seed={num}", "prism.error": error}
+    return SimpleNamespace(info=SimpleNamespace(run_id=f"run{num}", status=status), data=SimpleNamespace(tags=tags))
+
+
+def test_runs_that_did_not_finish_and_jobs_without_a_run_are_listed(tmp_path: Path) -> None:
+    children = [fake_run(0, "FINISHED"), fake_run(1, "FAILED", "ValueError: bad")]
+    outcomes = {0: JobRecord("FINISHED", "run0"), 1: None, 2: JobRecord("SKIPPED", "old"),
+                3: JobRecord("FAILED", None, "MlflowException: database or disk is full"), 4: None}
+    lines = failure_lines(children, outcomes, tmp_path)
+    assert lines == [
+        "seed=1 -> FAILED: ValueError: bad",
+        "job 3 -> FAILED: MlflowException: database or disk is full",
+        f"job 4 -> no run and no outcome file: it could not start or write (see {tmp_path / '4'})",
+    ]
+
+
+def test_an_unreachable_store_lists_from_the_outcome_files_alone(tmp_path: Path) -> None:
+    outcomes = {0: JobRecord("FINISHED", "a"), 1: JobRecord("FAILED", None, "gone")}
+    assert failure_lines(None, outcomes, tmp_path) == ["job 1 -> FAILED: gone"]
+    assert failure_lines(None, {0: JobRecord("FINISHED", "a")}, tmp_path) == []
+
+
+def test_an_outcome_file_round_trips_and_a_damaged_one_reads_as_missing(tmp_path: Path) -> None:
+    write_outcome(tmp_path / "0", JobRecord("FAILED", "r", "boom"))
+    assert read_outcome(tmp_path, 0) == JobRecord("FAILED", "r", "boom")
+    (tmp_path / "1").mkdir()
+    (tmp_path / "1" / "prism_outcome.json").write_text('{"status": "FIN')
+    assert read_outcome(tmp_path, 1) is None and read_outcome(tmp_path, 2) is None
+
+
+def test_error_line_names_the_innermost_cause() -> None:
+    try:
+        try:
+            raise sqlite3.OperationalError("database or disk is full")
+        except sqlite3.OperationalError as inner:
+            raise RuntimeError("(raised as a result of Query-invoked autoflush; ...)\n[SQL: INSERT ...]") from inner
+    except RuntimeError as outer:
+        assert error_line(outer) == "RuntimeError: database or disk is full"
+    assert error_line(ValueError("first\nsecond")) == "ValueError: first"
+    assert error_line(KeyError()) == "KeyError"
+
+
+@pytest.mark.parametrize("status", ["SKIPPED", "FINISHED"])
+def test_a_job_that_ended_well_without_a_run_in_this_sweep_is_not_a_failure(tmp_path: Path, status: str) -> None:
+    assert failure_lines([], {0: JobRecord(status, "earlier")}, tmp_path) == []
