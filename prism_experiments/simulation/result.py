@@ -18,3 +18,7 @@ class SimulationResult(EventLog):
     rendered_feeds: dict[str, str] = field(default_factory=dict)
     ranker_debug: list[dict[str, Any]] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
+    #: LLM decision figures of the run (calls, tokens, cache hits, malformed answers); empty for rules
+    decider_stats: dict[str, float] = field(default_factory=dict)
+    #: the same figures per step
+    decider_series: list[dict[str, float]] = field(default_factory=list)
