@@ -51,3 +51,5 @@ class LLMConfig(BaseModel):
     price_per_1k_output_tokens: float = Field(default=0.0, ge=0.0)
     #: answers are cached under <cache_dir>/llm, keyed by model identity, prompt, sampling and seed
     cache: bool = True
+    #: where the answers are cached instead (None = <cache_dir>/llm under the runs dir)
+    cache_dir: Path | None = None

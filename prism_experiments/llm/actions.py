@@ -52,7 +52,8 @@ class ActionError(ValueError):
 def action_schema(n_posts: int, max_text_chars: int) -> dict[str, Any]:
     """The JSON schema of an answer for a feed of `n_posts` numbered posts (1..n_posts)."""
     number = {"type": "integer", "minimum": 1, "maximum": max(n_posts, 1)}
-    numbers = {"type": "array", "items": number, "maxItems": max(n_posts, 0), "uniqueItems": True}
+    numbers = {"type": "array", "items": number, "maxItems": max(n_posts, 0)}
+    # no uniqueItems: llguidance does not implement it; `parse_actions` rejects repeated numbers
     text = {"type": "string", "minLength": 1, "maxLength": max_text_chars}
     reply = {"type": "object", "properties": {"to": number, "text": text}, "required": ["to", "text"],
              "additionalProperties": False}

@@ -44,7 +44,7 @@ class LLMAgents:
                  model: ChatModel | None = None) -> None:
         self.cfg = cfg
         model = model or build_chat_model(cfg)
-        cache = ResponseCache(Path(cache_dir) / "llm") if cfg.cache else None
+        cache = ResponseCache(cfg.cache_dir or Path(cache_dir) / "llm") if cfg.cache else None
         self.chat = CachedChat(model, cache, chunk=cfg.batch_size if cfg.backend == "local" else 10**6,
                                show_progress=show_progress)
 

@@ -93,6 +93,9 @@ class _SchemaConstraint:
         self._lt, self._torch = lt, torch
         self.matchers = [llguidance.LLMatcher(loaded.ll_tokenizer, llguidance.LLMatcher.grammar_from_json_schema(
             r.schema, defaults={"whitespace_flexible": False})) for r in requests]
+        broken = [m.get_error() for m in self.matchers if m.is_error()]
+        if broken:
+            raise ValueError(f"answer schema: llguidance cannot compile it: {broken[0]}")
         self.temperatures = [r.temperature for r in requests]
         self.generators = [torch.Generator().manual_seed(r.seed) for r in requests]
         self.eos = loaded.tokenizer.eos_token_id
