@@ -1,0 +1,58 @@
+"""Which agents decide by LLM, and the LLM figures logged to MLflow (pure functions, no model)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from prism_experiments.config import ConfigError, ExperimentConfig
+from prism_experiments.simulation.deciders import RulesDecider, build_decider, llm_agent_mask
+from prism_experiments.tracking.llm_metrics import llm_metric_values, llm_metrics
+
+
+def test_rules_and_llm_masks_are_none_and_all() -> None:
+    assert not llm_agent_mask(0, 50, "rules", 0.9).any()
+    assert llm_agent_mask(0, 50, "llm", 0.0).all()
+
+
+def test_the_hybrid_share_is_seeded_and_close_to_the_fraction() -> None:
+    mask = llm_agent_mask(3, 2000, "hybrid", 0.25)
+    assert np.array_equal(mask, llm_agent_mask(3, 2000, "hybrid", 0.25))
+    assert not np.array_equal(mask, llm_agent_mask(4, 2000, "hybrid", 0.25))
+    assert abs(mask.mean() - 0.25) < 0.03
+    # a larger share keeps every agent of a smaller one (one keyed draw per agent)
+    assert np.all(llm_agent_mask(3, 2000, "hybrid", 0.5)[mask])
+
+
+def test_a_hybrid_population_without_llm_agents_builds_no_model(tmp_path) -> None:
+    cfg = ExperimentConfig.from_mapping({"agents": {"decider": "hybrid", "llm_fraction": 0.0,
+                                                    "llm": {"backend": "openai", "base_url": "http://127.0.0.1:9/v1"}}})
+    decider = build_decider(0, cfg.agents, [], np.zeros((0, 3)), np.zeros((0, 5)), 10, 2000, tmp_path, False)
+    assert isinstance(decider, RulesDecider)
+
+
+@pytest.mark.parametrize("key, value, field", [
+    ("decider", "gpt", "agents.decider"), ("llm_fraction", 1.5, "agents.llm_fraction"),
+])
+def test_bad_decider_settings_name_the_field(key: str, value: object, field: str) -> None:
+    with pytest.raises(ConfigError, match=field):
+        ExperimentConfig.from_mapping({"agents": {key: value}})
+
+
+def test_bad_llm_backend_names_the_field_and_allowed_values() -> None:
+    with pytest.raises(ConfigError, match=r"agents\.llm\.backend: .*'local' or 'openai'"):
+        ExperimentConfig.from_mapping({"agents": {"llm": {"backend": "vllm"}}})
+
+
+def test_llm_figures_cost_and_hit_rate() -> None:
+    totals = {"prompts": 10.0, "cache_hits": 4.0, "input_tokens": 3000.0, "output_tokens": 500.0,
+              "prompt_tokens": 8000.0, "answer_tokens": 900.0}
+    values = llm_metric_values(totals, price_in=0.5, price_out=2.0)
+    assert values["cost"] == pytest.approx(3.0 * 0.5 + 0.5 * 2.0)
+    assert values["cache_hit_rate"] == 0.4 and values["prompt_tokens_per_prompt"] == 800.0
+    assert llm_metric_values({}, 1.0, 1.0) == {}
+    assert math.isnan(llm_metric_values({"prompts": 0.0}, 0, 0)["cache_hit_rate"])
+    metrics = llm_metrics(totals, [{"step": 2.0, "prompts": 3.0}], 0.5, 2.0)
+    assert {(m.key, m.step) for m in metrics} >= {("llm/cost", 0), ("llm/step/prompts", 2)}
