@@ -54,8 +54,10 @@ class OpenAIChatModel:
                                  "json_schema": {"name": "feed_actions", "schema": request.schema, "strict": True}},
             )
         except self._errors as exc:
-            raise LLMUnavailable(f"LLM server {self.cfg.base_url} failed after {self.cfg.max_retries} retries: "
-                                 f"{type(exc).__name__}") from None
+            status = getattr(exc, "status_code", None)
+            raise LLMUnavailable(f"LLM server {self.cfg.base_url} failed ({type(exc).__name__}"
+                                 f"{f', HTTP {status}' if status else ''}; timeouts, refused connections and 5xx "
+                                 f"are retried {self.cfg.max_retries} times)") from None
         usage = answer.usage
         return ChatResponse(text=answer.choices[0].message.content or "",
                             input_tokens=usage.prompt_tokens if usage else 0,

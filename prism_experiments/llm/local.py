@@ -82,6 +82,20 @@ def _load(path: Path) -> _Loaded:
     return _Loaded(path)
 
 
+def allowed_tokens(bitmask: Any, vocab: int) -> Any:
+    """llguidance's int32 bitmask (bit i of word w = token 32w + i) as a (batch, vocab) bool tensor.
+
+    Used instead of `llguidance.torch.apply_token_bitmask_inplace`, which is `torch.compile`d: on CPU
+    that compiles C++ at the first call and per new shape (seconds each), for a few microseconds of work.
+    """
+    import numpy as np
+    import torch
+
+    words = bitmask.numpy().astype("<i4", copy=False)
+    bits = np.unpackbits(words.view(np.uint8), axis=1, bitorder="little")[:, :vocab]
+    return torch.from_numpy(bits.astype(bool))
+
+
 class _SchemaConstraint:
     """A LogitsProcessor: each row may only continue its JSON schema; temperature > 0 samples per-row seeds."""
 
@@ -119,7 +133,7 @@ class _SchemaConstraint:
                 self._lt.fill_next_token_bitmask(matcher, self.bitmask, row)
         self.started = True
         vocab = scores.shape[-1]
-        self._lt.apply_token_bitmask_inplace(scores, self.bitmask.to(scores.device)[:, : (vocab + 31) // 32])
+        scores.masked_fill_(~allowed_tokens(self.bitmask, vocab).to(scores.device), float("-inf"))
         for row, temperature in enumerate(self.temperatures):
             if temperature > 0 and not self.done[row]:
                 probs = torch.softmax(scores[row] / temperature, dim=-1)

@@ -13,6 +13,8 @@ import threading
 import time
 from typing import Any
 
+from fastapi import FastAPI, HTTPException, Request
+
 from prism_experiments.agents import PACKAGED_MODEL, LLMConfig
 from prism_experiments.llm.chat import ChatRequest
 from prism_experiments.llm.local import LocalChatModel
@@ -23,8 +25,6 @@ ANY_OBJECT: dict[str, Any] = {"type": "object"}
 
 def build_app(model: LocalChatModel, name: str, fail_first: int = 0) -> Any:
     """The FastAPI app; one lock serialises generation (one model, few cores)."""
-    from fastapi import FastAPI, HTTPException, Request
-
     app = FastAPI()
     lock = threading.Lock()
     created = int(time.time())
