@@ -30,8 +30,6 @@ class StepActions:
     reply_texts: dict[int, str] = field(default_factory=dict)
     #: agent index -> the new post a model wrote
     new_posts: dict[int, str] = field(default_factory=dict)
-    #: per active agent: does the rule authoring model decide whether it writes a post
-    rule_authors: np.ndarray | None = None
 
 
 class Decider(Protocol):
@@ -39,6 +37,10 @@ class Decider(Protocol):
 
     def decide_step(self, step: int, now: datetime, active: np.ndarray, feeds: list[list[RankedCandidate]],
                     impressions: Impressions) -> StepActions: ...
+
+    def rule_authors(self, active: np.ndarray) -> np.ndarray:
+        """Per active agent: does the rule authoring model decide whether it writes a post."""
+        ...
 
     def stats(self) -> tuple[dict[str, float], list[dict[str, float]]]:
         """Run totals and one row per step (empty for rules)."""
@@ -56,6 +58,9 @@ class RulesDecider:
                     impressions: Impressions) -> StepActions:
         return StepActions(decide(self.seed, step, active, impressions, self.biases, self.archetypes, self.agents,
                                   self.feed_size))
+
+    def rule_authors(self, active: np.ndarray) -> np.ndarray:
+        return np.ones(len(active), dtype=bool)
 
     def stats(self) -> tuple[dict[str, float], list[dict[str, float]]]:
         return {}, []
@@ -106,9 +111,12 @@ class ModelDecider:
                 new_posts[int(active[row])] = act.post
         self.total.add(stats)
         self.series.append({"step": float(step), **stats.as_dict()})
-        rule_authors = ~self.mask[active] if len(active) else np.zeros(0, dtype=bool)
         return StepActions(Decisions(liked=liked, reshared=reshared, replied=replied, follows=follows),
-                           reply_texts, new_posts, rule_authors)
+                           reply_texts, new_posts)
+
+    def rule_authors(self, active: np.ndarray) -> np.ndarray:
+        """LLM agents write only what the model writes, also in a step whose feeds are all empty."""
+        return ~self.mask[np.asarray(active, dtype=np.int64)]
 
     def stats(self) -> tuple[dict[str, float], list[dict[str, float]]]:
         return self.total.as_dict(), list(self.series)

@@ -202,10 +202,11 @@ class _Engine:
     def _author(self, step: int, now: datetime, active: np.ndarray, actions: StepActions | None) -> list[Post]:
         """Active rule agents write new posts on their interests, some with media; then what LLM agents wrote."""
         draws = keyed_uniforms(self.seed, Stream.AUTHORING, step, active, np.arange(AUTHORING_DRAWS))
-        rule_authors = actions.rule_authors if actions is not None else None
+        assert self.decider is not None, "run_simulation sets the decider"
+        rule_authors = self.decider.rule_authors(active)
         posts = []
         for row in writers(draws, self.post_rate[active]):
-            if rule_authors is not None and not rule_authors[row]:
+            if not rule_authors[row]:
                 continue
             a = int(active[row])
             agent = self.agents[a]
