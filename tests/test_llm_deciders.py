@@ -56,3 +56,44 @@ def test_llm_figures_cost_and_hit_rate() -> None:
     assert math.isnan(llm_metric_values({"prompts": 0.0}, 0, 0)["cache_hit_rate"])
     metrics = llm_metrics(totals, [{"step": 2.0, "prompts": 3.0}], 0.5, 2.0)
     assert {(m.key, m.step) for m in metrics} >= {("llm/cost", 0), ("llm/step/prompts", 2)}
+
+
+class SilentModel:
+    """A unit-test double: every agent answers with no action."""
+
+    identity = "silent"
+
+    def complete_many(self, requests):
+        from prism_experiments.llm import ChatResponse
+
+        return [ChatResponse('{"like": [], "reshare": [], "follow": [], "reply": null, "post": null}', 1, 1, 0.0)
+                for _ in requests]
+
+
+@pytest.mark.integration
+def test_in_a_hybrid_run_rule_agents_decide_as_in_a_rules_run(tmp_path, session_cache_dir, monkeypatch) -> None:
+    """Step 0 sees the same state in both runs: the rule agents' engagements must be identical."""
+    import prism_experiments.llm.agents as llm_agents
+    from prism_experiments.simulation import run_simulation
+
+    monkeypatch.setattr(llm_agents, "build_chat_model", lambda cfg: SilentModel())
+
+    def run(decider: str):
+        cfg = ExperimentConfig.from_mapping({
+            "corpus": {"n_posts": 150}, "rag": {"cache_dir": str(session_cache_dir)},
+            "agents": {"n_agents": 40, "activity_median": 0.8, "decider": decider, "llm_fraction": 0.5,
+                       "llm": {"cache_dir": str(tmp_path / decider)}},
+            "simulation": {"n_steps": 1, "show_progress": False, "render_agents": 0},
+            "paths": {"runs_dir": str(tmp_path)}})
+        return run_simulation(cfg)
+
+    rules, hybrid = run("rules"), run("hybrid")
+    llm_ids = {f"{a.id}" for a, m in zip(rules.agents, llm_agent_mask(0, 40, "hybrid", 0.5)) if m}
+    assert 0 < len(llm_ids) < 40
+    columns = ["step", "agent_id", "post_id", "action"]
+    kept = rules.engagements[~rules.engagements["agent_id"].isin(llm_ids)][columns].reset_index(drop=True)
+    assert len(kept) > 0
+    assert hybrid.engagements[columns].reset_index(drop=True).equals(kept)
+    assert hybrid.decider_stats["prompts"] > 0
+    authors = set(hybrid.posts[hybrid.posts["post_id"].str.match(r"^s\d{4}-")]["author_id"])
+    assert not authors & llm_ids  # a silent LLM agent writes no template post
