@@ -97,3 +97,20 @@ def test_in_a_hybrid_run_rule_agents_decide_as_in_a_rules_run(tmp_path, session_
     assert hybrid.decider_stats["prompts"] > 0
     authors = set(hybrid.posts[hybrid.posts["post_id"].str.match(r"^s\d{4}-")]["author_id"])
     assert not authors & llm_ids  # a silent LLM agent writes no template post
+
+
+def test_the_response_table_splits_engagement_by_decider_and_factor() -> None:
+    import pandas as pd
+
+    from prism_experiments.analysis.llm_response import impressions, response_table
+
+    exposures = pd.DataFrame({"step": [0] * 4, "agent_id": ["a", "a", "b", "b"], "post_id": ["p", "q", "p", "q"],
+                              "position": [0, 7, 0, 7], "has_media": [True, False, True, False],
+                              "interest_similarity": [0.9, 0.1, 0.8, 0.2]})
+    engagements = pd.DataFrame({"step": [0, 0, 0], "agent_id": ["a", "a", "b"], "post_id": ["p", "p", "q"],
+                                "action": ["like", "reshare", "like"]})
+    table = response_table(impressions(exposures, engagements, {"a"})).set_index(["factor", "level"])
+    assert table.loc[("media", "with media"), "llm engagement_rate"] == 1.0
+    assert table.loc[("media", "with media"), "rules engagement_rate"] == 0.0
+    assert table.loc[("position_band", "7+"), "rules engagement_rate"] == 1.0
+    assert table.loc[("position_band", "1-3"), "llm impressions"] == 1
