@@ -106,6 +106,7 @@ SWEEPS = {  # experiment -> (jobs, keys that vary besides the seed, ranking mode
     "all_modes": (10 * len(KNOWN_MODES), {"ranking.mode"}, set(KNOWN_MODES)),
     "smoke": (4, {"ranking.mode"}, {"x_algo", "random"}),
     "large": (1, set(), {"x_algo"}),
+    "engagement_vs_chronological": (30, {"ranking.mode"}, {"engagement", "chronological", "x_algo"}),
 }
 
 

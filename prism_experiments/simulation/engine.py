@@ -22,6 +22,7 @@ from prism_experiments.embeddings import Embedder
 from prism_experiments.network import DictSocialGraph
 from prism_experiments.rag import FeedRetriever, format_feed_for_prompt
 from prism_experiments.ranking import RankedCandidate, Ranker, RankerContext, ReshareLog, build_ranker
+from prism_experiments.ranking.feedback import ServedFeedback
 from prism_experiments.simulation.decisions import Impressions, decide
 from prism_experiments.simulation.result import SimulationResult
 from prism_experiments.simulation.settings import EngineSettings, RunSettings
@@ -131,6 +132,8 @@ class _Engine:
         decided = decide(self.seed, step, active, impressions, self.biases, self.archetypes, self.settings.agents,
                          self.retriever.config.feed_size)
         liked, reshared, replied, follows = decided.liked, decided.reshared, decided.replied, decided.follows
+        self.ranker.observe(ServedFeedback(step, [self.agents[a].id for a in agent_idx], rows, impressions.positions,
+                                           liked, reshared, replied, follows))
 
         counts: dict[int, int] = {}
         replies: list[Post] = []
@@ -258,5 +261,6 @@ class _Engine:
             final_graph_edges=self.graph.edges(),
             rendered_feeds=self.rendered,
             ranker_debug=list(getattr(self.ranker, "debug_records", lambda: [])()),
+            ranker_series=self.ranker.step_metrics(),
             timings=dict(self.timings),
         )
