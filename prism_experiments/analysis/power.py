@@ -23,13 +23,13 @@ Pure: plain arrays in, dataclasses and DataFrames out; every draw comes from the
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
 
 import numpy as np
 import pandas as pd
-from numpy.typing import ArrayLike
+from numpy.typing import ArrayLike, NDArray
 from scipy import stats
 
 from prism_experiments.analysis.stats import FloatArray, finite_array, rng_for
@@ -38,12 +38,16 @@ TARGET_POWERS: tuple[float, ...] = (0.8, 0.95)
 MDE_POWER = 0.8
 DEFAULT_REPLICATES = 400
 #: the seed counts searched for "seeds needed"; beyond this the figure is reported as not reached
-MAX_SEEDS = 1000
+MAX_SEEDS = 100
 #: asymptotic relative efficiency of the Wilcoxon and Mann-Whitney tests to the t test for normal data
 RANK_TEST_ARE = 3.0 / math.pi
 #: effects searched for the simulated MDE, in multiples of the normal-approximation MDE
 MAX_MDE_FACTOR = 64.0
 MDE_BISECTIONS = 8
+#: an sd this small relative to the values is rounding error: "no variation"
+RELATIVE_SD_FLOOR = 1e-9
+
+IntArray = NDArray[np.int_]
 
 POWER_COLUMNS: tuple[str, ...] = (
     "metric", "condition_a", "condition_b", "design", "test", "n_a", "n_b", "alpha_test", "sd", "difference",
@@ -111,13 +115,85 @@ class PilotResampler:
         return (picked + h * noise) / math.sqrt(1.0 + (h / s) ** 2)
 
 
+def wilcoxon_samples(n: int, r_plus: IntArray) -> FloatArray:
+    """One untied, zero-free sample of n differences per value of R+ (|d| = 1..n, positive ranks summing to it)."""
+    samples = -np.tile(np.arange(1.0, n + 1.0), (r_plus.size, 1))
+    remaining = r_plus.astype(int).copy()
+    for rank in range(n, 0, -1):  # greedy from the largest rank reaches every sum 0 .. n(n+1)/2
+        take = rank <= remaining
+        samples[take, rank - 1] = rank
+        remaining[take] -= rank
+    return samples
+
+
+def mann_whitney_samples(n_a: int, n_b: int, u: IntArray) -> tuple[FloatArray, FloatArray]:
+    """Untied samples (x, y = 0 .. n_b - 1) whose U of x is each value of `u`: x_i sits above min(n_b, ...) ys."""
+    above = np.clip(u[:, None] - np.arange(n_a)[None, :] * n_b, 0, n_b)
+    x = above - 0.5 + np.arange(n_a)[None, :] * (0.5 / (n_a + 1))  # distinct, never equal to a y
+    return x.astype(float), np.tile(np.arange(float(n_b)), (u.size, 1))
+
+
+#: (test, sizes) -> {statistic: scipy's p}; for untied samples the p-value is a function of these alone
+_PVALUE_MEMO: dict[tuple[object, ...], dict[int, float]] = {}
+
+
+def _pvalues_by_statistic(key: tuple[object, ...], statistic: IntArray, scipy_p: Callable[[IntArray], ArrayLike]
+                          ) -> FloatArray:  # fmt: skip
+    """p for each statistic, asking scipy (on constructed samples) only for values not seen before."""
+    memo = _PVALUE_MEMO.setdefault(key, {})
+    unique, inverse = np.unique(statistic, return_inverse=True)
+    missing = np.array([value for value in unique.tolist() if value not in memo], dtype=int)
+    if missing.size:
+        memo.update(zip(missing.tolist(), np.asarray(scipy_p(missing), dtype=float).tolist(), strict=True))
+    return np.array([memo[value] for value in unique.tolist()])[inverse.ravel()]
+
+
+def _untied(values: FloatArray) -> bool:
+    ordered = np.sort(values, axis=1)
+    return bool(np.all(np.diff(ordered, axis=1) != 0))
+
+
+def _ranks(values: FloatArray) -> FloatArray:
+    """Ranks 1..n along each row of untied values."""
+    return np.argsort(np.argsort(values, axis=1), axis=1) + 1.0
+
+
+def wilcoxon_pvalues(d: FloatArray) -> FloatArray:
+    """Row-wise two-sided `scipy.stats.wilcoxon(d)` p-values (defaults), fast for many rows of one size.
+
+    For untied, zero-free rows p depends on n and R+ only: R+ is computed here and scipy is asked
+    once per distinct R+, on a constructed sample with that R+ (same method "auto" picks). Other
+    rows go to scipy directly.
+    """
+    n = d.shape[1]
+    if not (np.all(d != 0) and _untied(np.abs(d))):
+        return np.asarray(stats.wilcoxon(d, axis=1).pvalue)
+    r_plus = np.rint(np.sum(_ranks(np.abs(d)) * (d > 0), axis=1)).astype(int)
+    return _pvalues_by_statistic(
+        ("wilcoxon", n), r_plus, lambda values: stats.wilcoxon(wilcoxon_samples(n, values), axis=1).pvalue
+    )
+
+
+def mann_whitney_pvalues(a: FloatArray, b: FloatArray) -> FloatArray:
+    """Row-wise two-sided `scipy.stats.mannwhitneyu(a, b)` p-values (method auto), one scipy call per distinct U."""
+    n_a, n_b = a.shape[1], b.shape[1]
+    pooled = np.hstack([a, b])
+    if not _untied(pooled):
+        return np.asarray(stats.mannwhitneyu(a, b, alternative="two-sided", axis=1).pvalue)
+    u = np.rint(np.sum(_ranks(pooled)[:, :n_a], axis=1) - n_a * (n_a + 1) / 2).astype(int)
+    return _pvalues_by_statistic(
+        ("mann-whitney", n_a, n_b), u,
+        lambda values: stats.mannwhitneyu(*mann_whitney_samples(n_a, n_b, values), alternative="two-sided",
+                                          axis=1).pvalue,
+    )  # fmt: skip
+
+
 def rejection_rate(resampler: PilotResampler, delta: float, n_a: int, n_b: int, alpha: float) -> float:
     """Share of replicates where the report's test (Wilcoxon paired / Mann-Whitney) gives p < alpha."""
     if len(resampler.residuals) == 1:
-        pvalues = stats.wilcoxon(resampler.columns(n_a) + delta, axis=1).pvalue
+        pvalues = wilcoxon_pvalues(resampler.columns(n_a) + delta)
     else:
-        a, b = resampler.columns(n_a, 0) + delta, resampler.columns(n_b, 1)
-        pvalues = stats.mannwhitneyu(a, b, alternative="two-sided", axis=1).pvalue
+        pvalues = mann_whitney_pvalues(resampler.columns(n_a, 0) + delta, resampler.columns(n_b, 1))
     return float(np.mean(pvalues < alpha))
 
 
@@ -147,8 +223,8 @@ def simulated_seeds(resampler: PilotResampler, delta: float, alpha: float, power
     Galloping from `start` (the normal figure) by x1.5, then integer bisection; `cache` holds
     power by n, shared between target powers. inf when `max_seeds` is not enough.
     """
-    if delta == 0 or not math.isfinite(delta):
-        return math.inf
+    if delta == 0 or not math.isfinite(delta) or start > 2 * max_seeds:
+        return math.inf  # far beyond the cap the normal figure is the answer, and simulating it is slow
 
     def power_at(n: int) -> float:
         if n not in cache:
@@ -247,7 +323,8 @@ def pair_power(
 
     if not math.isfinite(unit_sd):
         return result("fewer than 2 values: no sd")
-    if unit_sd == 0:
+    scale = max(float(np.max(np.abs(a))), float(np.max(np.abs(b))))
+    if unit_sd <= RELATIVE_SD_FLOOR * scale:
         return result("no variation between seeds: power is undefined")
     seeds_normal = {p: normal_seeds(unit_sd, delta, alpha, p) for p in powers}
     seeds_rank = {p: rank_test_seeds(seeds_normal[p]) for p in powers}
