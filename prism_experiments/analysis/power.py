@@ -141,6 +141,8 @@ def _pvalues_by_statistic(key: tuple[object, ...], statistic: IntArray, scipy_p:
                           ) -> FloatArray:  # fmt: skip
     """p for each statistic, asking scipy (on constructed samples) only for values not seen before."""
     memo = _PVALUE_MEMO.setdefault(key, {})
+    if statistic.size == 0:
+        return np.empty(0)
     unique, inverse = np.unique(statistic, return_inverse=True)
     missing = np.array([value for value in unique.tolist() if value not in memo], dtype=int)
     if missing.size:
@@ -148,9 +150,9 @@ def _pvalues_by_statistic(key: tuple[object, ...], statistic: IntArray, scipy_p:
     return np.array([memo[value] for value in unique.tolist()])[inverse.ravel()]
 
 
-def _untied(values: FloatArray) -> bool:
-    ordered = np.sort(values, axis=1)
-    return bool(np.all(np.diff(ordered, axis=1) != 0))
+def _untied_rows(values: FloatArray) -> NDArray[np.bool_]:
+    """Rows of `values` without two equal entries."""
+    return np.all(np.diff(np.sort(values, axis=1), axis=1) != 0, axis=1)
 
 
 def _ranks(values: FloatArray) -> FloatArray:
@@ -159,33 +161,38 @@ def _ranks(values: FloatArray) -> FloatArray:
 
 
 def wilcoxon_pvalues(d: FloatArray) -> FloatArray:
-    """Row-wise two-sided `scipy.stats.wilcoxon(d)` p-values (defaults), fast for many rows of one size.
+    """Row-wise two-sided `scipy.stats.wilcoxon(row)` p-values (defaults), fast for many rows of one size.
 
-    For untied, zero-free rows p depends on n and R+ only: R+ is computed here and scipy is asked
-    once per distinct R+, on a constructed sample with that R+ (same method "auto" picks). Other
-    rows go to scipy directly.
+    For an untied, zero-free row p depends on n and R+ only: R+ is computed here and scipy is asked
+    once per distinct R+, on a constructed sample with that R+. A row with ties or zeros (rare:
+    the draws are smoothed) is passed to scipy alone, as scipy's "auto" method decides per call.
     """
     n = d.shape[1]
-    if not (np.all(d != 0) and _untied(np.abs(d))):
-        return np.asarray(stats.wilcoxon(d, axis=1).pvalue)
-    r_plus = np.rint(np.sum(_ranks(np.abs(d)) * (d > 0), axis=1)).astype(int)
-    return _pvalues_by_statistic(
+    clean = np.all(d != 0, axis=1) & _untied_rows(np.abs(d))
+    pvalues = np.empty(d.shape[0])
+    r_plus = np.rint(np.sum(_ranks(np.abs(d[clean])) * (d[clean] > 0), axis=1)).astype(int)
+    pvalues[clean] = _pvalues_by_statistic(
         ("wilcoxon", n), r_plus, lambda values: stats.wilcoxon(wilcoxon_samples(n, values), axis=1).pvalue
     )
+    pvalues[~clean] = [stats.wilcoxon(row).pvalue for row in d[~clean]]
+    return pvalues
 
 
 def mann_whitney_pvalues(a: FloatArray, b: FloatArray) -> FloatArray:
-    """Row-wise two-sided `scipy.stats.mannwhitneyu(a, b)` p-values (method auto), one scipy call per distinct U."""
+    """Row-wise two-sided `scipy.stats.mannwhitneyu(a_row, b_row)` p-values (method auto); scipy per distinct U."""
     n_a, n_b = a.shape[1], b.shape[1]
     pooled = np.hstack([a, b])
-    if not _untied(pooled):
-        return np.asarray(stats.mannwhitneyu(a, b, alternative="two-sided", axis=1).pvalue)
-    u = np.rint(np.sum(_ranks(pooled)[:, :n_a], axis=1) - n_a * (n_a + 1) / 2).astype(int)
-    return _pvalues_by_statistic(
+    clean = _untied_rows(pooled)
+    pvalues = np.empty(a.shape[0])
+    u = np.rint(np.sum(_ranks(pooled[clean])[:, :n_a], axis=1) - n_a * (n_a + 1) / 2).astype(int)
+    pvalues[clean] = _pvalues_by_statistic(
         ("mann-whitney", n_a, n_b), u,
         lambda values: stats.mannwhitneyu(*mann_whitney_samples(n_a, n_b, values), alternative="two-sided",
                                           axis=1).pvalue,
     )  # fmt: skip
+    pvalues[~clean] = [stats.mannwhitneyu(x, y, alternative="two-sided").pvalue
+                       for x, y in zip(a[~clean], b[~clean], strict=True)]  # fmt: skip
+    return pvalues
 
 
 def rejection_rate(resampler: PilotResampler, delta: float, n_a: int, n_b: int, alpha: float) -> float:
