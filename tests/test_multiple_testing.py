@@ -122,3 +122,30 @@ def test_cli_rejects_bad_power_options(option: str, value: str, capsys: pytest.C
     assert main(["--experiment", "x", option, value]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith(f"prism-compare: error: {option}: ")
+
+
+def test_robustness_counts_sign_and_significance_agreement(tmp_path) -> None:
+    from prism_experiments.analysis.robustness import main as robustness_main
+    from prism_experiments.analysis.robustness import metric_summary, robustness_table
+
+    def table(diffs: list[float], significant: list[bool]) -> pd.DataFrame:
+        return pd.DataFrame({"metric": ["m", "n"], "condition_a": ["a", "a"], "condition_b": ["b", "b"],
+                             "difference": diffs, "significant": significant})  # fmt: skip
+
+    sets = {"s1": table([0.2, 0.1], [True, False]), "s2": table([0.3, -0.1], [True, False]),
+            "s3": table([-0.1, 0.2], [False, True]), "s4": table([0.1, 0.0], [True, False])}  # fmt: skip
+    result = robustness_table(sets).set_index("metric")
+    # m: 3 of 4 higher, 3 of 4 significant, the same 3 -> consistent 3/4
+    assert result.loc["m", ["n_higher", "n_lower", "n_significant"]].tolist() == [3, 1, 3]
+    assert result.loc["m", "sign_agreement"] == 0.75 and result.loc["m", "consistent_significant"] == 0.75
+    # n: 2 higher, 1 lower, 1 zero; 1 of 4 significant -> verdict agreement 3/4
+    assert result.loc["n", "sign_agreement"] == 0.5 and result.loc["n", "significance_agreement"] == 0.75
+    assert metric_summary(robustness_table(sets))["pairs_significant_in_every_set"].tolist() == [0, 0]
+    paths = []
+    for name, frame in sets.items():
+        paths.append(tmp_path / f"{name}.csv")
+        frame.to_csv(paths[-1], index=False)
+    assert robustness_main([*map(str, paths), "--out", str(tmp_path / "r.csv")]) == 0
+    assert pd.read_csv(tmp_path / "r.csv")["n_sets"].tolist() == [4, 4]
+    with pytest.raises(ValueError, match="not a results.csv table"):
+        robustness_table({"x": pd.DataFrame({"metric": ["m"]})})
