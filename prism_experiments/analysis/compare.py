@@ -11,11 +11,10 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
+from typing import Literal
 
 import numpy as np
 import pandas as pd
-from typing import Literal
-
 from pydantic import BaseModel, ConfigDict, Field
 
 from prism_experiments.analysis.conditions import numeric_levels
