@@ -107,7 +107,8 @@ def correction_text(settings: ComparisonSettings) -> str:
     method = "Holm (1979)" if settings.correction == "holm" else "Benjamini-Hochberg (1995, false discovery rate)"
     family = ("the pairwise tests of each metric (not across metrics)" if settings.family == "metric"
               else "every pairwise test in this report (all metrics together)")  # fmt: skip
-    return f"- Multiple comparisons: {method} over {family}; significant means {settings.adjusted_column} < {settings.alpha:g}."
+    return (f"- Multiple comparisons: {method} over {family}; "
+            f"significant means {settings.adjusted_column} < {settings.alpha:g}.")  # fmt: skip
 
 
 def design_section(comparison: Comparison) -> list[str]:
@@ -201,9 +202,10 @@ def metric_section(comparison: Comparison, metric: str, figure: str) -> list[str
     effect = "r" if comparison.design.paired else "Cliff's δ"
     tests = f"{len(pairs)} test" + ("s" if len(pairs) != 1 else "")
     adjusted = settings.adjusted_column
-    over = f"Holm over {tests}" if settings.correction == "holm" else f"BH over {tests}"
+    method = "Holm" if settings.correction == "holm" else "BH"
+    over = f"{method} over {tests}"
     if settings.family == "report":
-        over = f"{'Holm' if settings.correction == 'holm' else 'BH'} over all {len(comparison.pairwise)} tests of the report"
+        over = f"{method} over all {len(comparison.pairwise)} tests of the report"
     lines += ["", f"Pairwise ({comparison.design.pairwise_test}, {over}):", ""]
     lines.append(
         markdown_table(
