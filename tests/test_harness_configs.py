@@ -108,7 +108,7 @@ SWEEPS = {  # experiment -> (jobs, keys that vary besides the seed, ranking mode
     "smoke": (4, {"ranking.mode"}, {"x_algo", "random"}),
     "large": (1, set(), {"x_algo"}),
     "engagement_vs_chronological": (30, {"ranking.mode"}, {"engagement", "chronological", "x_algo"}),
-    "aa": (10, {"arm"}, {"x_algo"}),
+    "aa": (20, {"arm"}, {"x_algo"}),
 }
 
 
@@ -116,7 +116,7 @@ def test_aa_runs_two_arms_on_disjoint_seeds(compose_config: Compose) -> None:
     jobs = job_overrides(compose_config("experiment=aa"))
     configs = [experiment_config(compose_config("experiment=aa", *o)) for o in jobs]
     arms = {arm: sorted(c.seed for c in configs if c.arm == arm) for arm in ("A", "B")}
-    assert arms == {"A": [0, 1, 2, 3, 4], "B": [5, 6, 7, 8, 9]}
+    assert arms == {"A": list(range(10)), "B": list(range(10, 20))}
     # the arm is a param (compare groups by it) and in the hash (a sweep does not skip the other arm)
     same_seed = [c.model_dump(mode="json") for c in (configs[0], configs[0].model_copy(update={"arm": "B"}))]
     assert config_hash(same_seed[0]) != config_hash(same_seed[1]) and to_params(same_seed[0])["arm"] == "A"
