@@ -186,7 +186,7 @@ def _run_trial(settings: CalibrationSettings, study: optuna.Study, client: Any, 
         study.tell(trial, state=optuna.trial.TrialState.FAIL)
         raise
     except Exception as exc:
-        message = f"{type(exc).__name__}: {error_line(exc)}"
+        message = error_line(exc)
         log.error("calibration trial %d FAILED: %s", trial.number, message)
         end_run(client, run_id, "FAILED", message)
         study.tell(trial, state=optuna.trial.TrialState.FAIL)
@@ -201,8 +201,13 @@ def open_study(settings: CalibrationSettings) -> optuna.Study:
     study = optuna.create_study(study_name=settings.name, storage=storage, sampler=sampler, direction="minimize",
                                 load_if_exists=True)
     if not study.trials:
-        baseline = config_values(compose_config(base_overrides(settings)), list(settings.target_set.parameters))
-        study.enqueue_trial(baseline, skip_if_exists=True)
+        parameters = settings.target_set.parameters
+        baseline = config_values(compose_config(base_overrides(settings)), list(parameters))
+        outside = [k for k, v in baseline.items() if not parameters[k].low <= v <= parameters[k].high]
+        if outside:  # the sampler cannot propose it; the study then has no baseline trial
+            log.warning("no baseline trial: the config's %s lie outside their ranges", ", ".join(outside))
+        else:
+            study.enqueue_trial(baseline, skip_if_exists=True)
         study.set_user_attr("targets", settings.target_set.name)
         study.set_user_attr("seeds", list(settings.seeds))
     return study
@@ -243,7 +248,7 @@ def run_calibration(settings: CalibrationSettings) -> CalibrationResult:
         end_run(client, parent, "KILLED", "interrupted (KeyboardInterrupt)")
         raise
     except Exception as exc:
-        end_run(client, parent, "FAILED", f"{type(exc).__name__}: {error_line(exc)}")
+        end_run(client, parent, "FAILED", error_line(exc))
         raise
 
 
