@@ -13,13 +13,16 @@ from pathlib import Path
 from prism_experiments.calibration.report import fit_table, write_report
 from prism_experiments.calibration.search import (
     CONFIG_DIR,
+    CalibrationResult,
     CalibrationSettings,
     base_overrides,
     compose_config,
+    open_study,
     param_overrides,
     result_json,
     run_calibration,
     simulate_moments,
+    summarize_study,
     world_yaml,
 )
 from prism_experiments.calibration.targets import TargetsError, available, load_targets
@@ -61,6 +64,8 @@ def parser() -> OneLineParser:
     p.add_argument("--full-size", action="store_true",
                    help="with --evaluate: run at the config's own size, without the target set's run_overrides")
     p.add_argument("--label", default=None, help="with --evaluate: name of the fit table in the report")
+    p.add_argument("--report", action="store_true",
+                   help="no new trials: write the fit table and world file of the study as it stands")
     p.add_argument("--no-progress", action="store_true")
     p.add_argument("overrides", nargs="*", help="extra Hydra overrides for every run (key=value)")
     return p
@@ -75,6 +80,39 @@ def evaluate(settings: CalibrationSettings, full_size: bool, label: str) -> Path
     table = fit_table(settings.target_set.targets, per_seed)
     print(table.to_string(index=False))
     return write_report(settings.report_dir / label, {label: table}, f"# {label}\n\noverrides: `{' '.join(overrides)}`\n")
+
+
+def write_outputs(settings: CalibrationSettings, result: CalibrationResult, wall: float,
+                  world_file: Path | None) -> None:
+    """Fit tables before/after (markdown + csv), study.json, and the fitted world file."""
+    target_set = settings.target_set
+    tables = {"before": fit_table(target_set.targets, result.baseline_per_seed),
+              "after": fit_table(target_set.targets, result.best_per_seed)}
+    preamble = (f"# Calibration `{settings.name}` ({target_set.name})\n\n"
+                f"- trials complete/failed: {result.n_complete}/{result.n_failed}; seeds {result.seeds}; "
+                f"wall time of this call {wall / 60:.1f} min\n"
+                f"- before = trial 0, the config's own values: `{' '.join(param_overrides(result.first_params))}`\n"
+                f"- after = the best trial: `{' '.join(param_overrides(result.best_params))}`\n"
+                f"- objective: before {result.first_value:.4f}, after {result.best_value:.4f}\n"
+                f"- run overrides: `{' '.join(base_overrides(settings))}`\n"
+                f"- MLflow parent run {result.parent_run_id or '(report only)'}; "
+                f"Optuna storage sqlite:///{settings.storage_path}\n")
+    path = write_report(settings.report_dir, tables, preamble)
+    (settings.report_dir / "study.json").write_text(result_json(result) + "\n")
+    world_file = world_file or CONFIG_DIR / "world" / f"{settings.name}.yaml"
+    if str(world_file) != "none":
+        stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d")
+        world_file.parent.mkdir(parents=True, exist_ok=True)
+        world_file.write_text(world_yaml(result.best_params, [
+            f"World `{settings.name}`: fitted by `prism-calibrate --targets {target_set.name}` on {stamp}",
+            f"(conf/calibration/{target_set.name}.yaml; fit table: docs/model.md, \"Calibration\").",
+            f"Best of {result.n_complete} trials x {len(result.seeds)} seeds at {' '.join(target_set.run_overrides)}:",
+            f"objective {result.best_value:.4f} (the uncalibrated values: {result.first_value:.4f}).",
+            f"Use: make run ARGS=\"world={settings.name}\"."]))
+        print(f"wrote {world_file}")
+    for label, table in tables.items():
+        print(f"\n{label}\n{table.drop(columns=['source']).to_string(index=False)}")
+    print(f"\nwrote {path} ({wall / 60:.1f} min)")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -103,34 +141,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"wrote {evaluate(settings, args.full_size, label)}")
         return 0
     started = time.perf_counter()
-    result = run_calibration(settings)
-    wall = time.perf_counter() - started
-    tables = {"before (trial 0: the config's own values)": fit_table(target_set.targets, result.baseline_per_seed),
-              "after (best trial)": fit_table(target_set.targets, result.best_per_seed)}
-    preamble = (f"# Calibration `{settings.name}` ({target_set.name})\n\n"
-                f"- trials complete/failed: {result.n_complete}/{result.n_failed}; seeds {list(settings.seeds)}; "
-                f"wall time of this call {wall / 60:.1f} min\n"
-                f"- objective: first {result.first_value:.4f}, best {result.best_value:.4f}\n"
-                f"- run overrides: `{' '.join(base_overrides(settings))}`\n"
-                f"- best parameters: `{' '.join(param_overrides(result.best_params))}`\n"
-                f"- MLflow parent run {result.parent_run_id}; Optuna storage sqlite:///{settings.storage_path}\n")
-    path = write_report(settings.report_dir, {"before": tables[next(iter(tables))], "after": tables["after (best trial)"]},
-                        preamble)
-    (settings.report_dir / "study.json").write_text(result_json(result) + "\n")
-    world_file = args.world_file or CONFIG_DIR / "world" / f"{settings.name}.yaml"
-    if str(world_file) != "none":
-        stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d")
-        world_file.parent.mkdir(parents=True, exist_ok=True)
-        world_file.write_text(world_yaml(result.best_params, [
-            f"World `{settings.name}`: fitted by `prism-calibrate --targets {target_set.name}` on {stamp}",
-            f"(conf/calibration/{target_set.name}.yaml; fit table: docs/model.md, \"Calibration\").",
-            f"Best of {result.n_complete} trials x {len(settings.seeds)} seeds at {' '.join(target_set.run_overrides)}:",
-            f"objective {result.best_value:.4f} (the uncalibrated values: {result.first_value:.4f}).",
-            "Use: make run ARGS=\"world=" + settings.name + "\"."]))
-        print(f"wrote {world_file}")
-    for label, table in tables.items():
-        print(f"\n{label}\n{table.drop(columns=['source']).to_string(index=False)}")
-    print(f"\nwrote {path} ({wall / 60:.1f} min)")
+    if args.report:  # no new trials: the report and world file of the study as it stands
+        result = summarize_study(open_study(settings))
+    else:
+        result = run_calibration(settings)
+    write_outputs(settings, result, time.perf_counter() - started, args.world_file)
     return 0
 
 

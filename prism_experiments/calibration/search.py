@@ -93,6 +93,7 @@ class CalibrationResult:
     best_per_seed: list[dict[str, float]] = field(default_factory=list)
     n_complete: int = 0
     n_failed: int = 0
+    seeds: list[int] = field(default_factory=list)
 
 
 def base_overrides(settings: CalibrationSettings) -> list[str]:
@@ -265,7 +266,7 @@ def summarize_study(study: optuna.Study, parent_run_id: str = "") -> Calibration
         first_params=dict(first.params),
         baseline_per_seed=list(first.user_attrs.get(PER_SEED_ATTR, [])),
         best_per_seed=list(best.user_attrs.get(PER_SEED_ATTR, [])),
-        n_complete=len(complete), n_failed=failed)
+        n_complete=len(complete), n_failed=failed, seeds=list(study.user_attrs.get("seeds", [])))
 
 
 def nested(params: Mapping[str, float]) -> dict[str, Any]:
