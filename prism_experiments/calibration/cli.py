@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import signal
 import sys
 import time
 from collections.abc import Sequence
@@ -115,7 +116,13 @@ def write_outputs(settings: CalibrationSettings, result: CalibrationResult, wall
     print(f"\nwrote {path} ({wall / 60:.1f} min)")
 
 
+def _interrupt(signum: int, frame: object) -> None:
+    """SIGTERM as Ctrl-C, so a stopped calibration marks its runs KILLED and its trial FAIL, not RUNNING."""
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    signal.signal(signal.SIGTERM, _interrupt)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     args = parser().parse_args(argv)
     bad = [o for o in args.overrides if "=" not in o]
