@@ -11,7 +11,7 @@ export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
 .DEFAULT_GOAL := help
-.PHONY: help setup run sweep compare ui reproduce test test-fast bench bench-quick clean
+.PHONY: help setup run sweep compare ui reproduce calibrate test test-fast bench bench-quick clean
 
 help: ## Show this help
 	@grep -hE '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  \033[36m%-12s\033[0m %s\n", $$1, $$2}'
@@ -46,6 +46,9 @@ sweep: $(STAMP) ## Run a multirun sweep: make sweep EXPERIMENT=oon_scale (see co
 
 compare: $(STAMP) ## Statistical report comparing an experiment's conditions: make compare EXPERIMENT=oon_scale
 	$(BIN)/prism-compare --experiment $(EXPERIMENT) $(ARGS)
+
+calibrate: $(STAMP) ## Fit a target set (conf/calibration/) with Optuna: make calibrate TARGETS=x2023 ARGS="--trials 30 --seeds 3"
+	$(BIN)/prism-calibrate --targets $(or $(TARGETS),x2023) $(ARGS)
 
 reproduce: $(STAMP) ## Re-run a logged run from its resolved config and compare every metric: make reproduce RUN=<run id>
 	$(BIN)/python -m prism_experiments.harness.reproduce $(RUN) $(ARGS)

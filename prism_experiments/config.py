@@ -98,6 +98,8 @@ class ExperimentConfig(BaseModel):
 
     seed: int = Field(default=0, ge=0)
     experiment_name: str = Field(default="default", min_length=1)
+    #: a label the simulation never reads: A/A checks run one config under two arms (conf/experiment/aa.yaml)
+    arm: str | None = None
     force: bool = False
     corpus: CorpusConfig = Field(default_factory=CorpusConfig)
     rag: RAGConfig = Field(default_factory=RAGConfig)

@@ -228,3 +228,19 @@ def test_compare_experiment_returns_the_report_without_the_cli(store: dict[str, 
     assert outcome.summary.startswith(f"prism-compare: {EXPERIMENT}: {2 * len(SEEDS)} runs, 2 conditions")
     after = client.search_runs([str(store["experiment_id"])], filter_string="tags.`prism.kind` = 'analysis'")
     assert len(after) == len(before)
+
+
+def test_power_option_prints_only_the_power_table(store: dict[str, object], tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+    code = main(["--experiment", EXPERIMENT, "--tracking-uri", str(store["uri"]), "--metrics", "inn_share",
+                 "--no-log", "--no-cascades", "--power", "--out", str(tmp_path / "power")])  # fmt: skip
+    out = capsys.readouterr().out
+    assert code == 0
+    assert out.startswith("Per test at alpha 0.05") and "| inn_share | out_of_network_scale=0.5 |" in out
+    assert "significant after" not in out  # the summary is not printed
+    power = pd.read_csv(tmp_path / "power" / "power.csv")
+    low = np.array([inn_share("0.5", seed) for seed in SEEDS])
+    high = np.array([inn_share("1.0", seed) for seed in SEEDS])
+    assert power["difference"].iloc[0] == pytest.approx((low - high).mean())
+    # every per-seed difference is 0.1: nothing varies, so no power figure is made up
+    assert "no variation" in power["note"].iloc[0]

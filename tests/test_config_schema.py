@@ -39,7 +39,7 @@ def test_each_base_loads_to_its_models_defaults(path: str) -> None:
     assert isinstance(data, dict)
     defaults = ExperimentConfig().model_dump(mode="json")
     if path == "root.yaml":
-        assert data == {"seed": defaults["seed"], "experiment_name": defaults["experiment_name"]}
+        assert data == {key: defaults[key] for key in ("seed", "experiment_name", "arm")}
     elif path.startswith("ranking/"):
         model = config_models()[Path(path).stem]
         assert model.model_validate(data) == model()

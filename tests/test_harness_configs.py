@@ -16,6 +16,7 @@ from prism_experiments.harness.hydra_config import experiment_config
 from prism_experiments.config import ConfigError, ExperimentConfig
 from prism_experiments.harness.sweep import job_overrides
 from prism_experiments.ranking import KNOWN_MODES, ranking_config
+from prism_experiments.tracking.params import config_hash, to_params
 from prism_experiments.tracking.store import resolve_tracking_uri
 
 EXPERIMENTS = sorted(p.stem for p in (Path(CONFIG_DIR) / "experiment").glob("*.yaml"))
@@ -109,7 +110,23 @@ SWEEPS = {  # experiment -> (jobs, keys that vary besides the seed, ranking mode
     "llm_smoke": (4, {"ranking.mode"}, {"x_algo", "chronological"}),
     "llm_ranking_modes": (6, {"ranking.mode"}, {"x_algo", "chronological", "preference"}),
     "llm_vs_rules": (4, {"agents.decider"}, {"x_algo"}),
+    "engagement_vs_chronological": (30, {"ranking.mode"}, {"engagement", "chronological", "x_algo"}),
+    "aa": (20, {"arm"}, {"x_algo"}),
 }
+
+
+def test_aa_runs_two_arms_on_disjoint_seeds(compose_config: Compose) -> None:
+    jobs = job_overrides(compose_config("experiment=aa"))
+    configs = [experiment_config(compose_config("experiment=aa", *o)) for o in jobs]
+    arms = {arm: sorted(c.seed for c in configs if c.arm == arm) for arm in ("A", "B")}
+    assert arms == {"A": list(range(10)), "B": list(range(10, 20))}
+    # the arm is a param (compare groups by it) and in the hash (a sweep does not skip the other arm)
+    same_seed = [c.model_dump(mode="json") for c in (configs[0], configs[0].model_copy(update={"arm": "B"}))]
+    assert config_hash(same_seed[0]) != config_hash(same_seed[1]) and to_params(same_seed[0])["arm"] == "A"
+    # unset, it is neither: runs logged before the field existed keep their hash and params
+    default = ExperimentConfig().model_dump(mode="json")
+    assert "arm" not in to_params(default)
+    assert config_hash(default) == config_hash({k: v for k, v in default.items() if k != "arm"})
 
 
 def test_every_experiment_has_an_expectation() -> None:

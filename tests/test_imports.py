@@ -25,9 +25,10 @@ FORBIDDEN: dict[tuple[str, str], str] = {
     (f"{PACKAGE}.metrics", f"{PACKAGE}.simulation"): "metrics are pure functions of the event log",
     (f"{PACKAGE}.ranking", f"{PACKAGE}.simulation"): "rankers are built for, not from, the engine",
 }
-#: The only node that may import the harness: the `prism-run` entry point.
+#: The only nodes that may import the harness: the `prism-run` entry point, and `prism-calibrate`, whose
+#: trials compose configs and end runs the way a harness job does.
 HARNESS = f"{PACKAGE}.harness"
-HARNESS_IMPORTERS: frozenset[str] = frozenset({f"{PACKAGE}.__main__"})
+HARNESS_IMPORTERS: frozenset[str] = frozenset({f"{PACKAGE}.__main__", f"{PACKAGE}.calibration"})
 #: The neutral package: everything may depend on it, it depends on no other package of ours.
 DOMAIN = f"{PACKAGE}.domain"
 

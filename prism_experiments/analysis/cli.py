@@ -32,7 +32,21 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--metrics", nargs="+", default=None, metavar="METRIC",
                         help=f"metrics to compare (default: {' '.join(DEFAULT_METRICS)})")  # fmt: skip
     parser.add_argument("--alpha", type=float, default=DEFAULT_SETTINGS.alpha,
-                        help=f"significance level after Holm (default {DEFAULT_SETTINGS.alpha})")
+                        help=f"significance level of the adjusted p-values (default {DEFAULT_SETTINGS.alpha})")
+    parser.add_argument("--correction", default=DEFAULT_SETTINGS.correction,
+                        help="holm (family-wise error) or bh (Benjamini-Hochberg false discovery rate) "
+                        f"(default {DEFAULT_SETTINGS.correction})")  # fmt: skip
+    parser.add_argument("--family", default=DEFAULT_SETTINGS.family,
+                        help="metric: adjust within each metric's pairwise tests; report: across every test "
+                        f"of the report (default {DEFAULT_SETTINGS.family})")  # fmt: skip
+    parser.add_argument("--power", action="store_true",
+                        help="print only the power table (MDE now, seeds needed for power 0.8 and 0.95)")
+    parser.add_argument("--power-replicates", type=int, default=DEFAULT_SETTINGS.power_replicates,
+                        help="simulation replicates per evaluated size or effect; 0: normal approximation only "
+                        f"(default {DEFAULT_SETTINGS.power_replicates})")  # fmt: skip
+    parser.add_argument("--effect", type=float, default=None,
+                        help="effect for 'seeds needed' in sd units (Cohen's d_z paired, d unpaired; "
+                        "default: the observed difference)")  # fmt: skip
     parser.add_argument("--tracking-uri", default=None,
                         help="MLflow tracking URI (default: $MLFLOW_TRACKING_URI, "
                         "else the sqlite store in the runs dir)")  # fmt: skip
@@ -56,8 +70,10 @@ def main(argv: list[str] | None = None) -> int:
         return int(exit_.code or 0)
     try:
         settings = ComparisonSettings(
-            alpha=args.alpha, n_resamples=args.bootstrap_resamples, bootstrap_seed=args.bootstrap_seed
-        )
+            alpha=args.alpha, n_resamples=args.bootstrap_resamples, bootstrap_seed=args.bootstrap_seed,
+            correction=args.correction, family=args.family, power_replicates=args.power_replicates,
+            effect=args.effect,
+        )  # fmt: skip
         outcome = compare_experiment(
             args.experiment, tracking_uri=args.tracking_uri, sweep_id=args.sweep_id, by=args.by,
             metrics=args.metrics, settings=settings, out=args.out, cascades=not args.no_cascades,
@@ -67,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
         return _fail(str(error).splitlines()[0])
     except ValidationError as error:
         return _fail(_one_line(error))
-    print(outcome.summary)
+    print(outcome.power if args.power else outcome.summary)
     return EXIT_OK
 
 
@@ -81,7 +97,7 @@ def _one_line(error: ValidationError) -> str:
     """The first validation problem, named by its command-line option (`bootstrap-resamples: ...`)."""
     first = error.errors()[0]
     field = ".".join(str(part) for part in first["loc"]).replace("n_resamples", "bootstrap-resamples")
-    return f"{field.replace('_', '-')}: {first['msg']}"
+    return f"--{field.replace('_', '-')}: {first['msg']}"
 
 
 if __name__ == "__main__":

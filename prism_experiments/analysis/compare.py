@@ -1,4 +1,4 @@
-"""The comparison itself: per metric, condition means with CIs, omnibus, pairwise tests, Holm, trends.
+"""The comparison itself: per metric, condition means with CIs, omnibus, pairwise tests, Holm/BH, trends, power.
 
 Pure: a tidy runs table in, tables of results out. Which tests run is decided by the
 `Design` (paired: Friedman + Wilcoxon + rank-biserial; unpaired: Kruskal-Wallis +
@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import combinations
+from typing import Literal
 
 import numpy as np
 import pandas as pd
@@ -18,14 +19,15 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from prism_experiments.analysis.conditions import numeric_levels
 from prism_experiments.analysis.design import Design
+from prism_experiments.analysis.power import DEFAULT_REPLICATES, POWER_COLUMNS, power_rows
 from prism_experiments.analysis.stats import (
     ConfidenceInterval,
     TestResult,
+    adjust_pvalues,
     bootstrap_difference_ci,
     bootstrap_mean_ci,
     cliffs_delta,
     friedman_test,
-    holm_adjust,
     kruskal_test,
     mann_whitney_test,
     matched_pairs_rank_biserial,
@@ -50,19 +52,38 @@ MIN_TREND_LEVELS = 3
 
 
 class ComparisonSettings(BaseModel):
-    """Significance level and bootstrap settings (BCa, percentile fallback; Efron 1987)."""
+    """Significance level, multiple-testing family, bootstrap (BCa, percentile fallback; Efron 1987) and power."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     alpha: float = Field(default=0.05, gt=0.0, lt=1.0)
     confidence: float = Field(default=0.95, gt=0.0, lt=1.0)
     n_resamples: int = Field(default=9999, ge=100)
+    #: seed of every bootstrap interval and of the power simulation
     bootstrap_seed: int = Field(default=0, ge=0)
+    #: holm: family-wise error (Holm 1979); bh: false discovery rate (Benjamini & Hochberg 1995)
+    correction: Literal["holm", "bh"] = "holm"
+    #: metric: one family per metric (its pairwise tests); report: every pairwise test of the report
+    family: Literal["metric", "report"] = "metric"
+    #: replicates of the power simulation per evaluated size or effect; 0 keeps only the normal figures
+    power_replicates: int = Field(default=DEFAULT_REPLICATES, ge=0)
+    #: effect for "seeds needed", in sd units (Cohen's d_z paired, d unpaired); None: the observed difference
+    effect: float | None = Field(default=None, gt=0.0)
+
+    @property
+    def adjusted_column(self) -> str:
+        """`p_holm` or `p_bh`: the results.csv column with the adjusted p-value."""
+        return f"p_{self.correction}"
+
+
+def pairwise_columns(settings: ComparisonSettings) -> list[str]:
+    """PAIRWISE_COLUMNS with the adjusted p column named after the correction."""
+    return [settings.adjusted_column if column == "p_holm" else column for column in PAIRWISE_COLUMNS]
 
 
 @dataclass(frozen=True)
 class Comparison:
-    """Result tables (columns: SUMMARY/PAIRWISE/OMNIBUS/TREND_COLUMNS) and the warnings met on the way."""
+    """Result tables (columns: SUMMARY/PAIRWISE/OMNIBUS/TREND/POWER_COLUMNS) and the warnings met on the way."""
 
     design: Design
     settings: ComparisonSettings
@@ -73,6 +94,7 @@ class Comparison:
     omnibus: pd.DataFrame
     trends: pd.DataFrame
     warnings: tuple[str, ...]
+    power: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=list(POWER_COLUMNS)))
 
 
 def compare_conditions(
@@ -96,33 +118,68 @@ def compare_conditions(
             rows, overall = paired_comparison(values, conditions, metric, settings)
         else:
             rows, overall = unpaired_comparison(values, conditions, metric, settings)
-        rows["p_holm"] = holm_adjust(rows["p_value"].to_numpy())
-        rows["significant"] = rows["p_holm"] < settings.alpha
         rows["design"] = "paired" if design.paired else "unpaired"
         pairwise.append(rows)
         omnibus.append(overall)
-    warnings.extend(power_warnings(design, conditions, settings.alpha))
+    pairwise = adjust_families(pairwise, settings)
+    family_sizes = [int(rows["p_value"].notna().sum()) for rows in pairwise]
+    if settings.family == "report":
+        family_sizes = [sum(family_sizes)] * len(family_sizes)
+    # per metric the family is the pairs (as before); over the report every test counts
+    report_size = family_sizes[0] if settings.family == "report" and family_sizes else None
+    warnings.extend(power_warnings(design, conditions, settings.alpha, settings.correction, report_size))
     trends = trend_tests(tidy, metrics, factor_keys, names or {key: key for key in factor_keys}, design.paired)
+    power = [
+        power_rows(tidy[["condition", "seed", metric]].rename(columns={metric: "value"}), conditions, metric,
+                   design.paired, settings.alpha / max(size, 1), settings.bootstrap_seed,
+                   settings.power_replicates, settings.effect)
+        for metric, size in zip(metrics, family_sizes, strict=True)
+    ]  # fmt: skip
     return Comparison(
         design=design,
         settings=settings,
         conditions=tuple(conditions),
         metrics=tuple(metrics),
         summary=pd.concat(summaries, ignore_index=True).reindex(columns=list(SUMMARY_COLUMNS)),
-        pairwise=pd.concat(pairwise, ignore_index=True).reindex(columns=list(PAIRWISE_COLUMNS)),
+        pairwise=pd.concat(pairwise, ignore_index=True).reindex(columns=pairwise_columns(settings)),
         omnibus=pd.DataFrame(omnibus).reindex(columns=list(OMNIBUS_COLUMNS)),
         trends=trends,
         warnings=tuple(warnings),
+        power=pd.concat(power, ignore_index=True).reindex(columns=list(POWER_COLUMNS)),
     )
 
 
-def smallest_holm_p(design: Design, conditions: Sequence[str]) -> float:
-    """Smallest Holm-adjusted p any pair can reach: m x the smallest exact two-sided p of the test.
+def adjust_families(tables: Sequence[pd.DataFrame], settings: ComparisonSettings) -> list[pd.DataFrame]:
+    """Each metric's pairwise table with its adjusted p and `significant`, adjusted per metric or over them all.
 
-    Wilcoxon on n pairs: 2 / 2^n; Mann-Whitney on groups of n_a and n_b: 2 / C(n_a + n_b, n_a)
-    (exact null distributions without ties, as scipy's exact methods use).
+    NaN p-values (pairs without a test) are not counted in any family.
     """
-    m = len(conditions) * (len(conditions) - 1) // 2
+    column = settings.adjusted_column
+    tables = [table.copy() for table in tables]
+    if settings.family == "metric":
+        for table in tables:
+            table[column] = adjust_pvalues(table["p_value"].to_numpy(), settings.correction)
+    else:
+        pooled = np.concatenate([table["p_value"].to_numpy(dtype=float) for table in tables]) if tables else []
+        adjusted = adjust_pvalues(pooled, settings.correction)
+        ends = np.cumsum([len(table) for table in tables])
+        for table, part in zip(tables, np.split(adjusted, ends[:-1]), strict=True):
+            table[column] = part
+    for table in tables:
+        table["significant"] = table[column] < settings.alpha
+    return tables
+
+
+def smallest_holm_p(design: Design, conditions: Sequence[str], correction: str = "holm",
+                    family_size: int | None = None) -> float:  # fmt: skip
+    """Smallest adjusted p any pair can reach: m x (Holm) or 1 x (BH, all m tests at the floor) the smallest p.
+
+    The smallest exact two-sided p: Wilcoxon on n pairs 2 / 2^n; Mann-Whitney on groups of n_a
+    and n_b 2 / C(n_a + n_b, n_a) (exact null distributions without ties, as scipy's exact
+    methods use). m is `family_size`, by default the number of pairs.
+    """
+    m = len(conditions) * (len(conditions) - 1) // 2 if family_size is None else family_size
+    m = m if correction == "holm" else 1
     if design.paired:
         smallest = 2.0 / 2.0 ** len(design.seeds)
     else:
@@ -131,13 +188,15 @@ def smallest_holm_p(design: Design, conditions: Sequence[str]) -> float:
     return min(1.0, m * smallest)
 
 
-def power_warnings(design: Design, conditions: Sequence[str], alpha: float) -> list[str]:
+def power_warnings(design: Design, conditions: Sequence[str], alpha: float, correction: str = "holm",
+                   family_size: int | None = None) -> list[str]:  # fmt: skip
     """Say so when no pair could reach significance whatever the data, because there are too few runs."""
-    floor = smallest_holm_p(design, conditions)
+    floor = smallest_holm_p(design, conditions, correction, family_size or None)
     if floor < alpha:
         return []
+    name = "Holm" if correction == "holm" else "BH"
     return [
-        f"too few runs for significance: the smallest Holm-adjusted p any pair can reach is {floor:.3g} "
+        f"too few runs for significance: the smallest {name}-adjusted p any pair can reach is {floor:.3g} "
         f"(>= alpha {alpha:g}); run more seeds"
     ]
 

@@ -22,6 +22,7 @@ from prism_experiments.analysis.report import (
     ReportContext,
     ReportFiles,
     console_summary,
+    power_console,
     safe_name,
     write_report,
 )
@@ -40,6 +41,7 @@ class ComparisonOutcome:
     analysis_run_id: str | None
     n_runs: int
     summary: str
+    power: str = ""
 
 
 def report_directory(out: Path | None, experiment: str, now: datetime) -> Path:
@@ -121,7 +123,7 @@ def compare_experiment(
             fail_analysis_run(client, analysis_run_id)
         raise
     summary = console_summary(context, comparison, len(run_ids), files)
-    return ComparisonOutcome(files, analysis_run_id, len(run_ids), summary)
+    return ComparisonOutcome(files, analysis_run_id, len(run_ids), summary, power_console(comparison))
 
 
 def _compare_cascades(client: MlflowClient, selection: Selection) -> tuple[CascadeComparison, list[str]]:
@@ -142,6 +144,10 @@ def _analysis_params(experiment: str, sweep_id: str | None, selection: Selection
         "metrics": ",".join(selection.metrics),
         "design": "paired" if design.paired else "unpaired",
         "alpha": str(settings.alpha),
+        "correction": settings.correction,
+        "family": settings.family,
+        "power_replicates": str(settings.power_replicates),
+        "power_effect": "observed" if settings.effect is None else str(settings.effect),
         "bootstrap_resamples": str(settings.n_resamples),
         "bootstrap_seed": str(settings.bootstrap_seed),
         "report_dir": str(directory),

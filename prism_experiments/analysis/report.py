@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from prism_experiments.analysis.compare import Comparison
+from prism_experiments.analysis.compare import Comparison, ComparisonSettings
+from prism_experiments.analysis.power import MAX_SEEDS, MDE_POWER, TARGET_POWERS
 from prism_experiments.analysis.figures import ccdf_figure, metric_figure
 
 FIGURES_DIR = "figures"
@@ -81,8 +82,8 @@ def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> 
     return "\n".join(lines)
 
 
-def reading(row: pd.Series, confidence: float) -> str:
-    """One plain-English sentence for a significant pairwise result."""
+def reading(row: pd.Series, confidence: float, adjusted: str = "p_holm") -> str:
+    """One plain-English sentence for a significant pairwise result (`adjusted`: the adjusted p column)."""
     difference = float(row["difference"])
     direction = "higher than" if difference > 0 else "lower than" if difference < 0 else "different from"
     effect = "r" if row["effect_size_name"] == "rank-biserial r" else "Cliff's delta"
@@ -90,14 +91,24 @@ def reading(row: pd.Series, confidence: float) -> str:
     return (
         f"{row['metric']}: {row['condition_a']} is {direction} {row['condition_b']} by "
         f"{format_number(abs(difference))} ({confidence:.0%} CI {format_number(row['diff_ci_low'])} to "
-        f"{format_number(row['diff_ci_high'])}; {test} p_holm = {format_p(row['p_holm'])}, "
+        f"{format_number(row['diff_ci_high'])}; {test} {adjusted} = {format_p(row[adjusted])}, "
         f"{effect} = {row['effect_size']:.2f})"
     )
 
 
 def significant_readings(comparison: Comparison) -> list[str]:
     significant = comparison.pairwise.loc[comparison.pairwise["significant"].astype(bool)]
-    return [reading(row, comparison.settings.confidence) for _, row in significant.iterrows()]
+    adjusted = comparison.settings.adjusted_column
+    return [reading(row, comparison.settings.confidence, adjusted) for _, row in significant.iterrows()]
+
+
+def correction_text(settings: ComparisonSettings) -> str:
+    """The multiple-comparisons line of the design section."""
+    method = "Holm (1979)" if settings.correction == "holm" else "Benjamini-Hochberg (1995, false discovery rate)"
+    family = ("the pairwise tests of each metric (not across metrics)" if settings.family == "metric"
+              else "every pairwise test in this report (all metrics together)")  # fmt: skip
+    return (f"- Multiple comparisons: {method} over {family}; "
+            f"significant means {settings.adjusted_column} < {settings.alpha:g}.")  # fmt: skip
 
 
 def design_section(comparison: Comparison) -> list[str]:
@@ -116,8 +127,7 @@ def design_section(comparison: Comparison) -> list[str]:
         f"- Omnibus: {omnibus}.",
         f"- Pairwise: two-sided {design.pairwise_test}; effect size {design.effect_size} "
         + ("(Kerby 2014)." if design.paired else "(Cliff 1993)."),
-        "- Multiple comparisons: Holm (1979) over the pairwise tests of each metric (not across metrics); "
-        f"significant means p_holm < {settings.alpha:g}.",
+        correction_text(settings),
         f"- Confidence intervals: {settings.confidence:.0%} bootstrap (scipy.stats.bootstrap, BCa, percentile "
         f"where BCa is undefined; {settings.n_resamples} resamples, seed {settings.bootstrap_seed}) of each "
         "condition mean and of each difference"
@@ -191,17 +201,22 @@ def metric_section(comparison: Comparison, metric: str, figure: str) -> list[str
     pairs = comparison.pairwise.loc[comparison.pairwise["metric"] == metric]
     effect = "r" if comparison.design.paired else "Cliff's δ"
     tests = f"{len(pairs)} test" + ("s" if len(pairs) != 1 else "")
-    lines += ["", f"Pairwise ({comparison.design.pairwise_test}, Holm over {tests}):", ""]
+    adjusted = settings.adjusted_column
+    method = "Holm" if settings.correction == "holm" else "BH"
+    over = f"{method} over {tests}"
+    if settings.family == "report":
+        over = f"{method} over all {len(comparison.pairwise)} tests of the report"
+    lines += ["", f"Pairwise ({comparison.design.pairwise_test}, {over}):", ""]
     lines.append(
         markdown_table(
-            ["A", "B", "n", "mean A − B", ci_header, "statistic", "p", "p_holm", effect, "note"],
+            ["A", "B", "n", "mean A − B", ci_header, "statistic", "p", adjusted, effect, "note"],
             [
                 [row.condition_a, row.condition_b,
                  row.n_pairs if comparison.design.paired else f"{row.n_a}/{row.n_b}",
                  format_number(row.difference),
                  f"{format_number(row.diff_ci_low)} to {format_number(row.diff_ci_high)}",
                  format_number(row.statistic), format_p(row.p_value),
-                 format_p(row.p_holm) + (" *" if row.significant else ""),
+                 format_p(getattr(row, adjusted)) + (" *" if row.significant else ""),
                  format_number(row.effect_size), row.note or ""]
                 for row in pairs.itertuples(index=False)
             ],  # fmt: skip
@@ -275,7 +290,7 @@ def render_markdown(
         "",
         *([f"- {warning}" for warning in warnings] or ["- None."]),
         "",
-        f"## Significant results (p_holm < {comparison.settings.alpha:g})",
+        f"## Significant results ({comparison.settings.adjusted_column} < {comparison.settings.alpha:g})",
         "",
         *([f"- {line}" for line in readings] or ["- None of the pairwise differences is significant."]),
         "",
@@ -285,7 +300,61 @@ def render_markdown(
     for metric in comparison.metrics:
         lines += metric_section(comparison, metric, figures[metric])
     lines += cascade_section(cascades, comparison.settings.alpha)
+    lines += power_section(comparison)
     return "\n".join(lines)
+
+
+def format_seeds(value: float) -> str:
+    """Seeds needed: an integer, `> cap` when not reached, `–` when undefined."""
+    if value is None or math.isnan(value):
+        return "–"
+    return f"> {MAX_SEEDS}" if math.isinf(value) and value > 0 else f"{value:.0f}" if math.isfinite(value) else "∞"
+
+
+def power_table_rows(power: pd.DataFrame) -> list[list[object]]:
+    """The rows of the power table shown in report.md and by `prism-compare --power`."""
+    return [
+        [row.metric, row.condition_a, row.condition_b, format_number(row.difference), format_number(row.effect),
+         f"{row.power_now_sim:.2f}" if not math.isnan(row.power_now_sim) else "–",
+         format_number(row.mde_sim), format_number(row.mde_normal),
+         *[f"{format_seeds(getattr(row, f'seeds_{p}_sim'))} ({format_seeds(getattr(row, f'seeds_{p}_rank'))})"
+           for p in (round(t * 100) for t in TARGET_POWERS)],
+         row.note or ""]
+        for row in power.itertuples(index=False)
+    ]  # fmt: skip
+
+
+POWER_HEADERS = ("metric", "A", "B", "A − B", "effect", "power now", f"MDE ({MDE_POWER:.0%}) sim", "MDE normal",
+                 *[f"seeds for {t:.0%} sim (normal/ARE)" for t in TARGET_POWERS], "note")  # fmt: skip
+
+
+def power_console(comparison: Comparison) -> str:
+    """`prism-compare --power`: the power table alone, as Markdown."""
+    return "\n".join(power_section(comparison)[2:]).rstrip() or "no power figures (no pairs to compare)"
+
+
+def power_section(comparison: Comparison) -> list[str]:
+    """Minimum detectable effects and seeds needed per metric and pair (power.csv)."""
+    power, settings = comparison.power, comparison.settings
+    if power.empty:
+        return []
+    unit = "pairs of runs (seeds)" if comparison.design.paired else "runs per condition"
+    effect = ("the observed difference A − B" if settings.effect is None
+              else f"{settings.effect:g} sd (Cohen's {'d_z' if comparison.design.paired else 'd'})")  # fmt: skip
+    alpha_test = power["alpha_test"].iloc[0]
+    return [
+        "## Power",
+        "",
+        f"Per test at alpha {alpha_test:.3g} (alpha / the {settings.correction} family size, conservative for "
+        f"the step-wise correction). **MDE**: the smallest |A − B| detected with power {MDE_POWER:g} at the "
+        f"current {unit}. **Seeds**: {unit} needed to detect {effect}; simulated (in brackets: the normal "
+        f"approximation divided by the rank test's efficiency 3/π). Simulation: {settings.power_replicates} "
+        "smoothed-bootstrap resamples of the pilot residuals, shifted by the effect, through the report's own "
+        f"test; `> {MAX_SEEDS}`: not reached within {MAX_SEEDS}. All figures in `power.csv`.",
+        "",
+        markdown_table(POWER_HEADERS, power_table_rows(power)),
+        "",
+    ]
 
 
 def write_report(
@@ -316,6 +385,7 @@ def write_report(
         "conditions.csv": comparison.summary,
         "omnibus.csv": comparison.omnibus,
         "trends.csv": comparison.trends,
+        "power.csv": comparison.power,
         "runs.csv": tidy.reindex(columns=["run_id", "seed", "sweep_id", "condition", *comparison.metrics]),
         "excluded_runs.csv": context.excluded,
     }
@@ -351,7 +421,9 @@ def console_summary(context: ReportContext, comparison: Comparison, n_runs: int,
             if len(context.excluded) > CONSOLE_EXCLUDED_LINES
             else ""
         ),
-        f"significant after Holm (alpha {comparison.settings.alpha:g}): {len(readings)} of {len(comparison.pairwise)}",
+        f"significant after {'Holm' if comparison.settings.correction == 'holm' else 'BH'}"
+        + (" over the whole report" if comparison.settings.family == "report" else "")
+        + f" (alpha {comparison.settings.alpha:g}): {len(readings)} of {len(comparison.pairwise)}",
         *[f"  {line}" for line in readings],
         f"warnings: {n_warnings} (listed in the report)",
         f"report: {files.report}",

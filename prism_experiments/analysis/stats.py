@@ -1,4 +1,4 @@
-"""Pure statistical functions on plain arrays: rank tests, effect sizes, Holm, bootstrap CIs.
+"""Pure statistical functions on plain arrays: rank tests, effect sizes, Holm and BH, bootstrap CIs.
 
 Every p-value comes from `scipy.stats` called with its defaults unless stated; the
 functions here add the edge cases a sweep produces (constant metrics, all-zero paired
@@ -73,6 +73,27 @@ def holm_adjust(pvalues: ArrayLike) -> FloatArray:
     scaled = (m - np.arange(m)) * p[order]
     adjusted[order] = np.minimum(np.maximum.accumulate(scaled), 1.0)
     return adjusted
+
+
+def bh_adjust(pvalues: ArrayLike) -> FloatArray:
+    """Benjamini-Hochberg (1995) adjusted p-values (`scipy.stats.false_discovery_control`); NaN stays NaN."""
+    p = np.asarray(pvalues, dtype=float).ravel()
+    adjusted = np.full(p.shape, np.nan)
+    valid = ~np.isnan(p)
+    if valid.any():
+        adjusted[valid] = stats.false_discovery_control(p[valid], method="bh")
+    return adjusted
+
+
+#: --correction: the adjustment of the pairwise p-values within each family of tests
+CORRECTIONS = {"holm": holm_adjust, "bh": bh_adjust}
+
+
+def adjust_pvalues(pvalues: ArrayLike, correction: str) -> FloatArray:
+    """Holm (1979, family-wise error) or Benjamini-Hochberg (1995, false discovery rate) adjusted p-values."""
+    if correction not in CORRECTIONS:
+        raise ValueError(f"correction: {correction!r} is not one of {', '.join(CORRECTIONS)}")
+    return CORRECTIONS[correction](pvalues)
 
 
 def matched_pairs_rank_biserial(x: ArrayLike, y: ArrayLike) -> float:

@@ -25,7 +25,12 @@ from prism_experiments.paths import artifact_root, sqlite_tracking_uri
 from prism_experiments.simulation import build_world
 
 SECTION = 4
-PRESETS: dict[str, tuple[str, ...]] = {"default": (), "large": ("experiment=large",)}
+PRESETS: dict[str, tuple[str, ...]] = {
+    "default": (),
+    "large": ("experiment=large",),
+    # the default world ranked by the engagement mode's learned predictor: what the feedback loop costs
+    "engagement_learned": ("ranking=engagement", "ranking.predictor=learned"),
+}
 WALL_TARGETS = {"default": Target(op="<=", threshold=30.0), "large": Target(op="<=", threshold=900.0)}
 RSS_TARGETS = {"large": Target(op="<=", threshold=8.0)}
 ENGINE_TIMINGS = ("world_s", "index_s", "rank_s", "decide_s", "index_new_s", "total_s", "simulate_s", "log_s")
@@ -85,7 +90,7 @@ def run_preset(ctx: BenchContext, name: str, rerun: bool) -> list[Figure]:
                note="starting-corpus texts a first-ever run would embed on top (0 once cached)"),
         figure(SECTION, f"sim.{name}.warmup_s", warm_s, "s"),
     ]
-    figures += timed_run(ctx, overrides, work, "first", f"sim.{name}", WALL_TARGETS[name], RSS_TARGETS.get(name),
+    figures += timed_run(ctx, overrides, work, "first", f"sim.{name}", WALL_TARGETS.get(name), RSS_TARGETS.get(name),
                          note=f"corpus cached, new posts embedded during the run ({size})")
     if rerun:
         figures += timed_run(ctx, [*overrides, "+force=true"], work, "rerun", f"sim.{name}.rerun",
@@ -96,6 +101,12 @@ def run_preset(ctx: BenchContext, name: str, rerun: bool) -> list[Figure]:
 
 def simulation_section(ctx: BenchContext) -> list[Figure]:
     figures = run_preset(ctx, "default", rerun=True)
+    learned = run_preset(ctx, "engagement_learned", rerun=False)
+    values = {f.name: f.value for f in figures + learned}
+    default_rank, learned_rank = values.get("sim.default.rank_s"), values.get("sim.engagement_learned.rank_s")
+    figures += learned + [figure(
+        SECTION, "sim.engagement_learned.rank_s_vs_x_algo", learned_rank / default_rank
+        if default_rank and learned_rank else None, "x", note="ranking time of engagement (learned) / x_algo")]
     if ctx.include_large:
         figures += run_preset(ctx, "large", rerun=False)
     return figures

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 from omegaconf import DictConfig, OmegaConf
+from omegaconf.errors import InterpolationResolutionError
 
-from prism_experiments.config import ExperimentConfig
+from prism_experiments.config import ConfigError, ExperimentConfig
+from prism_experiments.harness.resolvers import register_resolvers
+
+register_resolvers()  # before any config that uses them is resolved, in the driver and in every worker
 
 
 def experiment_config(cfg: DictConfig) -> ExperimentConfig:
@@ -12,6 +16,9 @@ def experiment_config(cfg: DictConfig) -> ExperimentConfig:
     data = OmegaConf.to_container(cfg, resolve=False)
     assert isinstance(data, dict)
     data.pop("hydra", None)  # hydra.* interpolations only resolve inside a running job
-    resolved = OmegaConf.to_container(OmegaConf.create(data), resolve=True)
+    try:
+        resolved = OmegaConf.to_container(OmegaConf.create(data), resolve=True)
+    except InterpolationResolutionError as exc:
+        raise ConfigError(f"config error: {str(exc).splitlines()[0]}") from None
     assert isinstance(resolved, dict)
     return ExperimentConfig.from_mapping(resolved)

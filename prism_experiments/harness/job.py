@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
+
 from prism_experiments.config import ExperimentConfig
 from prism_experiments.harness.context import SweepContext
 from prism_experiments.metrics import step_series, summarize
@@ -170,6 +172,8 @@ def run_job(cfg: ExperimentConfig, overrides: Sequence[str] = (), sweep: SweepCo
         simulated = time.perf_counter() - started
         summary = summarize(result)
         series = step_series(result)
+        if result.ranker_series:
+            series = series.join(pd.DataFrame(result.ranker_series).rename_axis(series.index.name), how="left")
         logging_started = time.perf_counter()
         cfg.paths.runs_dir.mkdir(parents=True, exist_ok=True)
         work_dir = tempfile.mkdtemp(prefix=f"artifacts-{run_id}-", dir=cfg.paths.runs_dir)

@@ -19,6 +19,7 @@ from prism_experiments.ranking.mode_config import ModeConfig
 
 if TYPE_CHECKING:
     from prism_experiments.agents import SocialAgent
+    from prism_experiments.ranking.feedback import ServedFeedback
     from prism_experiments.network import SocialGraph
 
 
@@ -32,6 +33,7 @@ class AgentView:
     following: frozenset[str]
     excluded_rows: np.ndarray  # sorted: its own posts and whatever the caller excluded
     reshared: dict[int, str]  # row -> followee who reshared it
+    agent: "SocialAgent"  # read-only: a mode that models the agent (engagement's oracle) reads it
 
 
 def in_sorted(values: np.ndarray, sorted_array: np.ndarray) -> np.ndarray:
@@ -87,6 +89,13 @@ class Ranker(ABC, Generic[ConfigT]):
     def _rank_views(self, views: list[AgentView], now: datetime) -> list[list[RankedCandidate]]:
         """Rank every agent's view."""
 
+    def observe(self, feedback: "ServedFeedback") -> None:
+        """What the agents did with the step's feeds. Most modes ignore it; a learning mode trains on it."""
+
+    def step_metrics(self) -> dict[str, dict[int, float]]:
+        """Per-step figures the mode wants logged (name -> step -> value); none by default."""
+        return {}
+
     # ---------------------------------------------------------------- shared steps
     def _view(self, agent: "SocialAgent", exclude: Iterable[str]) -> AgentView:
         following = frozenset(self.graph.following(agent.id))
@@ -101,6 +110,7 @@ class Ranker(ABC, Generic[ConfigT]):
             following=following,
             excluded_rows=rows,
             reshared=self.reshares.reshared_by(following) if len(self.reshares) else {},
+            agent=agent,
         )
 
     def similarities(self, view: AgentView, rows: np.ndarray) -> np.ndarray:

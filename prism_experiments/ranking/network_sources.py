@@ -3,16 +3,33 @@
 from __future__ import annotations
 
 from abc import ABC
+from dataclasses import dataclass
 from datetime import datetime
 from typing import TypeVar
 
 import numpy as np
 
 from prism_experiments.ranking.base import AgentView, Ranker
+from prism_experiments.ranking.candidate import IN_NETWORK, IN_NETWORK_RESHARE, OUT_OF_NETWORK
 from prism_experiments.ranking.mode_config import CandidateSourcingConfig
 from prism_experiments.ranking.sourcing import nearest_visible, top_k
 
 SourcingT = TypeVar("SourcingT", bound=CandidateSourcingConfig)
+
+
+@dataclass(frozen=True)
+class CandidatePool:
+    """One agent's candidates before scoring: rows, similarity, out-of-network flags, resharer (or None)."""
+
+    rows: np.ndarray
+    similarity: np.ndarray
+    is_oon: np.ndarray
+    via: list[str | None]
+
+    def sources(self, order: np.ndarray) -> list[str]:
+        """The source label of each candidate in `order`."""
+        return [OUT_OF_NETWORK if self.is_oon[i] else (IN_NETWORK_RESHARE if self.via[i] else IN_NETWORK)
+                for i in order]
 
 
 class NetworkSourcedRanker(Ranker[SourcingT], ABC):
@@ -49,3 +66,15 @@ class NetworkSourcedRanker(Ranker[SourcingT], ABC):
 
         queries = np.stack([view.interest_vector for view in views])
         return nearest_visible(self.retriever, queries, limit, keep, first_fetch=2 * limit)
+
+    def candidate_pool(self, view: AgentView, now: datetime, oon: tuple[np.ndarray, np.ndarray]) -> CandidatePool:
+        """Both sources of one agent: in-network first, then the out-of-network posts not already in."""
+        inn_rows, inn_scores, inn_via = self.in_network_candidates(view, now)
+        oon_rows, oon_scores = oon
+        fresh = ~np.isin(oon_rows, inn_rows)  # a post from both sources counts once, as in-network
+        return CandidatePool(
+            rows=np.concatenate([inn_rows, oon_rows[fresh]]),
+            similarity=np.concatenate([inn_scores, oon_scores[fresh]]),
+            is_oon=np.concatenate([np.zeros(len(inn_rows), bool), np.ones(int(fresh.sum()), bool)]),
+            via=inn_via + [None] * int(fresh.sum()),
+        )

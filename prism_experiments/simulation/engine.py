@@ -22,6 +22,7 @@ from prism_experiments.embeddings import Embedder
 from prism_experiments.network import DictSocialGraph
 from prism_experiments.rag import FeedRetriever, format_feed_for_prompt
 from prism_experiments.ranking import RankedCandidate, Ranker, RankerContext, ReshareLog, build_ranker
+from prism_experiments.ranking.feedback import ServedFeedback
 from prism_experiments.simulation.deciders import Decider, StepActions, build_decider
 from prism_experiments.simulation.decisions import Impressions
 from prism_experiments.simulation.result import SimulationResult
@@ -139,6 +140,8 @@ class _Engine:
         actions = self.decider.decide_step(step, now, active, feeds, impressions)
         decided = actions.decisions
         liked, reshared, replied, follows = decided.liked, decided.reshared, decided.replied, decided.follows
+        self.ranker.observe(ServedFeedback(step, [self.agents[a].id for a in agent_idx], rows, impressions.positions,
+                                           liked, reshared, replied, follows))
 
         counts: dict[int, int] = {}
         replies: list[Post] = []
@@ -281,6 +284,7 @@ class _Engine:
             final_graph_edges=self.graph.edges(),
             rendered_feeds=self.rendered,
             ranker_debug=list(getattr(self.ranker, "debug_records", lambda: [])()),
+            ranker_series=self.ranker.step_metrics(),
             timings=dict(self.timings),
             decider_stats=self.decider.stats()[0] if self.decider is not None else {},
             decider_series=self.decider.stats()[1] if self.decider is not None else [],

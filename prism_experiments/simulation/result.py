@@ -17,6 +17,8 @@ class SimulationResult(EventLog):
     final_graph_edges: list[tuple[str, str]] = field(default_factory=list)
     rendered_feeds: dict[str, str] = field(default_factory=dict)
     ranker_debug: list[dict[str, Any]] = field(default_factory=list)
+    #: per-step figures of the ranker (name -> step -> value), e.g. a learned predictor's AUC
+    ranker_series: dict[str, dict[int, float]] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
     #: LLM decision figures of the run (calls, tokens, cache hits, malformed answers); empty for rules
     decider_stats: dict[str, float] = field(default_factory=dict)

@@ -17,6 +17,9 @@ RESULT_NEUTRAL_KEYS: frozenset[str] = frozenset({"force", "simulation.show_progr
 #: Keys that change results but tell runs apart within a condition (the seed is the unit runs are
 #: paired on; the experiment name is shared by every compared run): never a condition.
 RUN_IDENTITY_KEYS: frozenset[str] = frozenset({"seed", "experiment_name"})
+#: Keys added after runs were stored: left out of params and hash while unset (None), so older runs keep
+#: their hash (a sweep still skips them) and a comparison does not split old from new runs on them.
+OMITTED_WHEN_UNSET: frozenset[str] = frozenset({"arm"})
 
 
 def is_result_neutral(key: str) -> bool:
@@ -47,12 +50,17 @@ def param_value(value: Any) -> str:
     return text if len(text) <= MAX_PARAM_LENGTH else LONG_VALUE
 
 
+def _set_keys(config: Mapping[str, Any]) -> dict[str, Any]:
+    """The flattened config without the OMITTED_WHEN_UNSET keys that are None."""
+    return {key: value for key, value in flatten(config).items() if not (key in OMITTED_WHEN_UNSET and value is None)}
+
+
 def to_params(config: Mapping[str, Any]) -> dict[str, str]:
     """The flattened resolved config as MLflow params (dotted keys)."""
-    return {key: param_value(value) for key, value in flatten(config).items()}
+    return {key: param_value(value) for key, value in _set_keys(config).items()}
 
 
 def config_hash(config: Mapping[str, Any]) -> str:
     """First 16 hex digits of the sha256 of the result-determining config (key order does not matter)."""
-    kept = {key: value for key, value in flatten(config).items() if not is_result_neutral(key)}
+    kept = {key: value for key, value in _set_keys(config).items() if not is_result_neutral(key)}
     return hashlib.sha256(json.dumps(kept, sort_keys=True, default=str).encode("utf-8")).hexdigest()[:16]

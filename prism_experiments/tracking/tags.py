@@ -28,10 +28,16 @@ TIMING_TAG_PREFIX = "prism.timing."
 #: MLflow's own parent-run tag (mlflow/utils/mlflow_tags.py, MLFLOW_PARENT_RUN_ID).
 PARENT_RUN_TAG = "mlflow.parentRunId"
 
+#: Calibration (prism_experiments/calibration): the target set, and a trial's number in its Optuna study.
+TARGETS_TAG = "prism.targets"
+TRIAL_TAG = "prism.trial"
+
 #: Values of KIND_TAG.
 SIMULATION_KIND = "simulation"
 SWEEP_KIND = "sweep"
 ANALYSIS_KIND = "analysis"
+CALIBRATION_KIND = "calibration"
+CALIBRATION_TRIAL_KIND = "calibration_trial"
 
 
 def tag_equals(tag: str, value: str) -> str:

@@ -15,7 +15,7 @@ import numpy as np
 from pydantic import Field
 
 from prism_experiments.ranking.base import AgentView
-from prism_experiments.ranking.candidate import IN_NETWORK, IN_NETWORK_RESHARE, OUT_OF_NETWORK, RankedCandidate
+from prism_experiments.ranking.candidate import RankedCandidate
 from prism_experiments.ranking.mode_config import CandidateSourcingConfig
 from prism_experiments.ranking.network_sources import NetworkSourcedRanker
 from prism_experiments.ranking.registry import register_mode
@@ -50,13 +50,8 @@ class XAlgorithmRanker(NetworkSourcedRanker[XAlgoConfig]):
         return [self._rank_one(view, now, oon) for view, oon in zip(views, out_of_network)]
 
     def _rank_one(self, view: AgentView, now: datetime, oon: tuple[np.ndarray, np.ndarray]) -> list[RankedCandidate]:
-        inn_rows, inn_scores, inn_via = self.in_network_candidates(view, now)
-        oon_rows, oon_scores = oon
-        fresh = ~np.isin(oon_rows, inn_rows)  # a post from both sources counts once, as in-network
-        rows = np.concatenate([inn_rows, oon_rows[fresh]])
-        base = np.concatenate([inn_scores, oon_scores[fresh]])
-        is_oon = np.concatenate([np.zeros(len(inn_rows), bool), np.ones(int(fresh.sum()), bool)])
-        via = inn_via + [None] * int(fresh.sum())
+        pool = self.candidate_pool(view, now, oon)
+        rows, base, is_oon = pool.rows, pool.similarity, pool.is_oon
         posts = self.retriever.posts
         is_reply = np.array([posts[r].parent_id is not None for r in rows], dtype=bool)
         cfg = self.config
@@ -67,12 +62,9 @@ class XAlgorithmRanker(NetworkSourcedRanker[XAlgoConfig]):
             formula=cfg.author_diversity_formula,
         )
         order = descending_order(final, rows)[: self.feed_size]
-        sources = [
-            OUT_OF_NETWORK if is_oon[i] else (IN_NETWORK_RESHARE if via[i] else IN_NETWORK) for i in order
-        ]
         parts = {"similarity": base} | parts
         return self.candidates(
-            view, rows[order], base[order], final[order], sources,
+            view, rows[order], base[order], final[order], pool.sources(order),
             {name: values[order] for name, values in parts.items()},
-            in_network=~is_oon[order], via=[via[i] for i in order],
+            in_network=~is_oon[order], via=[pool.via[i] for i in order],
         )
