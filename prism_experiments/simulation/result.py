@@ -20,3 +20,7 @@ class SimulationResult(EventLog):
     #: per-step figures of the ranker (name -> step -> value), e.g. a learned predictor's AUC
     ranker_series: dict[str, dict[int, float]] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
+    #: LLM decision figures of the run (calls, tokens, cache hits, malformed answers); empty for rules
+    decider_stats: dict[str, float] = field(default_factory=dict)
+    #: the same figures per step
+    decider_series: list[dict[str, float]] = field(default_factory=list)

@@ -25,6 +25,7 @@ class Stream(IntEnum):
     AUTHORING = 6
     RANKER = 7
     TEXT = 8
+    DECIDER = 9
 
 
 #: Slots of the behaviour stream for feed position i: BEHAVIOUR_SLOTS * i + offset.

@@ -1,0 +1,65 @@
+"""An OpenAI-compatible chat-completions server (vLLM, llama.cpp server, transformers serve, OpenAI itself).
+
+The answer is constrained with the server's `response_format` JSON-schema support; the `openai` client
+retries timeouts, refused connections and 5xx with exponential backoff, `max_retries` times. The key is
+read from the environment variable `api_key_env` and never logged or stored.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+
+from prism_experiments.agents import LLMConfig
+from prism_experiments.llm.chat import ChatRequest, ChatResponse, LLMUnavailable
+
+
+class OpenAIChatModel:
+    """Requests go out `concurrency` at a time; the identity is the server-reported model id."""
+
+    def __init__(self, cfg: LLMConfig) -> None:
+        import openai
+
+        if not cfg.base_url:
+            raise LLMUnavailable("agents.llm.base_url: required with agents.llm.backend=openai")
+        self.cfg = cfg
+        self._errors = (openai.APIConnectionError, openai.APITimeoutError, openai.APIStatusError)
+        # a local server needs no key; the client insists on a non-empty one
+        self.client = openai.OpenAI(base_url=cfg.base_url, api_key=os.environ.get(cfg.api_key_env) or "none",
+                                    timeout=cfg.timeout_s, max_retries=cfg.max_retries)
+        try:
+            served = {m.id: m for m in self.client.models.list()}
+        except self._errors as exc:
+            raise LLMUnavailable(f"LLM server {cfg.base_url} unreachable: {type(exc).__name__}") from None
+        if cfg.model not in served:
+            raise LLMUnavailable(f"agents.llm.model: {cfg.model!r} is not served by {cfg.base_url}; "
+                                 f"served: {', '.join(sorted(served)) or 'none'}")
+        created = getattr(served[cfg.model], "created", "")
+        self.identity = f"openai:{cfg.model}:{created}"
+
+    def complete_many(self, requests: Sequence[ChatRequest]) -> list[ChatResponse]:
+        """Answers in request order; a request that still fails after the retries raises LLMUnavailable."""
+        with ThreadPoolExecutor(max_workers=self.cfg.concurrency) as pool:
+            return list(pool.map(self._complete, requests))
+
+    def _complete(self, request: ChatRequest) -> ChatResponse:
+        started = time.perf_counter()
+        try:
+            answer = self.client.chat.completions.create(
+                model=self.cfg.model, messages=list(request.messages),  # type: ignore[arg-type]
+                max_tokens=request.max_new_tokens, temperature=request.temperature, seed=request.seed,
+                response_format={"type": "json_schema",
+                                 "json_schema": {"name": "feed_actions", "schema": request.schema, "strict": True}},
+            )
+        except self._errors as exc:
+            status = getattr(exc, "status_code", None)
+            raise LLMUnavailable(f"LLM server {self.cfg.base_url} failed ({type(exc).__name__}"
+                                 f"{f', HTTP {status}' if status else ''}; timeouts, refused connections and 5xx "
+                                 f"are retried {self.cfg.max_retries} times)") from None
+        usage = answer.usage
+        return ChatResponse(text=answer.choices[0].message.content or "",
+                            input_tokens=usage.prompt_tokens if usage else 0,
+                            output_tokens=usage.completion_tokens if usage else 0,
+                            latency_s=time.perf_counter() - started)
