@@ -10,16 +10,20 @@ from __future__ import annotations
 import socket
 import subprocess
 import sys
+import threading
 import time
+import urllib.error
 import urllib.request
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from prism_experiments.agents import LLMConfig
 from prism_experiments.config import ExperimentConfig
 from prism_experiments.llm import ChatRequest, LLMUnavailable, action_schema, parse_actions
-from prism_experiments.llm.http import OpenAIChatModel
+from prism_experiments.llm.http import OpenAIChatModel, server_identity
 from prism_experiments.simulation import run_simulation
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -80,3 +84,85 @@ def test_the_http_backend_gets_a_valid_answer_and_retries_a_503(server: str) -> 
     actions = parse_actions(answer.text, 2, 40)
     assert answer.input_tokens > 0 and answer.output_tokens > 0
     assert set(actions.like) <= {1, 2}
+
+
+def test_the_identity_keys_on_the_served_name_and_root_never_on_created() -> None:
+    vllm_card = SimpleNamespace(id="qwen", created=1700000000, root="/models/Qwen2.5-7B-Instruct")
+    later = SimpleNamespace(id="qwen", created=1700000999, root="/models/Qwen2.5-7B-Instruct")
+    assert server_identity("qwen", vllm_card) == server_identity("qwen", later) == "openai:qwen:/models/Qwen2.5-7B-Instruct"
+    assert server_identity("qwen", SimpleNamespace(id="qwen", created=5)) == "openai:qwen"
+    other_weights = SimpleNamespace(id="qwen", root="/models/Qwen2.5-14B-Instruct")
+    assert server_identity("qwen", other_weights) != server_identity("qwen", vllm_card)
+
+
+class DyingProxy(ThreadingHTTPServer):
+    """Forwards to a real server; after `answers` chat completions it stops listening (a server that died)."""
+
+    daemon_threads = True
+
+    def __init__(self, upstream: str, answers: int) -> None:
+        self.upstream, self.answers_left = upstream, answers
+        super().__init__(("127.0.0.1", 0), _ForwardingHandler)
+        self.thread = threading.Thread(target=self.serve_forever, daemon=True)
+        self.thread.start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}/v1"
+
+
+class _ForwardingHandler(BaseHTTPRequestHandler):
+    server: DyingProxy
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+    def _forward(self, body: bytes | None) -> None:
+        request = urllib.request.Request(self.server.upstream.removesuffix("/v1") + self.path, data=body,
+                                         method=self.command, headers={"Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(request, timeout=600) as answer:
+                status, payload = answer.status, answer.read()
+        except urllib.error.HTTPError as error:
+            status, payload = error.code, error.read()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+        if self.path.endswith("/chat/completions") and status == 200:
+            self.server.answers_left -= 1
+            if self.server.answers_left <= 0:  # die: nothing listens on this port any more
+                threading.Thread(target=lambda: (self.server.shutdown(), self.server.server_close())).start()
+
+    def do_GET(self) -> None:  # noqa: N802
+        self._forward(None)
+
+    def do_POST(self) -> None:  # noqa: N802
+        self._forward(self.rfile.read(int(self.headers["Content-Length"])))
+
+
+def test_a_server_dying_mid_run_fails_it_and_the_rerun_asks_only_what_was_not_answered(
+        server: str, tmp_path: Path, session_cache_dir: Path) -> None:
+    def config(url: str) -> ExperimentConfig:
+        return ExperimentConfig.from_mapping({
+            "seed": 0, "corpus": {"n_posts": 30, "span_hours": 12},
+            "agents": {"n_agents": 3, "activity_median": 0.9, "activity_min": 0.9, "decider": "llm",
+                       "llm": {"backend": "openai", "base_url": url, "model": "smollm2-135m-instruct",
+                               "max_new_tokens": 96, "max_text_chars": 60, "concurrency": 1, "max_retries": 1,
+                               "timeout_s": 300, "cache_dir": str(tmp_path / "llm-cache")}},
+            "network": {"mean_out_degree": 2}, "rag": {"feed_size": 3, "cache_dir": str(session_cache_dir)},
+            "ranking": {"mode": "preference"},
+            "simulation": {"n_steps": 2, "show_progress": False, "render_agents": 0},
+            "paths": {"runs_dir": str(tmp_path / "runs")}})
+
+    proxy = DyingProxy(server, answers=1)
+    with pytest.raises(LLMUnavailable) as failure:
+        run_simulation(config(proxy.url))
+    assert "\n" not in str(failure.value) and "APIConnectionError" in str(failure.value)
+    assert len(list((tmp_path / "llm-cache").rglob("*.json"))) == 1  # the one answer given before the death
+
+    rerun = run_simulation(config(server)).decider_stats
+    assert rerun["prompts"] >= 2, "the run must need more than the one answer the dead server gave"
+    assert rerun["cache_hits"] == 1
+    assert rerun["model_calls"] == rerun["prompts"] - 1

@@ -39,4 +39,12 @@ class ChatModel(Protocol):
 
 
 class LLMUnavailable(RuntimeError):
-    """The model cannot be reached or loaded; the message is one line."""
+    """The model cannot be reached or loaded; the message is one line.
+
+    `answered` holds the answers of the failed batch that did arrive (index in the batch -> answer),
+    so the caller can cache them before the run fails and a re-run does not ask for them again.
+    """
+
+    def __init__(self, message: str, answered: dict[int, ChatResponse] | None = None) -> None:
+        super().__init__(message)
+        self.answered: dict[int, ChatResponse] = answered or {}

@@ -11,6 +11,7 @@ import os
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 from prism_experiments.agents import LLMConfig
 from prism_experiments.llm.chat import ChatRequest, ChatResponse, LLMUnavailable
@@ -36,13 +37,26 @@ class OpenAIChatModel:
         if cfg.model not in served:
             raise LLMUnavailable(f"agents.llm.model: {cfg.model!r} is not served by {cfg.base_url}; "
                                  f"served: {', '.join(sorted(served)) or 'none'}")
-        created = getattr(served[cfg.model], "created", "")
-        self.identity = f"openai:{cfg.model}:{created}"
+        self.identity = server_identity(cfg.model, served[cfg.model])
 
     def complete_many(self, requests: Sequence[ChatRequest]) -> list[ChatResponse]:
-        """Answers in request order; a request that still fails after the retries raises LLMUnavailable."""
+        """Answers in request order. A request that still fails after the retries raises LLMUnavailable,
+        once every request in flight has ended, carrying the answers that did arrive."""
         with ThreadPoolExecutor(max_workers=self.cfg.concurrency) as pool:
-            return list(pool.map(self._complete, requests))
+            futures = [pool.submit(self._complete, request) for request in requests]
+        answered: dict[int, ChatResponse] = {}
+        first_error: LLMUnavailable | None = None
+        for i, future in enumerate(futures):
+            error = future.exception()
+            if error is None:
+                answered[i] = future.result()
+            elif not isinstance(error, LLMUnavailable):
+                raise error
+            elif first_error is None:
+                first_error = error
+        if first_error is not None:
+            raise LLMUnavailable(str(first_error), answered)
+        return [answered[i] for i in range(len(requests))]
 
     def _complete(self, request: ChatRequest) -> ChatResponse:
         started = time.perf_counter()
@@ -63,3 +77,11 @@ class OpenAIChatModel:
                             input_tokens=usage.prompt_tokens if usage else 0,
                             output_tokens=usage.completion_tokens if usage else 0,
                             latency_s=time.perf_counter() - started)
+
+
+def server_identity(model: str, card: Any) -> str:
+    """The model's identity in cache keys: its served name plus the `root` the server reports (vLLM: the
+    weights' path or hub id; our `serve`: the GGUF digest). Not `created`: vLLM fills it with the time of
+    each /v1/models request, which would make every run a cache miss."""
+    root = getattr(card, "root", None) or (getattr(card, "model_extra", None) or {}).get("root")
+    return f"openai:{model}" + (f":{root}" if root else "")

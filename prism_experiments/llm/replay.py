@@ -12,7 +12,7 @@ from dataclasses import dataclass, fields
 from tqdm.auto import tqdm
 
 from prism_experiments.llm.cache import ResponseCache, request_key
-from prism_experiments.llm.chat import ChatModel, ChatRequest, ChatResponse
+from prism_experiments.llm.chat import ChatModel, ChatRequest, ChatResponse, LLMUnavailable
 
 
 @dataclass
@@ -66,15 +66,13 @@ class CachedChat:
         with bar:
             for start in range(0, len(missing), self.chunk):
                 rows = missing[start : start + self.chunk]
-                for i, answer in zip(rows, self.model.complete_many([requests[i] for i in rows])):
-                    answers[i] = answer
-                    stats.model_calls += 1
-                    stats.input_tokens += answer.input_tokens
-                    stats.output_tokens += answer.output_tokens
-                    stats.model_latency_s += answer.latency_s
-                    tokens += answer.output_tokens
-                    if self.cache is not None:
-                        self.cache.put(keys[i], answer)
+                try:
+                    arrived = dict(enumerate(self.model.complete_many([requests[i] for i in rows])))
+                except LLMUnavailable as failure:
+                    # what the model answered before the fault is kept: a re-run resumes from it
+                    self._keep(rows, failure.answered, keys, answers, stats)
+                    raise
+                tokens += self._keep(rows, arrived, keys, answers, stats)
                 bar.update(len(rows))
                 bar.set_postfix(tok_s=f"{tokens / max(time.perf_counter() - started, 1e-9):.1f}",
                                 cache_hits=stats.cache_hits)
@@ -82,3 +80,20 @@ class CachedChat:
         stats.prompt_tokens += sum(a.input_tokens for a in done)
         stats.answer_tokens += sum(a.output_tokens for a in done)
         return done
+
+    def _keep(self, rows: list[int], arrived: dict[int, ChatResponse], keys: list[str],
+              answers: list[ChatResponse | None], stats: CallStats) -> int:
+        """Record and cache the answers that arrived for `rows` (batch index -> answer); their output tokens."""
+        tokens = 0
+        for position, answer in arrived.items():
+            i = rows[position]
+            answers[i] = answer
+            stats.model_calls += 1
+            stats.input_tokens += answer.input_tokens
+            stats.output_tokens += answer.output_tokens
+            stats.model_latency_s += answer.latency_s
+            tokens += answer.output_tokens
+            if self.cache is not None:
+                self.cache.put(keys[i], answer)
+        return tokens
+

@@ -32,7 +32,9 @@ def build_app(model: LocalChatModel, name: str, fail_first: int = 0) -> Any:
 
     @app.get("/v1/models")
     def models() -> dict[str, Any]:
-        return {"object": "list", "data": [{"id": name, "object": "model", "created": created, "owned_by": "local"}]}
+        # root = the weights' digest: clients key their caches on it (llm/http.py server_identity)
+        return {"object": "list", "data": [{"id": name, "object": "model", "created": created, "owned_by": "local",
+                                            "root": model.identity}]}
 
     @app.post("/v1/chat/completions")
     async def complete(request: Request) -> dict[str, Any]:
