@@ -116,7 +116,7 @@ class ExperimentConfig(BaseModel):
     @model_validator(mode="after")
     def _depth_covers_the_feed(self) -> "ExperimentConfig":
         if self.serving is not None and self.serving.depth < self.rag.feed_size:
-            raise ValueError(f"serving: depth must be >= rag.feed_size ({self.rag.feed_size}), got {self.serving.depth}")
+            raise ValueError(f"serving.depth: must be >= rag.feed_size ({self.rag.feed_size}), got {self.serving.depth}")
         return self
 
     @property
