@@ -78,7 +78,7 @@ def ope_inputs(exposures: pd.DataFrame, engagements: pd.DataFrame, candidates: p
     predicted, cell_q = np.zeros(len(exposures)), np.zeros(len(candidates))
     for k in range(folds):
         train = fold != k if folds > 1 else np.ones(len(exposures), dtype=bool)
-        model = PoissonRegressor(alpha=1e-4, max_iter=500).fit(logged_x[train], reward[train])
+        model = PoissonRegressor(alpha=1e-4, solver="newton-cholesky", max_iter=100).fit(logged_x[train], reward[train])
         predicted[fold == k] = model.predict(logged_x[fold == k])
         if (cell_fold == k).any():
             cell_q[cell_fold == k] = model.predict(cells_x[cell_fold == k])
