@@ -40,5 +40,5 @@ def validation_markdown(rows: Sequence[ValidationRow]) -> str:
          "unsupported": r.unsupported} for r in rows])
     summary = coverage_table(rows)
     summary = summary.rename(columns={f"{n}_covers": f"{n.upper()} covers" for n in ESTIMATORS}
-                             | {f"{n}_mae": f"{n.upper()} MAE" for n in ESTIMATORS})
+                             | {f"{n}_mae": f"{n.upper()} MAE" for n in ESTIMATORS} | {"logged_mae": "A logged MAE"})
     return "\n\n".join([markdown(detail), markdown(summary)])
