@@ -53,6 +53,15 @@ def test_temperature_to_zero_reproduces_the_deterministic_feed_exactly(session_c
     assert (cold.exposures["propensity_conditional"] == 1.0).all()
 
 
+@pytest.mark.parametrize("mode", ["chronological", "engagement_recency"])  # ties; scores not sorted (filler)
+def test_temperature_to_zero_keeps_the_feeds_of_modes_with_ties_and_unsorted_scores(session_cache_dir: Path,
+                                                                                    mode: str) -> None:
+    keys = [*FEED_KEYS, "post_id", "position"]
+    plain = run_simulation(smoke(session_cache_dir, ranking={"mode": mode}))
+    cold = run_simulation(smoke(session_cache_dir, ranking={"mode": mode}, serving={"temperature": 1e-12}))
+    pd.testing.assert_frame_equal(cold.exposures[keys], plain.exposures[keys])
+
+
 def test_position_propensities_sum_to_one_over_the_candidates_of_each_position(logged) -> None:
     cells = logged.serving_candidates
     for column in ("propensity", "target_same", "target_sharper", "target_chrono"):
