@@ -278,8 +278,7 @@ class _Engine:
             agent = self.agents[a]
             rows = np.array([cand.row for cand in feed.candidates], dtype=np.int64)
             similarity = self.retriever.interest_similarities(agent.interests, rows) if len(rows) else rows
-            filled = feed.candidate_propensity + sum(feed.candidate_targets.values(), np.zeros_like(
-                feed.candidate_propensity))
+            filled = np.add.reduce([feed.candidate_propensity, *feed.candidate_targets.values()])
             for j, position in zip(*np.nonzero(filled > 0)):
                 cand = feed.candidates[j]
                 self.events.serving_candidate(

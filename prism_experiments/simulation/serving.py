@@ -11,6 +11,7 @@ import zlib
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -25,6 +26,9 @@ from prism_experiments.ranking.serving_policy import (
     serving_scores,
 )
 from prism_experiments.simulation.streams import Stream, component_seed, keyed_generator
+
+if TYPE_CHECKING:
+    from prism_experiments.agents import SocialAgent
 
 #: slots of the SERVING stream for one (agent, time): the served slate, the propensity-estimating slates
 SERVED_SLOT, MARGINALS_SLOT = 0, 1
@@ -77,14 +81,14 @@ class StochasticServer:
         return keyed_generator(self.seed, Stream.SERVING, zlib.crc32(agent_id.encode("utf-8")),
                                epoch_microseconds(now) // 1_000_000, slot)
 
-    def serve(self, agents: Sequence[object], now: datetime, ranked: list[list[RankedCandidate]],
+    def serve(self, agents: Sequence["SocialAgent"], now: datetime, ranked: list[list[RankedCandidate]],
               exclude: Mapping[str, Collection[str]] | None) -> list[ServedFeed]:
         """Served feeds for the step's agents from their ranked candidates (the served ranker's, `depth` deep)."""
         shadow = {t.name: t.ranker.rank_many(agents, now, exclude) for t in self.targets if t.ranker is not None}
         out = []
         for i, (agent, candidates) in enumerate(zip(agents, ranked)):
             target_lists = {t.name: shadow[t.name][i] if t.ranker is not None else candidates for t in self.targets}
-            out.append(self._serve_one(getattr(agent, "id"), now, candidates, target_lists))
+            out.append(self._serve_one(agent.id, now, candidates, target_lists))
         return out
 
     def _serve_one(self, agent_id: str, now: datetime, candidates: list[RankedCandidate],
