@@ -28,7 +28,9 @@ class PolicyConfig(BaseModel):
 
     @property
     def spec(self) -> PolicySpec:
-        return PolicySpec(self.policy, self.temperature, self.epsilon)
+        """The policy with only the knob it reads set, so two configs of one policy compare equal."""
+        return PolicySpec(self.policy, self.temperature if self.policy == "softmax" else 1.0,
+                          self.epsilon if self.policy == "epsilon_greedy" else 0.0)
 
 
 class TargetPolicyConfig(PolicyConfig):
