@@ -11,7 +11,7 @@ export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
 .DEFAULT_GOAL := help
-.PHONY: help setup run sweep compare ui reproduce calibrate test test-fast bench bench-quick clean
+.PHONY: help setup run sweep compare ope ui reproduce calibrate test test-fast bench bench-quick clean
 
 help: ## Show this help
 	@grep -hE '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  \033[36m%-12s\033[0m %s\n", $$1, $$2}'
@@ -46,6 +46,9 @@ sweep: $(STAMP) ## Run a multirun sweep: make sweep EXPERIMENT=oon_scale (see co
 
 compare: $(STAMP) ## Statistical report comparing an experiment's conditions: make compare EXPERIMENT=oon_scale
 	$(BIN)/prism-compare --experiment $(EXPERIMENT) $(ARGS)
+
+ope: $(STAMP) ## Off-policy estimates vs on-policy truth (docs/ope.md): make ope [EXPERIMENT=ope_validation] ARGS="--seeds 0 1"
+	$(BIN)/prism-ope --validate --experiment $(if $(filter command line,$(origin EXPERIMENT)),$(EXPERIMENT),ope_validation) $(ARGS)
 
 calibrate: $(STAMP) ## Fit a target set (conf/calibration/) with Optuna: make calibrate TARGETS=x2023 ARGS="--trials 30 --seeds 3"
 	$(BIN)/prism-calibrate --targets $(or $(TARGETS),x2023) $(ARGS)

@@ -19,6 +19,7 @@ from prism_experiments.network import NetworkConfig
 from prism_experiments.paths import RUNS_DIR_ENV, default_runs_dir
 from prism_experiments.rag import RAGConfig
 from prism_experiments.ranking import DEFAULT_MODE, KNOWN_MODES, RankingConfig, ranking_config
+from prism_experiments.ranking.serving_config import ServingConfig
 from prism_experiments.simulation.config import SimulationConfig
 
 
@@ -106,9 +107,17 @@ class ExperimentConfig(BaseModel):
     agents: AgentsConfig = Field(default_factory=AgentsConfig)
     network: NetworkConfig = Field(default_factory=NetworkConfig)
     ranking: RankingConfig = Field(default_factory=lambda: ranking_config(DEFAULT_MODE))
+    #: null: today's deterministic feed; else a stochastic policy logging propensities (conf/serving/, docs/ope.md)
+    serving: ServingConfig | None = None
     simulation: SimulationConfig = Field(default_factory=SimulationConfig)
     tracking: TrackingConfig = Field(default_factory=TrackingConfig)
     paths: PathsConfig = Field(default_factory=PathsConfig)
+
+    @model_validator(mode="after")
+    def _depth_covers_the_feed(self) -> "ExperimentConfig":
+        if self.serving is not None and self.serving.depth < self.rag.feed_size:
+            raise ValueError(f"serving.depth: must be >= rag.feed_size ({self.rag.feed_size}), got {self.serving.depth}")
+        return self
 
     @property
     def cache_dir(self) -> Path:

@@ -22,6 +22,7 @@ from pydantic import BaseModel
 
 from prism_experiments.config import ExperimentConfig
 from prism_experiments.ranking import config_models
+from prism_experiments.ranking.serving_config import ServingConfig
 
 CONF_DIR = Path(__file__).resolve().parents[1] / "conf"
 SCHEMA_DIR = CONF_DIR / "schema"
@@ -35,6 +36,8 @@ GROUPS_EXCLUDED: dict[str, str] = {
     "paths": "runs_dir's default reads $PRISM_RUNS_DIR: conf/paths/default.yaml keeps the interpolation",
     "ranking": "one base per mode under schema/ranking/, from the mode registry",
 }
+#: groups that are null in the root (absent: a behaviour off) and whose option files extend the model's defaults
+OPTIONAL_GROUPS: dict[str, type[BaseModel]] = {"serving": ServingConfig}
 
 
 @cache
@@ -114,6 +117,8 @@ def schema_files() -> dict[Path, str]:
         group = nested_model(ExperimentConfig, name)
         if group is not None and name not in GROUPS_EXCLUDED:
             files[Path(f"{name}.yaml")] = render(group, defaults[name])
+    for name, model in OPTIONAL_GROUPS.items():
+        files[Path(f"{name}.yaml")] = render(model, model().model_dump(mode="json"))
     for mode, model in config_models().items():
         files[Path("ranking") / f"{mode}.yaml"] = render(model, model().model_dump(mode="json"))
     return files

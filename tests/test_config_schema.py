@@ -20,6 +20,7 @@ from prism_experiments.config_schema import (
 )
 from prism_experiments.ranking import KNOWN_MODES, config_models
 from prism_experiments.ranking.modes.x_algo import XAlgoConfig
+from prism_experiments.ranking.serving_config import ServingConfig
 
 
 def test_schema_files_are_in_sync_with_the_models() -> None:
@@ -30,7 +31,9 @@ def test_schema_files_are_in_sync_with_the_models() -> None:
 def test_every_group_and_every_mode_has_a_base() -> None:
     files = {str(path) for path in schema_files()}
     groups = {"corpus", "rag", "agents", "network", "simulation", "tracking"}
-    assert files == {"root.yaml"} | {f"{g}.yaml" for g in groups} | {f"ranking/{m}.yaml" for m in KNOWN_MODES}
+    optional = {"serving"}  # null in the root; conf/serving/ option files extend the model's defaults
+    assert files == ({"root.yaml"} | {f"{g}.yaml" for g in groups | optional}
+                     | {f"ranking/{m}.yaml" for m in KNOWN_MODES})
 
 
 @pytest.mark.parametrize("path", sorted(str(p) for p in schema_files()))
@@ -39,7 +42,9 @@ def test_each_base_loads_to_its_models_defaults(path: str) -> None:
     assert isinstance(data, dict)
     defaults = ExperimentConfig().model_dump(mode="json")
     if path == "root.yaml":
-        assert data == {key: defaults[key] for key in ("seed", "experiment_name", "arm")}
+        assert data == {key: defaults[key] for key in ("seed", "experiment_name", "arm", "serving")}
+    elif path == "serving.yaml":
+        assert ServingConfig.model_validate(data) == ServingConfig()
     elif path.startswith("ranking/"):
         model = config_models()[Path(path).stem]
         assert model.model_validate(data) == model()

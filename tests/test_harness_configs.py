@@ -112,6 +112,8 @@ SWEEPS = {  # experiment -> (jobs, keys that vary besides the seed, ranking mode
     "llm_vs_rules": (4, {"agents.decider"}, {"x_algo"}),
     "engagement_vs_chronological": (30, {"ranking.mode"}, {"engagement", "chronological", "x_algo"}),
     "aa": (20, {"arm"}, {"x_algo"}),
+    "ope_validation": (3, set(), {"x_algo"}),
+    "ope_validation_wide": (3, set(), {"x_algo"}),
 }
 
 

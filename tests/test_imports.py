@@ -25,10 +25,11 @@ FORBIDDEN: dict[tuple[str, str], str] = {
     (f"{PACKAGE}.metrics", f"{PACKAGE}.simulation"): "metrics are pure functions of the event log",
     (f"{PACKAGE}.ranking", f"{PACKAGE}.simulation"): "rankers are built for, not from, the engine",
 }
-#: The only nodes that may import the harness: the `prism-run` entry point, and `prism-calibrate`, whose
-#: trials compose configs and end runs the way a harness job does.
+#: The only nodes that may import the harness: the `prism-run` entry point, `prism-calibrate`, whose
+#: trials compose configs and end runs the way a harness job does, and `prism-ope --validate`, which composes
+#: an experiment's config per seed the same way.
 HARNESS = f"{PACKAGE}.harness"
-HARNESS_IMPORTERS: frozenset[str] = frozenset({f"{PACKAGE}.__main__", f"{PACKAGE}.calibration"})
+HARNESS_IMPORTERS: frozenset[str] = frozenset({f"{PACKAGE}.__main__", f"{PACKAGE}.calibration", f"{PACKAGE}.ope"})
 #: The neutral package: everything may depend on it, it depends on no other package of ours.
 DOMAIN = f"{PACKAGE}.domain"
 

@@ -26,6 +26,16 @@ ENGAGEMENTS_COLUMNS: tuple[str, ...] = (
     "step", "agent_id", "post_id", "action", "via_agent_id", "in_network", "author_id",
     "has_media", "format",
 )
+#: Exposure columns of a run with stochastic serving only (docs/ope.md): P_A(post at its position),
+#: P_A(post at its position | the posts above it), then one `target_<name>` column per target policy B.
+PROPENSITY_COLUMNS: tuple[str, ...] = ("propensity", "propensity_conditional")
+TARGET_PREFIX = "target_"
+#: Stochastic serving's candidates table (not one of the five event tables; empty without serving): one row
+#: per (feed, candidate, position) that the served policy or a target could fill, with its P_A, then the
+#: `target_<name>` columns; the direct-method inputs of doubly robust OPE.
+SERVING_CANDIDATES_COLUMNS: tuple[str, ...] = (
+    "step", "agent_id", "post_id", "position", "interest_similarity", "in_network", "has_media", "propensity",
+)
 FOLLOWS_COLUMNS: tuple[str, ...] = ("step", "follower_id", "followee_id", "post_id")
 CASCADE_EDGES_COLUMNS: tuple[str, ...] = ("root_post_id", "parent_id", "child_id", "step")
 
@@ -37,6 +47,7 @@ TABLE_COLUMNS: dict[str, tuple[str, ...]] = {
     "cascade_edges": CASCADE_EDGES_COLUMNS,
 }
 EVENT_TABLES: tuple[str, ...] = tuple(TABLE_COLUMNS)
+SERVING_CANDIDATES = "serving_candidates"
 COMPONENT_PREFIX = "comp_"
 ACTIONS: tuple[str, ...] = ("like", "reshare", "reply")
 #: The columns that identify one feed (one agent's impressions at one step) in `exposures`.
@@ -44,17 +55,21 @@ FEED_KEYS: tuple[str, ...] = ("step", "agent_id")
 
 _INT_COLUMNS = frozenset({"step", "position"})
 _BOOL_COLUMNS = frozenset({"in_network", "has_media"})
-_FLOAT_COLUMNS = frozenset({"base_score", "final_score", "interest_similarity"})
+_FLOAT_COLUMNS = frozenset({"base_score", "final_score", "interest_similarity", "propensity"})
+
+
+def _columns(name: str) -> tuple[str, ...]:
+    return SERVING_CANDIDATES_COLUMNS if name == SERVING_CANDIDATES else TABLE_COLUMNS[name]
 
 
 def empty_table(name: str) -> pd.DataFrame:
-    """The table `name` with its columns and no rows."""
-    return pd.DataFrame({column: pd.Series(dtype="object") for column in TABLE_COLUMNS[name]})
+    """The table `name` (an event table or `serving_candidates`) with its columns and no rows."""
+    return pd.DataFrame({column: pd.Series(dtype="object") for column in _columns(name)})
 
 
 def typed(table: pd.DataFrame, name: str) -> pd.DataFrame:
     """Stable dtypes for the schema columns of table `name`, also when empty (a Parquet round trip keeps them)."""
-    for column in TABLE_COLUMNS[name]:
+    for column in _columns(name):
         if column in _INT_COLUMNS:
             table[column] = table[column].astype("int64")
         elif column in _BOOL_COLUMNS:

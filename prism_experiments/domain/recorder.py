@@ -6,7 +6,14 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import pandas as pd
 
-from prism_experiments.domain.event_log import COMPONENT_PREFIX, TABLE_COLUMNS, typed
+from prism_experiments.domain.event_log import (
+    COMPONENT_PREFIX,
+    SERVING_CANDIDATES,
+    SERVING_CANDIDATES_COLUMNS,
+    TABLE_COLUMNS,
+    TARGET_PREFIX,
+    typed,
+)
 from prism_experiments.domain.post import Post
 
 
@@ -22,6 +29,9 @@ class EventRecorder:
             for name in ("exposures", "engagements", "follows", "cascade_edges")
         }
         self._components: list[Mapping[str, float]] = []  # one per exposure row
+        self._serving: list[Mapping[str, float]] = []  # one per exposure row; empty mappings without serving
+        self._candidates: dict[str, list] = {column: [] for column in SERVING_CANDIDATES_COLUMNS}
+        self._candidate_targets: list[Mapping[str, float]] = []
         self._created_step: dict[str, int] = {post_id: -1 for post_id in starting_post_ids}
 
     def _append(self, table: str, values: Sequence[object]) -> None:
@@ -33,11 +43,22 @@ class EventRecorder:
         self._created_step[post.id] = step
 
     def exposure(self, step: int, agent_id: str, post: Post, position: int, base_score: float, final_score: float,
-                 in_network: bool, source: str, similarity: float, components: Mapping[str, float]) -> None:
-        """One impression; `components` are the ranker's score parts, stored as `comp_<name>` columns."""
+                 in_network: bool, source: str, similarity: float, components: Mapping[str, float],
+                 serving: Mapping[str, float] | None = None) -> None:
+        """One impression; `components` are the ranker's score parts, stored as `comp_<name>` columns; `serving`
+        its propensity columns (stochastic serving only)."""
         self._append("exposures", (step, agent_id, post.id, position, base_score, final_score, in_network,
                                    source, post.author_id, post.topic, post.has_media, post.format, similarity))
         self._components.append(components)
+        self._serving.append(serving or {})
+
+    def serving_candidate(self, step: int, agent_id: str, post: Post, position: int, similarity: float,
+                          in_network: bool, propensity: float, targets: Mapping[str, float]) -> None:
+        """A (feed, candidate, position) cell some policy could fill: P_A and each target's P_B of it."""
+        values = (step, agent_id, post.id, position, similarity, in_network, post.has_media, propensity)
+        for column, value in zip(SERVING_CANDIDATES_COLUMNS, values, strict=True):
+            self._candidates[column].append(value)
+        self._candidate_targets.append({f"{TARGET_PREFIX}{name}": p for name, p in targets.items()})
 
     def engagement(self, step: int, agent_id: str, post: Post, action: str, via_agent_id: str | None,
                    in_network: bool) -> None:
@@ -59,12 +80,23 @@ class EventRecorder:
         components = pd.DataFrame.from_records(self._components, index=exposures.index).astype(float)
         for name in sorted(components.columns):  # absent in a row -> NaN
             exposures[f"{COMPONENT_PREFIX}{name}"] = components[name].to_numpy()
+        serving = pd.DataFrame.from_records(self._serving, index=exposures.index).astype(float)
+        for name in serving.columns:  # propensity, propensity_conditional, target_<name>... in that order
+            exposures[name] = serving[name].to_numpy()
         return {
             "posts": self._posts_table(posts),
             "exposures": typed(exposures, "exposures"),
             **{name: typed(pd.DataFrame(self._columns[name]), name)
                for name in ("engagements", "follows", "cascade_edges")},
         }
+
+    def serving_candidates(self) -> pd.DataFrame:
+        """The `serving_candidates` table (no rows without stochastic serving)."""
+        table = pd.DataFrame(self._candidates)
+        targets = pd.DataFrame.from_records(self._candidate_targets, index=table.index).astype(float)
+        for name in targets.columns:
+            table[name] = targets[name].to_numpy()
+        return typed(table, SERVING_CANDIDATES)
 
     def _posts_table(self, posts: Sequence[Post]) -> pd.DataFrame:
         return pd.DataFrame({

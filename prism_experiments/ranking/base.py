@@ -67,7 +67,8 @@ class Ranker(ABC, Generic[ConfigT]):
 
     @property
     def feed_size(self) -> int:
-        return self.retriever.config.feed_size
+        """How many candidates a feed holds: `rag.feed_size`, or the serving depth a stochastic policy samples from."""
+        return self.context.depth or self.retriever.config.feed_size
 
     def rank(self, agent: "SocialAgent", now: datetime, exclude: Collection[str] = ()) -> list[RankedCandidate]:
         """The agent's feed at `now`: at most feed_size candidates, best first."""

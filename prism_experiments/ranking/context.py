@@ -19,7 +19,8 @@ if TYPE_CHECKING:
 class RankerContext:
     """The store, the follow graph, the ranker's random stream, the reshare log and the agents' tables.
 
-    `rng` None means a fixed stream (seed 0); `agents` None means `AgentsConfig()`'s tables.
+    `rng` None means a fixed stream (seed 0); `agents` None means `AgentsConfig()`'s tables; `depth` is how
+    many candidates a ranker returns per agent (None: `rag.feed_size`; stochastic serving samples from more).
     """
 
     retriever: FeedRetriever
@@ -27,3 +28,4 @@ class RankerContext:
     rng: np.random.Generator | None = None
     reshares: ReshareLog = field(default_factory=ReshareLog)
     agents: "AgentsConfig | None" = None
+    depth: int | None = None

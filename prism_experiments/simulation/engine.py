@@ -26,6 +26,7 @@ from prism_experiments.ranking.feedback import ServedFeedback
 from prism_experiments.simulation.deciders import Decider, StepActions, build_decider
 from prism_experiments.simulation.decisions import Impressions
 from prism_experiments.simulation.result import SimulationResult
+from prism_experiments.simulation.serving import ServedFeed, StochasticServer, build_server
 from prism_experiments.simulation.settings import EngineSettings, RunSettings
 from prism_experiments.simulation.stores import run_store
 from prism_experiments.simulation.streams import LIKE, RESHARE, Stream, component_seed, keyed_generator, keyed_uniforms
@@ -36,7 +37,8 @@ log = logging.getLogger(__name__)
 
 def run_simulation(cfg: RunSettings, world: World | None = None, embedder: Embedder | None = None
                    ) -> SimulationResult:
-    """Run one simulation and return its event log; `cfg` is an `ExperimentConfig` or anything shaped like it."""
+    """Run one simulation and return its event log; `cfg` is an `ExperimentConfig` or anything shaped like it
+    (without a `serving` attribute, or with `serving` None, feeds are the mode's deterministic order)."""
     timings: dict[str, float] = {}
     started = time.perf_counter()
     world = world or build_world(cfg)
@@ -45,10 +47,14 @@ def run_simulation(cfg: RunSettings, world: World | None = None, embedder: Embed
     try:
         graph = world.graph.copy()
         reshares = ReshareLog()
-        ranker_rng = np.random.default_rng(component_seed(cfg.seed, Stream.RANKER))
-        ranker = build_ranker(cfg.ranking, RankerContext(retriever, graph, ranker_rng, reshares, agents=cfg.agents))
+        serving = getattr(cfg, "serving", None)
+        context = RankerContext(retriever, graph, np.random.default_rng(component_seed(cfg.seed, Stream.RANKER)),
+                                reshares, agents=cfg.agents, depth=serving.depth if serving is not None else None)
+        ranker = build_ranker(cfg.ranking, context)
         settings = EngineSettings.of(cfg)
         engine = _Engine(settings, world.agents, graph, retriever, ranker, reshares)
+        if serving is not None:
+            engine.server = build_server(serving, cfg.seed, cfg.ranking, context, retriever.config.feed_size)
         engine.decider = build_decider(cfg.seed, cfg.agents, world.agents, engine.biases, engine.archetypes,
                                        retriever.config.feed_size, settings.prompt_max_chars, cfg.cache_dir,
                                        cfg.simulation.show_progress)
@@ -88,6 +94,7 @@ class _Engine:
                                             dtype=int).tolist()) if sim.render_steps else set()
         self.timings = {"rank_s": 0.0, "decide_s": 0.0, "index_new_s": 0.0}
         self.decider: Decider | None = None
+        self.server: StochasticServer | None = None
 
     # ------------------------------------------------------------------ loop
     def run(self) -> SimulationResult:
@@ -109,9 +116,12 @@ class _Engine:
         agents = [self.agents[i] for i in active]
         exclude = {a.id: self.seen.get(a.id, set()) for a in agents} if self.settings.simulation.exclude_seen else None
         feeds = self.ranker.rank_many(agents, now, exclude)
+        served = self.server.serve(agents, now, feeds, exclude) if self.server is not None else None
+        if served is not None:
+            feeds = [feed.feed for feed in served]
         self.timings["rank_s"] += time.perf_counter() - tick
         tick = time.perf_counter()
-        new_posts, written = self._act(step, now, active, feeds)
+        new_posts, written = self._act(step, now, active, feeds, served)
         new_posts += self._author(step, now, active, written)
         for post in new_posts:
             self.events.created(post, step)
@@ -122,14 +132,16 @@ class _Engine:
         self.timings["index_new_s"] += time.perf_counter() - tick
 
     # ------------------------------------------------------------- decisions
-    def _act(self, step: int, now: datetime, active: np.ndarray, feeds: list[list[RankedCandidate]]
-             ) -> tuple[list[Post], StepActions | None]:
+    def _act(self, step: int, now: datetime, active: np.ndarray, feeds: list[list[RankedCandidate]],
+             served: list[ServedFeed] | None = None) -> tuple[list[Post], StepActions | None]:
         """Exposures, then the decider's likes / reshares / replies / follows per impression."""
         pairs = [(a, pos, cand) for a, feed in zip(active, feeds) for pos, cand in enumerate(feed)]
         agent_idx = np.array([a for a, _, _ in pairs], dtype=np.int64)
         rows = np.array([cand.row for _, _, cand in pairs], dtype=np.int64)
         similarity = self._similarity(agent_idx, rows)  # in pair order: feeds one after another
-        self._record_exposures(step, now, active, feeds, similarity)
+        self._record_exposures(step, now, active, feeds, similarity, served)
+        if served is not None:
+            self._record_serving_candidates(step, active, served)
         if not pairs:
             self._update_velocity({})
             return [], None
@@ -238,12 +250,13 @@ class _Engine:
             out[pairs] = self.retriever.interest_similarities(self.agents[grouped[start]].interests, rows[pairs])
         return out
 
-    def _record_exposures(self, step: int, now: datetime, active: np.ndarray,
-                          feeds: list[list[RankedCandidate]], similarity: np.ndarray) -> None:
-        """One exposure row per impression; `similarity` holds the feeds' similarities one feed after another."""
+    def _record_exposures(self, step: int, now: datetime, active: np.ndarray, feeds: list[list[RankedCandidate]],
+                          similarity: np.ndarray, served: list[ServedFeed] | None = None) -> None:
+        """One exposure row per impression; `similarity` holds the feeds' similarities one feed after another;
+        `served` (stochastic serving) adds each row's propensities."""
         rendered = self._agents_to_render(step, active)
         offset = 0
-        for a, feed in zip(active, feeds):
+        for i, (a, feed) in enumerate(zip(active, feeds)):
             agent = self.agents[a]
             if not feed:
                 continue
@@ -252,11 +265,26 @@ class _Engine:
             seen = self.seen.setdefault(agent.id, set())
             for position, (cand, sim) in enumerate(zip(feed, feed_similarity)):
                 self.events.exposure(step, agent.id, cand.post, position, cand.base_score, cand.final_score,
-                                     cand.in_network, cand.source, float(sim), cand.components)
+                                     cand.in_network, cand.source, float(sim), cand.components,
+                                     served[i].exposure_columns(position) if served is not None else None)
                 seen.add(cand.post.id)
             if a in rendered:
                 self.rendered[f"step_{step:03d}/{agent.id}"] = format_feed_for_prompt(
                     [cand.post for cand in feed], now, max_chars=self.settings.prompt_max_chars)
+
+    def _record_serving_candidates(self, step: int, active: np.ndarray, served: list[ServedFeed]) -> None:
+        """Every (candidate, position) cell a policy could fill, with P_A and each target's P_B (docs/ope.md)."""
+        for a, feed in zip(active, served):
+            agent = self.agents[a]
+            rows = np.array([cand.row for cand in feed.candidates], dtype=np.int64)
+            similarity = self.retriever.interest_similarities(agent.interests, rows) if len(rows) else rows
+            filled = np.add.reduce([feed.candidate_propensity, *feed.candidate_targets.values()])
+            for j, position in zip(*np.nonzero(filled > 0)):
+                cand = feed.candidates[j]
+                self.events.serving_candidate(
+                    step, agent.id, cand.post, int(position), float(similarity[j]), cand.in_network,
+                    float(feed.candidate_propensity[j, position]),
+                    {name: float(matrix[j, position]) for name, matrix in feed.candidate_targets.items()})
 
     def _agents_to_render(self, step: int, active: np.ndarray) -> set[int]:
         """A seeded sample of the step's active agents whose feeds are rendered as text."""
@@ -288,4 +316,5 @@ class _Engine:
             timings=dict(self.timings),
             decider_stats=self.decider.stats()[0] if self.decider is not None else {},
             decider_series=self.decider.stats()[1] if self.decider is not None else [],
+            serving_candidates=self.events.serving_candidates(),
         )

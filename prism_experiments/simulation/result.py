@@ -5,8 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import pandas as pd
+
 from prism_experiments.agents import SocialAgent
-from prism_experiments.domain import EventLog
+from prism_experiments.domain import SERVING_CANDIDATES, EventLog, empty_table
 
 
 @dataclass
@@ -24,3 +26,5 @@ class SimulationResult(EventLog):
     decider_stats: dict[str, float] = field(default_factory=dict)
     #: the same figures per step
     decider_series: list[dict[str, float]] = field(default_factory=list)
+    #: stochastic serving's candidate cells and their propensities (no rows without it; docs/ope.md)
+    serving_candidates: pd.DataFrame = field(default_factory=lambda: empty_table(SERVING_CANDIDATES))

@@ -26,6 +26,7 @@ class Stream(IntEnum):
     RANKER = 7
     TEXT = 8
     DECIDER = 9
+    SERVING = 10  # stochastic serving's draws (simulation/serving.py)
 
 
 #: Slots of the behaviour stream for feed position i: BEHAVIOUR_SLOTS * i + offset.

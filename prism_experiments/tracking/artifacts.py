@@ -10,6 +10,7 @@ from typing import Any
 import pandas as pd
 import yaml
 
+from prism_experiments.domain import SERVING_CANDIDATES
 from prism_experiments.metrics import cascade_table, engagement_rate_by_format
 from prism_experiments.plotting import ccdf_figure, step_figure
 from prism_experiments.simulation import SimulationResult
@@ -40,6 +41,8 @@ def write_run_files(
     series.to_csv(tables_dir / "step_series.csv")
     if tables:
         result.to_parquet(tables_dir)
+        if len(result.serving_candidates):  # stochastic serving only (docs/ope.md)
+            result.serving_candidates.to_parquet(tables_dir / f"{SERVING_CANDIDATES}.parquet", index=False)
     if result.rendered_feeds:
         for key, text in result.rendered_feeds.items():
             path = directory / "feeds" / f"{key}.txt"

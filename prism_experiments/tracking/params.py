@@ -19,7 +19,7 @@ RESULT_NEUTRAL_KEYS: frozenset[str] = frozenset({"force", "simulation.show_progr
 RUN_IDENTITY_KEYS: frozenset[str] = frozenset({"seed", "experiment_name"})
 #: Keys added after runs were stored: left out of params and hash while unset (None), so older runs keep
 #: their hash (a sweep still skips them) and a comparison does not split old from new runs on them.
-OMITTED_WHEN_UNSET: frozenset[str] = frozenset({"arm"})
+OMITTED_WHEN_UNSET: frozenset[str] = frozenset({"arm", "serving"})
 
 
 def is_result_neutral(key: str) -> bool:
