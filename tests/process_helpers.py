@@ -10,6 +10,8 @@ import sys
 import time
 from pathlib import Path
 
+ROOT = Path(__file__).resolve().parents[1]
+
 
 def gone_or_zombie(pid: int) -> bool:
     """True once the process has exited (a zombie waiting for a reaper counts as exited)."""
@@ -55,3 +57,15 @@ def stop_server(server: subprocess.Popen, sig: int = signal.SIGTERM) -> None:
         except ProcessLookupError:
             pass
     server.wait(timeout=30)
+
+
+def prism(*args: str, runs_dir: Path, cwd: Path | None = None, timeout: int = 600,
+          env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """`python -m prism_experiments <args>` into `runs_dir`, no progress bars, offline."""
+    environment = {k: v for k, v in os.environ.items() if k not in ("MLFLOW_TRACKING_URI", "PRISM_RUNS_DIR")}
+    environment |= {"HF_HUB_OFFLINE": "1"} | (env or {})
+    return subprocess.run(
+        [sys.executable, "-m", "prism_experiments", *args, f"paths.runs_dir={runs_dir}",
+         "simulation.show_progress=false"],
+        cwd=cwd or ROOT, env=environment, capture_output=True, text=True, timeout=timeout,
+    )

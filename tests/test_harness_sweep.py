@@ -14,21 +14,10 @@ import pytest
 from mlflow.tracking import MlflowClient
 
 from prism_experiments.metrics import SUMMARY_METRICS
-from process_helpers import free_port, start_mlflow_server, stop_server
+from process_helpers import free_port, prism, start_mlflow_server, stop_server
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def prism(*args: str, runs_dir: Path, cwd: Path | None = None, timeout: int = 600,
-          env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    environment = {k: v for k, v in os.environ.items() if k not in ("MLFLOW_TRACKING_URI", "PRISM_RUNS_DIR")}
-    environment |= {"HF_HUB_OFFLINE": "1"} | (env or {})
-    return subprocess.run(
-        [sys.executable, "-m", "prism_experiments", *args, f"paths.runs_dir={runs_dir}",
-         "simulation.show_progress=false"],
-        cwd=cwd or ROOT, env=environment, capture_output=True, text=True, timeout=timeout,
-    )
 
 
 def client_for(runs_dir: Path) -> MlflowClient:

@@ -31,6 +31,8 @@ log = logging.getLogger(__name__)
 @dataclass
 class PrismJoblibLauncherConf(JobLibLauncherConf):
     _target_: str = "hydra_plugins.prism_launcher.prism_joblib_launcher.PrismJoblibLauncher"
+    #: one job per core of this 2-core machine (joblib's own default, -1, would be the same here)
+    n_jobs: int = 2
     #: how many times a pool broken by a dead worker is replaced before the sweep gives up
     max_pool_restarts: int = 3
 

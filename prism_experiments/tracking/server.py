@@ -1,0 +1,250 @@
+"""`make tracking-server`: PostgreSQL and an MLflow server on it, on 127.0.0.1, under `<runs_dir>/tracking-server`.
+
+PostgreSQL comes from the machine's packages (Debian's `postgresql`: `initdb`, `pg_ctl`, `createdb`);
+`$PRISM_PG_BIN` points at another bin directory. The database password is generated at the first
+start and kept in the state directory (mode 0600, never in a committed file). Both servers are
+stopped by the PIDs recorded at start (`stop`), never by name. docs/cluster.md has the lab set-up.
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import json
+import os
+import pwd
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+STATE_FILE = "state.json"
+DB_NAME = "mlflow"
+DB_ROLE = "prism"
+#: the user PostgreSQL runs as when we are root (postgres refuses to run as root)
+DB_OS_USER = os.environ.get("PRISM_PG_USER", "postgres")
+
+
+class TrackingServerError(RuntimeError):
+    """A one-line reason the tracking server could not start or stop."""
+
+
+@dataclass(frozen=True)
+class ServerState:
+    """What `start` launched: enough for `stop` (PIDs) and for users (URI)."""
+
+    tracking_uri: str
+    mlflow_pid: int
+    postgres_pid: int
+    postgres_port: int
+    mlflow_port: int
+
+
+def postgres_bin() -> Path:
+    """The directory holding initdb/pg_ctl: $PRISM_PG_BIN, the PATH, or Debian's /usr/lib/postgresql/<v>/bin."""
+    candidates = [os.environ.get("PRISM_PG_BIN", "")]
+    on_path = shutil.which("pg_ctl")
+    candidates.append(str(Path(os.path.realpath(on_path)).parent) if on_path else "")
+    candidates += sorted(glob.glob("/usr/lib/postgresql/*/bin"), reverse=True)
+    for candidate in filter(None, candidates):
+        if (Path(candidate) / "initdb").is_file() and (Path(candidate) / "pg_ctl").is_file():
+            return Path(candidate)
+    raise TrackingServerError("PostgreSQL not found (initdb, pg_ctl): install Debian's postgresql package "
+                              "or set PRISM_PG_BIN to its bin directory")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def wait_for_port(port: int, process: subprocess.Popen | None, timeout: float, what: str, log: Path) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with socket.socket() as sock:
+            if sock.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        if process is not None and process.poll() is not None:
+            break
+        time.sleep(0.3)
+    raise TrackingServerError(f"{what} did not open 127.0.0.1:{port} (log: {log})")
+
+
+def _as_db_user(command: list[str]) -> list[str]:
+    """PostgreSQL's server binaries refuse root: run them as DB_OS_USER when we are root."""
+    return ["runuser", "-u", DB_OS_USER, "--", *command] if os.geteuid() == 0 else command
+
+
+def _hand_to_db_user(path: Path) -> None:
+    if os.geteuid() != 0:
+        return
+    user = pwd.getpwnam(DB_OS_USER)
+    for item in [path, *path.rglob("*")]:
+        os.chown(item, user.pw_uid, user.pw_gid)
+    probe = subprocess.run(_as_db_user(["test", "-w", str(path)]), check=False)
+    if probe.returncode != 0:
+        raise TrackingServerError(f"paths.runs_dir: PostgreSQL runs as user {DB_OS_USER}, which cannot reach "
+                                  f"{path}; use a runs dir whose parents it can enter (chmod o+x)")
+
+
+def _run(command: list[str], what: str, env: dict[str, str] | None = None) -> None:
+    result = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
+    if result.returncode != 0:
+        detail = (result.stderr or result.stdout).strip().splitlines()
+        raise TrackingServerError(f"{what} failed: {detail[-1] if detail else f'exit {result.returncode}'}")
+
+
+def state_dir(runs_dir: Path) -> Path:
+    return runs_dir.resolve() / "tracking-server"
+
+
+def read_state(runs_dir: Path) -> ServerState | None:
+    path = state_dir(runs_dir) / STATE_FILE
+    return ServerState(**json.loads(path.read_text())) if path.is_file() else None
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def start(runs_dir: Path, mlflow_port: int = 5000, postgres_port: int | None = None) -> ServerState:
+    """Start PostgreSQL (initialised at the first start) and `mlflow server` on it; both on 127.0.0.1."""
+    running = read_state(runs_dir)
+    if running is not None and pid_alive(running.mlflow_pid) and pid_alive(running.postgres_pid):
+        return running
+    with socket.socket() as probe:
+        if probe.connect_ex(("127.0.0.1", mlflow_port)) == 0:
+            raise TrackingServerError(f"--port: 127.0.0.1:{mlflow_port} is in use; choose another (PORT=...)")
+    home = state_dir(runs_dir)
+    pgdata, logs, artifacts = home / "pgdata", home / "logs", home / "mlartifacts"
+    for directory in (home, logs, artifacts):
+        directory.mkdir(parents=True, exist_ok=True)
+    home.chmod(0o755)  # the database user enters it; the password file inside stays 0600
+    password_file = home / "db_password"
+    if not password_file.exists():
+        password_file.write_text(secrets.token_urlsafe(24))
+        password_file.chmod(0o600)
+    password = password_file.read_text().strip()
+    binaries = postgres_bin()
+    postgres_port = postgres_port or free_port()
+    socket_dir = home / "socket"
+    socket_dir.mkdir(exist_ok=True)
+    if not (pgdata / "PG_VERSION").exists():
+        pgdata.mkdir(exist_ok=True)
+        pgdata.chmod(0o700)
+        initdb_password = home / "initdb_password"
+        initdb_password.write_text(password)
+        _hand_to_db_user(home)  # once, at initialisation: the data, socket and log directories
+        try:
+            _run(_as_db_user([str(binaries / "initdb"), "-D", str(pgdata), "-U", DB_ROLE, "--auth=scram-sha-256",
+                              f"--pwfile={initdb_password}", "--encoding=UTF8", "--no-instructions"]), "initdb")
+        finally:
+            initdb_password.unlink(missing_ok=True)
+    postgres_log = logs / "postgres.log"
+    _run(_as_db_user([str(binaries / "pg_ctl"), "-D", str(pgdata), "-l", str(postgres_log), "-w", "-t", "60",
+                      "-o", f"-h 127.0.0.1 -p {postgres_port} -k {socket_dir}", "start"]), "pg_ctl start")
+    postgres_pid = int((pgdata / "postmaster.pid").read_text().splitlines()[0])
+    env = os.environ | {"PGPASSWORD": password}
+    exists = subprocess.run([str(binaries / "psql"), "-h", "127.0.0.1", "-p", str(postgres_port), "-U", DB_ROLE,
+                             "-d", "postgres", "-tAc", f"SELECT 1 FROM pg_database WHERE datname = '{DB_NAME}'"],
+                            capture_output=True, text=True, env=env, check=False)
+    if exists.stdout.strip() != "1":
+        _run([str(binaries / "createdb"), "-h", "127.0.0.1", "-p", str(postgres_port), "-U", DB_ROLE, DB_NAME],
+             "createdb", env=env)
+    mlflow_log = logs / "mlflow.log"
+    # the database URI (with its password) goes through the environment, not the command line (ps shows that)
+    server_env = os.environ | {
+        "MLFLOW_BACKEND_STORE_URI": f"postgresql+psycopg://{DB_ROLE}:{password}@127.0.0.1:{postgres_port}/{DB_NAME}"}
+    with mlflow_log.open("ab") as log_handle:
+        mlflow = subprocess.Popen(
+            [sys.executable, "-m", "mlflow", "server", "--artifacts-destination", str(artifacts),
+             "--host", "127.0.0.1", "--port", str(mlflow_port), "--workers", "2"],
+            stdout=log_handle, stderr=subprocess.STDOUT, env=server_env, start_new_session=True)
+    try:
+        wait_for_port(mlflow_port, mlflow, 180, "mlflow server", mlflow_log)
+        time.sleep(0.5)
+        if mlflow.poll() is not None:  # the port was taken between the check and the bind
+            raise TrackingServerError(f"mlflow server exited at start (log: {mlflow_log})")
+    except TrackingServerError:
+        _stop_mlflow(mlflow.pid)
+        _run(_as_db_user([str(binaries / "pg_ctl"), "-D", str(pgdata), "-m", "fast", "-w", "stop"]), "pg_ctl stop")
+        raise
+    state = ServerState(f"http://127.0.0.1:{mlflow_port}", mlflow.pid, postgres_pid, postgres_port, mlflow_port)
+    (home / STATE_FILE).write_text(json.dumps(asdict(state)))
+    return state
+
+
+def _stop_mlflow(pid: int) -> None:
+    """SIGTERM the server's process group (it was started in a new session: the PID is the group id)."""
+    try:
+        os.killpg(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and pid_alive(pid):
+        try:
+            os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            pass
+        time.sleep(0.2)
+    if pid_alive(pid):
+        os.killpg(pid, signal.SIGKILL)
+
+
+def stop(runs_dir: Path) -> bool:
+    """Stop both servers by their recorded PIDs; False if nothing was recorded."""
+    state = read_state(runs_dir)
+    if state is None:
+        return False
+    _stop_mlflow(state.mlflow_pid)
+    if pid_alive(state.postgres_pid):
+        os.kill(state.postgres_pid, signal.SIGINT)  # PostgreSQL's "fast" shutdown
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and pid_alive(state.postgres_pid):
+            time.sleep(0.2)
+    (state_dir(runs_dir) / STATE_FILE).unlink(missing_ok=True)
+    return True
+
+
+def main(argv: list[str] | None = None) -> int:
+    from prism_experiments.paths import default_runs_dir
+
+    parser = argparse.ArgumentParser(prog="tracking-server", description=__doc__.splitlines()[0])
+    parser.add_argument("action", choices=["start", "stop", "status"])
+    parser.add_argument("--port", type=int, default=5000, help="the MLflow server's port (127.0.0.1)")
+    parser.add_argument("--runs-dir", type=Path, default=None)
+    args = parser.parse_args(argv)
+    runs_dir = args.runs_dir or default_runs_dir()
+    try:
+        if args.action == "start":
+            state = start(runs_dir, mlflow_port=args.port)
+            print(f"MLflow server on PostgreSQL: {state.tracking_uri} (PostgreSQL on 127.0.0.1:{state.postgres_port})")
+            print(f"  make sweep EXPERIMENT=smoke ARGS=\"tracking=server tracking.uri={state.tracking_uri}\"")
+            print("  make tracking-server-stop   stops both")
+        elif args.action == "stop":
+            print("stopped" if stop(runs_dir) else f"no tracking server recorded under {state_dir(runs_dir)}")
+        else:
+            state = read_state(runs_dir)
+            alive = state is not None and pid_alive(state.mlflow_pid) and pid_alive(state.postgres_pid)
+            print(f"running: {state.tracking_uri}" if alive and state else "not running")
+            return 0 if alive else 1
+    except TrackingServerError as error:
+        print(f"tracking-server: {error}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

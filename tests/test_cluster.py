@@ -1,0 +1,111 @@
+"""Sweeps beyond joblib, on real parts: a local Ray instance, submitit's local executor, and an MLflow
+server on a real PostgreSQL started by `prism_experiments.tracking.server` (127.0.0.1, stopped by PID)."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from mlflow.tracking import MlflowClient
+
+from prism_experiments.metrics import SUMMARY_METRICS
+from prism_experiments.tracking import server as tracking_server
+from prism_experiments.tracking.tags import CONFIG_HASH_TAG, PARENT_RUN_TAG, SWEEP_KIND, tag_equals
+from process_helpers import free_port, gone_or_zombie, prism
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+
+
+@pytest.fixture(scope="module")
+def postgres_mlflow() -> Iterator[tuple[str, Path]]:
+    """PostgreSQL + `mlflow server` from `make tracking-server`'s code, in a directory PostgreSQL's user can enter."""
+    home = Path(tempfile.mkdtemp(prefix="prism-pg-"))
+    home.chmod(0o755)  # as root, PostgreSQL runs as `postgres`, which must reach its data directory
+    state = tracking_server.start(home, mlflow_port=free_port())
+    try:
+        yield state.tracking_uri, home
+    finally:
+        assert tracking_server.stop(home)
+        assert gone_or_zombie(state.mlflow_pid) and gone_or_zombie(state.postgres_pid)
+        shutil.rmtree(home, ignore_errors=True)
+
+
+def sweep(uri: str, runs_dir: Path, experiment_name: str, *overrides: str) -> None:
+    process = prism("-m", "experiment=smoke", f"experiment_name={experiment_name}", "tracking=server",
+                    f"tracking.uri={uri}", *overrides, runs_dir=runs_dir, env={"RAY_USAGE_STATS_ENABLED": "0"})
+    assert process.returncode == 0, process.stderr[-3000:]
+
+
+def finished_children(uri: str, experiment_name: str) -> dict[tuple[str, str], dict[str, float]]:
+    """(seed, mode) -> summary metrics of the experiment's simulation runs, all FINISHED under one parent."""
+    client = MlflowClient(uri)
+    experiment_id = client.get_experiment_by_name(experiment_name).experiment_id
+    parents = client.search_runs([experiment_id], tag_equals("prism.kind", SWEEP_KIND))
+    children = client.search_runs([experiment_id], tag_equals("prism.kind", "simulation"), max_results=1000)
+    assert len(parents) == 1 and {run.info.status for run in children} == {"FINISHED"}
+    assert {run.data.tags[PARENT_RUN_TAG] for run in children} == {parents[0].info.run_id}
+    hashes = [run.data.tags[CONFIG_HASH_TAG] for run in children]
+    assert len(hashes) == len(set(hashes)), "a job was logged twice"
+    return {(run.data.params["seed"], run.data.params["ranking.mode"]):
+            {name: run.data.metrics[name] for name in SUMMARY_METRICS} for run in children}
+
+
+@pytest.fixture(scope="module")
+def joblib_four_workers(postgres_mlflow: tuple[str, Path], tmp_path_factory: pytest.TempPathFactory
+                        ) -> dict[tuple[str, str], dict[str, float]]:
+    """6 jobs, 4 at once, into PostgreSQL: the reference the other launchers must equal."""
+    uri, _ = postgres_mlflow
+    sweep(uri, tmp_path_factory.mktemp("joblib") / "runs", "smoke_joblib", "seed=0,1,2",
+          "hydra.launcher.n_jobs=4")
+    return finished_children(uri, "smoke_joblib")
+
+
+def test_four_concurrent_workers_lose_and_duplicate_no_run_in_postgres(joblib_four_workers) -> None:
+    assert set(joblib_four_workers) == {(seed, mode) for seed in "012" for mode in ("x_algo", "random")}
+
+
+def test_the_ray_launcher_gives_the_joblib_metrics_bit_for_bit(postgres_mlflow, joblib_four_workers,
+                                                               tmp_path: Path) -> None:
+    uri, _ = postgres_mlflow
+    sweep(uri, tmp_path / "runs", "smoke_ray", "hydra/launcher=prism_ray", "hydra.launcher.ray.init.num_cpus=2")
+    on_ray = finished_children(uri, "smoke_ray")
+    assert set(on_ray) == {(seed, mode) for seed in "01" for mode in ("x_algo", "random")}
+    for key, metrics in on_ray.items():
+        assert metrics == joblib_four_workers[key], key
+
+
+def test_submitit_local_runs_the_same_sweep(postgres_mlflow, joblib_four_workers, tmp_path: Path) -> None:
+    uri, _ = postgres_mlflow
+    # one seed: submitit starts a fresh interpreter (and model) per job
+    sweep(uri, tmp_path / "runs", "smoke_submitit", "hydra/launcher=submitit_local", "seed=0")
+    on_submitit = finished_children(uri, "smoke_submitit")
+    assert set(on_submitit) == {("0", mode) for mode in ("x_algo", "random")}
+    for key, metrics in on_submitit.items():
+        assert metrics == joblib_four_workers[key], key
+
+
+def test_a_taken_port_is_one_line_and_the_password_stays_out_of_state_and_argv(postgres_mlflow) -> None:
+    _, home = postgres_mlflow
+    state = tracking_server.read_state(home)
+    assert state is not None
+    with pytest.raises(tracking_server.TrackingServerError, match=r"^--port: 127\.0\.0\.1:\d+ is in use"):
+        tracking_server.start(home / "other", mlflow_port=state.mlflow_port)
+    password_file = home / "tracking-server" / "db_password"
+    assert oct(password_file.stat().st_mode & 0o777) == "0o600"
+    password = password_file.read_text().strip()
+    assert password not in (home / "tracking-server" / "state.json").read_text()
+    assert password not in Path(f"/proc/{state.mlflow_pid}/cmdline").read_text()
+
+
+def test_stop_then_start_keeps_every_run(postgres_mlflow, joblib_four_workers) -> None:
+    """Last in the module: the server comes back on a new port over the same database."""
+    _, home = postgres_mlflow
+    first = tracking_server.read_state(home)
+    assert first is not None and tracking_server.stop(home)
+    assert gone_or_zombie(first.mlflow_pid) and gone_or_zombie(first.postgres_pid)
+    again = tracking_server.start(home, mlflow_port=free_port())
+    assert again.mlflow_pid != first.mlflow_pid
+    assert finished_children(again.tracking_uri, "smoke_joblib") == joblib_four_workers
