@@ -41,11 +41,20 @@ def test_default_config_is_a_meaningful_experiment(compose_config: Compose, tmp_
     assert resolve_tracking_uri(cfg) == f"sqlite:///{tmp_path}/mlflow.db"
 
 
-def test_python_default_config_is_the_make_run_default(compose_config: Compose, tmp_path: Path) -> None:
-    composed = experiment_config(compose_config())
+def test_python_default_config_is_the_uncalibrated_world(compose_config: Compose, tmp_path: Path) -> None:
+    composed = experiment_config(compose_config("world=uncalibrated"))
     assert composed == ExperimentConfig(paths={"runs_dir": tmp_path})
     # the config a run logs: the same dict whichever way the config was made
     assert composed.model_dump(mode="json") == ExperimentConfig(paths={"runs_dir": tmp_path}).model_dump(mode="json")
+
+
+def test_make_run_default_is_the_calibrated_world(compose_config: Compose, tmp_path: Path) -> None:
+    """`make run` = the models' defaults with conf/world/x2023.yaml on top, and nothing else."""
+    world = OmegaConf.to_container(OmegaConf.load(Path(CONFIG_DIR) / "world" / "x2023.yaml"))
+    expected = OmegaConf.merge(ExperimentConfig(paths={"runs_dir": tmp_path}).model_dump(mode="json"), world)
+    composed = experiment_config(compose_config())
+    assert composed == ExperimentConfig.model_validate(OmegaConf.to_container(expected))
+    assert composed.network.mean_out_degree == world["network"]["mean_out_degree"]
 
 
 def test_ranking_options_are_exactly_the_registered_modes() -> None:
