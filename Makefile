@@ -34,8 +34,9 @@ setup: $(STAMP) ## Create .venv and install the project (re-runs only when pypro
 run: $(STAMP) ## Run one experiment with the default config (extra Hydra overrides: ARGS="ranking=x_algo seed=3")
 	$(BIN)/python -m prism_experiments $(ARGS)
 
-test: $(STAMP) ## Run every test, the real-stack integration tests included
-	$(BIN)/python -m pytest $(ARGS)
+test: $(STAMP) ## Run every test, the real-stack integration tests included (2 workers, one test file per worker)
+	# --dist loadfile: a file's module fixtures (a sweep, a server) are built once, on one worker
+	$(BIN)/python -m pytest -n 2 --dist loadfile $(ARGS)
 
 test-fast: $(STAMP) ## Run the unit tests only (no model, no Chroma, no MLflow)
 	$(BIN)/python -m pytest -m "not integration and not slow" $(ARGS)

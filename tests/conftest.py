@@ -20,7 +20,14 @@ def session_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     `PRISM_TEST_CACHE_DIR` points it at a lasting directory (a developer's warm cache); CI leaves it unset.
     """
     lasting = os.environ.get("PRISM_TEST_CACHE_DIR")
-    return Path(lasting) if lasting else tmp_path_factory.mktemp("cache")
+    if lasting:
+        return Path(lasting)
+    # under pytest-xdist each worker has its own base temp: the cache goes one level up, shared by all
+    # workers (the embedding cache is safe for concurrent processes: tests/test_rag_store.py)
+    base = tmp_path_factory.getbasetemp()
+    shared = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "embedding-cache"
+    shared.mkdir(parents=True, exist_ok=True)
+    return shared
 
 
 @pytest.fixture(scope="session")
