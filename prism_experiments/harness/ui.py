@@ -4,6 +4,8 @@ of the latest experiment (or `--experiment NAME`), grouped by condition (docs/re
 from __future__ import annotations
 
 import argparse
+import os
+import signal
 import socket
 import subprocess
 import sys
@@ -88,15 +90,37 @@ def main(argv: list[str] | None = None) -> int:
         print(f"prism-ui: error: {error}", file=sys.stderr)
         return 2
     print(f"MLflow UI for {uri}\n  open {url}  (Ctrl-C stops it)", flush=True)
+    # its own process group, so that stopping it stops uvicorn's workers too
     server = subprocess.Popen([sys.executable, "-m", "mlflow", "ui", "--backend-store-uri", uri,
-                               "--host", HOST, "--port", str(args.port)])  # fmt: skip
-    if not args.no_browser and listening(args.port):
-        webbrowser.open(url)
+                               "--host", HOST, "--port", str(args.port)], start_new_session=True)  # fmt: skip
+    signal.signal(signal.SIGTERM, _exit_on_sigterm)
     try:
+        if not args.no_browser and listening(args.port):
+            webbrowser.open(url)
         return server.wait()
-    except KeyboardInterrupt:
-        server.terminate()
-        return server.wait()
+    except (KeyboardInterrupt, SystemExit):
+        return 0
+    finally:
+        stop_group(server)
+
+
+def _exit_on_sigterm(signum: int, frame: object) -> None:
+    raise SystemExit(0)
+
+
+def stop_group(server: subprocess.Popen) -> None:
+    """SIGTERM the server's process group, SIGKILL it if it is still there after 10 s."""
+    if server.poll() is not None:
+        return
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(server.pid, sig)
+            server.wait(timeout=10)
+            return
+        except ProcessLookupError:
+            return
+        except subprocess.TimeoutExpired:
+            continue
 
 
 if __name__ == "__main__":

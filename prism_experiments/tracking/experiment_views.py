@@ -66,5 +66,7 @@ def apply_view_tags(client: "MlflowClient", experiment_id: str, current: dict[st
 
 
 def runs_view_url(base_url: str, experiment_id: str) -> str:
-    """The URL of the experiment's runs table in the saved condition view."""
-    return f"{base_url.rstrip('/')}/#/experiments/{experiment_id}/runs?viewStateShareKey={VIEW_KEY}"
+    """The URL of the experiment's runs table in the saved condition view, in the UI's "Model training" mode
+    (`workflowType`; without it the sidebar stays on whichever mode the browser last used, GenAI at first)."""
+    return (f"{base_url.rstrip('/')}/#/experiments/{experiment_id}/runs"
+            f"?viewStateShareKey={VIEW_KEY}&workflowType=machine_learning")
