@@ -20,6 +20,7 @@ import pytest
 from mlflow.tracking import MlflowClient
 
 from prism_experiments.metrics import SUMMARY_METRICS
+from prism_experiments.tracking.experiment_views import view_state_of
 from process_helpers import free_port, start_mlflow_server, stop_server, wait_for_port
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -97,7 +98,7 @@ def test_sweep_describes_its_experiment_and_parent_run_and_reports_progress(swep
     parent = client.search_runs([experiment.experiment_id], "tags.`prism.kind` = 'sweep'")[0]
     assert parent.info.run_id in note
     assert experiment.tags["mlflow.experimentKind"] == "custom_model_development"
-    view = json.loads(experiment.tags["mlflow.sharedViewState.prism-by-condition"])
+    view = view_state_of(experiment.tags["mlflow.sharedViewState.prism-by-condition"])
     assert view["groupBy"]["groupByKeys"] == [{"mode": "tag", "groupByData": "prism.condition"}]
     assert "metrics.`inn_share`" in view["selectedColumns"]
     assert {k: parent.data.metrics[f"children_{k}"] for k in ("finished", "failed", "killed", "running")} == {
@@ -138,7 +139,7 @@ def test_ui_prints_the_url_of_the_latest_experiments_runs_view(swept) -> None:
             experiment = json.load(response)["experiment"]
         tags = {tag["key"]: tag["value"] for tag in experiment["tags"]}
         assert experiment["name"] == "smoke" and experiment["lifecycle_stage"] == "active"
-        assert json.loads(tags[f"mlflow.sharedViewState.{key}"])["groupBy"]["groupByKeys"][0]["groupByData"] == (
+        assert view_state_of(tags[f"mlflow.sharedViewState.{key}"])["groupBy"]["groupByKeys"][0]["groupByData"] == (
             "prism.condition")
         with opener.open(base + "/", timeout=30) as response:
             assert response.status == 200 and b"<html" in response.read().lower()

@@ -23,7 +23,7 @@ from prism_experiments.tracking.experiment_note import (
     split_note,
     sweep_note,
 )
-from prism_experiments.tracking.experiment_views import runs_view_state, runs_view_url, view_tags
+from prism_experiments.tracking.experiment_views import runs_view_state, runs_view_url, view_state_of, view_tags
 
 
 def test_progress_line_counts_failures_and_extrapolates_the_eta() -> None:
@@ -81,9 +81,11 @@ def test_runs_view_groups_by_condition_and_the_url_loads_it() -> None:
     assert state["groupBy"] == {"aggregateFunction": "average",
                                 "groupByKeys": [{"mode": "tag", "groupByData": "prism.condition"}]}
     assert state["selectedColumns"][-1] == "metrics.`inn_share`"
-    tags = view_tags()
+    tags = view_tags(created_ms=5)
     assert tags["mlflow.experimentKind"] == "custom_model_development"
-    assert json.loads(tags["mlflow.sharedViewState.prism-by-condition"])["searchFilter"].startswith("tags.")
+    envelope = json.loads(tags["mlflow.sharedViewState.prism-by-condition"])
+    assert (envelope["name"], envelope["createdAt"]) == ("PRISM: conditions side by side", 5)
+    assert view_state_of(tags["mlflow.sharedViewState.prism-by-condition"]) == runs_view_state()
     assert runs_view_url("http://127.0.0.1:5000/", "3") == (
         "http://127.0.0.1:5000/#/experiments/3/runs?viewStateShareKey=prism-by-condition"
         "&workflowType=machine_learning")
