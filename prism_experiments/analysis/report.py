@@ -427,7 +427,8 @@ def write_figures(directory: Path, comparison: Comparison, tidy: pd.DataFrame, c
     if bands is not None:
         for name, label in REPORT_SERIES:
             series_figure(bands.loc[bands["series"] == name], comparison.conditions,
-                          f"mean across seeds, {comparison.settings.confidence:.0%} CI", f"{label} per step",
+                          f"{label}\n(mean across seeds, {comparison.settings.confidence:.0%} CI band)",
+                          f"{name} per step",
                           target(figure_key("series", name), f"series_{name}.png"))
     if cascades is not None:
         ccdf_figure(cascades.pooled, comparison.conditions, target(figure_key("ccdf"), CCDF_FIGURE))
