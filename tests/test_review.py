@@ -144,3 +144,15 @@ def test_summary_sentence_reads_like_the_readme() -> None:
     lower = pd.Series(row | {"difference": -0.05, "significant": False, "p_holm": 0.3})
     assert " lowers " in summary_sentence(lower, comparison) and "not significant at alpha 0.05" in (
         summary_sentence(lower, comparison))
+
+
+def test_per_run_figure_titles_name_condition_and_seed() -> None:
+    from prism_experiments.config import ExperimentConfig
+    from prism_experiments.harness.context import SweepContext
+    from prism_experiments.harness.job import run_label
+
+    cfg = ExperimentConfig.from_mapping({"ranking": {"mode": "x_algo"}, "seed": 3})
+    sweep = SweepContext("s", "sqlite:///x.db", "1", None, ["ranking.out_of_network_scale", "seed"])
+    overrides = ["ranking=x_algo", "ranking.out_of_network_scale=0.5", "seed=3"]
+    assert run_label(cfg, overrides, sweep) == "x_algo oon=0.5, seed 3"
+    assert run_label(cfg, ["ranking.reply_scale=0.2"], None) == "x_algo reply=0.2, seed 3"
