@@ -156,3 +156,11 @@ def test_per_run_figure_titles_name_condition_and_seed() -> None:
     overrides = ["ranking=x_algo", "ranking.out_of_network_scale=0.5", "seed=3"]
     assert run_label(cfg, overrides, sweep) == "x_algo oon=0.5, seed 3"
     assert run_label(cfg, ["ranking.reply_scale=0.2"], None) == "x_algo reply=0.2, seed 3"
+
+
+def test_summary_keeps_the_largest_significant_differences_of_a_metric() -> None:
+    base = {"metric": "inn_share", "condition_b": "b", "diff_ci_low": 0.0, "diff_ci_high": 1.0, "p_holm": 0.01,
+            "n_pairs": 10, "n_a": 10, "n_b": 10, "significant": True, "effect_size": 1.0}  # fmt: skip
+    rows = [base | {"condition_a": f"a{i}", "difference": d} for i, d in enumerate([0.1, -0.5, 0.3, 0.2, 0.05])]
+    chosen = summary_rows(_comparison(rows), most=3)
+    assert chosen["condition_a"].tolist() == ["a1", "a2", "a3"] and chosen["more"].tolist() == [0, 0, 2]

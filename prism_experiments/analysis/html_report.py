@@ -21,6 +21,8 @@ from prism_experiments.analysis.step_series import REPORT_SERIES
 from prism_experiments.plotting import condition_styles
 
 HTML_REPORT = "report.html"
+#: Significant pairs a metric shows in the summary at most (the largest differences); the rest are in its table.
+SUMMARY_PAIRS = 3
 #: Plain-English names of the usual metrics (docs/metrics.md); any other metric is named by its key.
 METRIC_NAMES: dict[str, str] = {
     "inn_share": "in-network share",
@@ -76,18 +78,21 @@ def summary_sentence(row: pd.Series, comparison: Comparison) -> str:
     )
 
 
-def summary_rows(comparison: Comparison) -> pd.DataFrame:
-    """Per metric its significant pairs (smallest adjusted p first), else its pair with the largest |effect|."""
-    adjusted = comparison.settings.adjusted_column
+def summary_rows(comparison: Comparison, most: int = SUMMARY_PAIRS) -> pd.DataFrame:
+    """Per metric its `most` significant pairs with the largest |difference|, else its pair with the largest
+    |effect|; column `more`: how many significant pairs of the metric are left out."""
     chosen = []
     for metric in comparison.metrics:
         pairs = comparison.pairwise.loc[comparison.pairwise["metric"] == metric]
-        significant = pairs.loc[pairs["significant"].astype(bool)].sort_values(adjusted)
+        significant = pairs.loc[pairs["significant"].astype(bool)]
         if len(significant):
-            chosen.append(significant)
+            order = significant["difference"].abs().sort_values(ascending=False, kind="stable").index
+            kept = significant.loc[order[:most]].assign(more=0)
+            kept.loc[kept.index[-1], "more"] = max(0, len(significant) - most)
+            chosen.append(kept)
         elif len(pairs) and pairs["effect_size"].notna().any():
-            chosen.append(pairs.loc[[pairs["effect_size"].abs().idxmax()]])
-    return pd.concat(chosen) if chosen else comparison.pairwise.iloc[0:0]
+            chosen.append(pairs.loc[[pairs["effect_size"].abs().idxmax()]].assign(more=0))
+    return pd.concat(chosen) if chosen else comparison.pairwise.iloc[0:0].assign(more=0)
 
 
 def table(headers: list[str], rows: list[list[object]], numeric_from: int = 0, attrs: str = "") -> str:
@@ -182,7 +187,9 @@ def render_html(directory: Path, context: ReportContext, comparison: Comparison,
                 figures: Mapping[str, str], cascades: CascadeComparison | None) -> str:  # fmt: skip
     """The whole page: summary, conditions, per metric tables and figures, per-step series, CCDF, exclusions."""
     warnings = [*context.warnings, *comparison.design.warnings, *comparison.warnings]
-    sentences = [summary_sentence(row, comparison) for _, row in summary_rows(comparison).iterrows()]
+    sentences = [summary_sentence(row, comparison)
+                 + (f" (and {int(row['more'])} more significant pairs in its table)" if row["more"] else "")
+                 for _, row in summary_rows(comparison).iterrows()]  # fmt: skip
     summary = "".join(
         f'<li class="{"sig" if "not significant" not in s else "muted"}">{html.escape(s)}</li>' for s in sentences
     )
@@ -203,7 +210,8 @@ def render_html(directory: Path, context: ReportContext, comparison: Comparison,
         "</p>",
         "<h2>Summary</h2>",
         f'<ul class="summary">{summary or "<li>No pairwise comparison could be made.</li>"}</ul>',
-        f"<p class=\"muted\">Per metric: every significant pair, else the pair with the largest effect. "
+        f"<p class=\"muted\">Per metric: its significant pairs (at most {SUMMARY_PAIRS}, the largest differences), "
+        "else the pair with the largest effect. "
         f"Details, design and power: report.md; every number: results.csv.</p>",
         legend(comparison),
         "<h2>Metrics</h2>",
