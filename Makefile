@@ -65,8 +65,8 @@ tracking-server: $(STAMP) ## Start PostgreSQL + an MLflow server on it (127.0.0.
 tracking-server-stop: $(STAMP) ## Stop the servers `make tracking-server` started (by their recorded PIDs)
 	$(BIN)/python -m prism_experiments.tracking.server stop
 
-ui: $(STAMP) ## Start the MLflow UI on 127.0.0.1 against the project's store (PORT=5000)
-	$(BIN)/python -m prism_experiments.harness.ui --port $(or $(PORT),5000)
+ui: $(STAMP) ## MLflow UI on 127.0.0.1 (PORT=5000), opened on the latest experiment's runs by condition (or EXPERIMENT=name)
+	$(BIN)/python -m prism_experiments.harness.ui --port $(or $(PORT),5000) $(if $(filter-out file,$(origin EXPERIMENT)),--experiment $(EXPERIMENT))
 
 bench: $(STAMP) ## Benchmarks: embedding, store, ranking, simulation, sweep; prints a table, writes runs/bench/<ts>.json
 	$(BIN)/python -m prism_experiments.bench $(ARGS)

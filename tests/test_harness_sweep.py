@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import base64
+import json
 import os
+import re
 import signal
+import socket
 import subprocess
 import sys
 import time
+import urllib.request
+from html.parser import HTMLParser
 from pathlib import Path
 
 import pandas as pd
@@ -14,7 +20,8 @@ import pytest
 from mlflow.tracking import MlflowClient
 
 from prism_experiments.metrics import SUMMARY_METRICS
-from process_helpers import free_port, prism, start_mlflow_server, stop_server
+from prism_experiments.tracking.experiment_views import view_state_of
+from process_helpers import free_port, prism, start_mlflow_server, stop_server, wait_for_port
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 ROOT = Path(__file__).resolve().parents[1]
@@ -70,6 +77,70 @@ def test_sweep_logs_four_finished_children_under_one_parent(swept) -> None:
         assert any(path.startswith("feeds/") for path in artifacts)
 
 
+def test_sweep_describes_its_experiment_and_parent_run_and_reports_progress(swept, tmp_path: Path) -> None:
+    runs_dir, process = swept
+    client = client_for(runs_dir)
+    experiment = client.get_experiment_by_name("smoke")
+    note = experiment.tags["mlflow.note.content"]
+    assert "`ranking` = x_algo, random" in note and "**Seeds**: 2 per condition (4 jobs" in note
+    assert "-m experiment=smoke" in note and "**Latest analysis**: none yet" in note
+    parent = client.search_runs([experiment.experiment_id], "tags.`prism.kind` = 'sweep'")[0]
+    assert parent.info.run_id in note
+    assert experiment.tags["mlflow.experimentKind"] == "custom_model_development"
+    view = view_state_of(experiment.tags["mlflow.sharedViewState.prism-by-condition"])
+    assert view["groupBy"]["groupByKeys"] == [{"mode": "tag", "groupByData": "prism.condition"}]
+    assert "metrics.`inn_share`" in view["selectedColumns"]
+    assert {k: parent.data.metrics[f"children_{k}"] for k in ("finished", "failed", "killed", "running")} == {
+        "finished": 4, "failed": 0, "killed": 0, "running": 0}
+    means = pd.read_csv(client.download_artifacts(parent.info.run_id, "sweep/condition_means.csv", str(tmp_path)))
+    table = json.loads(Path(client.download_artifacts(parent.info.run_id, "sweep/condition_means.json",
+                                                      str(tmp_path))).read_text())
+    assert table["columns"][:2] == ["condition", "n_runs"] and len(table["data"]) == 2
+    children = simulation_runs(runs_dir)
+    for row in means.itertuples(index=False):
+        mine = [run for run in children if run.data.tags["prism.condition"] == row.condition]
+        assert row.n_runs == len(mine) == 2
+        assert row.inn_share == pytest.approx(sum(run.data.metrics["inn_share"] for run in mine) / 2, rel=1e-12)
+    log = process.stdout + process.stderr
+    for done in range(1, 4):
+        assert f"sweep progress: {done}/4 jobs done, 0 failed, ETA " in log
+    assert "sweep progress: 4/4 jobs done, 0 failed, finished in " in log
+
+
+def test_ui_prints_the_url_of_the_latest_experiments_runs_view(swept) -> None:
+    runs_dir, _ = swept
+    port = free_port()
+    uri = f"sqlite:///{runs_dir}/mlflow.db"
+    ui = subprocess.Popen([sys.executable, "-m", "prism_experiments.harness.ui", "--port", str(port),
+                           "--tracking-uri", uri, "--no-browser"], cwd=ROOT, stdout=subprocess.PIPE,
+                          stderr=subprocess.DEVNULL, text=True, start_new_session=True)  # fmt: skip
+    try:
+        lines = [ui.stdout.readline(), ui.stdout.readline()]
+        match = re.search(rf"open (http://127\.0\.0\.1:{port}/#/experiments/(\d+)/runs\?viewStateShareKey=([\w-]+)"
+                          r"&workflowType=machine_learning)", lines[1])
+        assert match, lines
+        experiment_id, key = match.group(2), match.group(3)
+        wait_for_port(port)
+        base = f"http://127.0.0.1:{port}"
+        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # 127.0.0.1, never a proxy
+        with opener.open(f"{base}/ajax-api/2.0/mlflow/experiments/get?experiment_id={experiment_id}",
+                         timeout=30) as response:  # fmt: skip
+            experiment = json.load(response)["experiment"]
+        tags = {tag["key"]: tag["value"] for tag in experiment["tags"]}
+        assert experiment["name"] == "smoke" and experiment["lifecycle_stage"] == "active"
+        assert view_state_of(tags[f"mlflow.sharedViewState.{key}"])["groupBy"]["groupByKeys"][0]["groupByData"] == (
+            "prism.condition")
+        with opener.open(base + "/", timeout=30) as response:
+            assert response.status == 200 and b"<html" in response.read().lower()
+    finally:
+        stop_server(ui)
+    with socket.socket() as sock:  # the UI's own server went with it
+        assert sock.connect_ex(("127.0.0.1", port)) != 0
+    unknown = subprocess.run([sys.executable, "-m", "prism_experiments.harness.ui", "--tracking-uri", uri,
+                              "--experiment", "nope", "--no-browser"], capture_output=True, text=True, cwd=ROOT)
+    assert unknown.returncode == 2 and unknown.stderr.startswith("prism-ui: error: experiment: no experiment named")
+
+
 def test_logged_tables_reproduce_the_logged_metrics(swept, tmp_path: Path) -> None:
     from prism_experiments.metrics import summarize
     from prism_experiments.domain import EventLog
@@ -120,6 +191,8 @@ def test_a_failing_job_is_failed_the_others_finish_and_the_sweep_exits_nonzero(s
     assert by_cache[str(good)].info.status == "FINISHED"
     parent = client_for(runs_dir).get_run(by_cache[str(bad)].data.tags["mlflow.parentRunId"])
     assert parent.info.status == "FAILED"
+    assert (parent.data.metrics["children_finished"], parent.data.metrics["children_failed"]) == (1, 1)
+    assert "sweep progress: 2/2 jobs done, 1 failed, finished in " in failing.stdout + failing.stderr
 
 
 def test_bad_override_fails_before_any_run_is_created(swept) -> None:
@@ -179,6 +252,87 @@ def test_compare_reports_on_the_smoke_sweep(swept, tmp_path: Path) -> None:
     analysis = client.search_runs([experiment_id], "tags.`prism.kind` = 'analysis'")
     assert len(analysis) == 1
     assert set(analysis[0].data.tags["prism.compared_runs"].split(",")) == {r.info.run_id for r in children}
+    assert_html_report(out, results)
+    artifacts = _artifact_paths(client, analysis[0].info.run_id)
+    assert "report.html" in artifacts and "report.md" in artifacts
+    note = client.get_experiment(experiment_id).tags["mlflow.note.content"]
+    assert f"**Latest analysis**: [compare-" in note and analysis[0].info.run_id in note and "## smoke" in note
+
+
+class _StrictHtml(HTMLParser):
+    """Collects <img> and table cells; fails on a closing tag that does not match the open one."""
+
+    VOID = {"meta", "img", "br", "hr", "link", "input"}
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stack: list[str] = []
+        self.images: list[dict[str, str]] = []
+        self.tables: dict[str, list[list[str]]] = {}
+        self._table: str | None = None
+        self._cell: list[str] | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        values = {k: v or "" for k, v in attrs}
+        if tag == "img":
+            self.images.append(values)
+        if tag not in self.VOID:
+            self.stack.append(tag)
+        if tag == "table" and "data-metric" in values:
+            self._table = values["data-metric"]
+            self.tables[self._table] = []
+        elif tag == "tr" and self._table is not None:
+            self.tables[self._table].append([])
+        elif tag == "td" and self._table is not None:
+            self._cell = []
+
+    def handle_endtag(self, tag: str) -> None:
+        assert self.stack and self.stack[-1] == tag, f"</{tag}> closes <{self.stack[-1] if self.stack else None}>"
+        self.stack.pop()
+        if tag == "td" and self._cell is not None and self._table is not None:
+            self.tables[self._table][-1].append("".join(self._cell))
+            self._cell = None
+        elif tag == "table":
+            self._table = None
+
+    def handle_data(self, data: str) -> None:
+        if self._cell is not None:
+            self._cell.append(data)
+
+
+def assert_html_report(out: Path, results: pd.DataFrame) -> None:
+    """report.html parses with balanced tags, embeds every figure it shows, and its numbers are results.csv's."""
+    from prism_experiments.analysis.report import format_number, format_p
+
+    text = (out / "report.html").read_text(encoding="utf-8")
+    assert text.startswith("<!DOCTYPE html>")
+    parser = _StrictHtml()
+    parser.feed(text)
+    parser.close()
+    assert parser.stack == []
+    sources = {image["data-source"] for image in parser.images}
+    metrics = list(dict.fromkeys(results["metric"]))
+    expected = {f"figures/forest_{m}.png" for m in metrics} | {f"figures/{m}.png" for m in metrics} | {
+        f"figures/series_{name}.png" for name in ("inn_share", "feed_topic_entropy", "engagement_rate")} | {
+        "figures/cascade_size_ccdf.png"}
+    assert sources == expected
+    for image in parser.images:
+        prefix = "data:image/png;base64,"
+        assert image["src"].startswith(prefix)
+        assert base64.b64decode(image["src"][len(prefix):]) == (out / image["data-source"]).read_bytes()
+    assert set(parser.tables) == set(metrics)
+    for metric, rows in parser.tables.items():
+        body = [row for row in rows if row]
+        expected_rows = results.loc[results["metric"] == metric]
+        assert len(body) == len(expected_rows)
+        for cells, row in zip(body, expected_rows.itertuples(index=False), strict=True):
+            assert cells[:2] == [row.condition_a, row.condition_b]
+            assert cells[3] == format_number(row.difference)
+            assert cells[4] == f"{format_number(row.diff_ci_low)} to {format_number(row.diff_ci_high)}"
+            assert cells[5] == format_p(row.p_value) and cells[6].split(" ")[0] == format_p(row.p_holm)
+    summary = text[text.index("<h2>Summary</h2>"):text.index("<h2>Metrics</h2>")]
+    first = results.loc[results["metric"] == "inn_share"].iloc[0]
+    assert f"{format_number(abs(first.difference))} against" in summary and "2 seeds" in summary
 
 
 def test_tracking_server_receives_the_run_and_its_artifacts(tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ FAILED (and listed by the sweep callback), and the jobs that never finished run 
 import logging
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 from hydra.core.config_store import ConfigStore
 from hydra.core.utils import JobReturn, JobStatus
@@ -47,20 +47,32 @@ class PrismJoblibLauncher(JoblibLauncher):
         self.max_pool_restarts = max_pool_restarts
 
     def launch(self, job_overrides: Sequence[Sequence[str]], initial_job_idx: int) -> Sequence[JobReturn]:
-        from prism_experiments.harness.recovery import jobs_left_after_worker_death
+        from prism_experiments.harness.progress import SweepProgress
+        from prism_experiments.harness.recovery import jobs_left_after_worker_death, read_outcome
 
         assert self.config is not None
         sweep_dir = Path(str(self.config.hydra.sweep.dir))
         pending = list(range(initial_job_idx, initial_job_idx + len(job_overrides)))
         returns: dict[int, JobReturn] = {}
+        progress = SweepProgress(len(job_overrides), log.info)
+
+        def finished(number: int) -> None:
+            outcome = read_outcome(sweep_dir, number)
+            progress.finished(failed=outcome is None or outcome.status == "FAILED")
+
         for restart in range(self.max_pool_restarts + 1):
             try:
                 overrides = [job_overrides[i - initial_job_idx] for i in pending]
-                returns.update(zip(pending, self._run_in_pool(pending, overrides)))
+                for number, ret in self._run_in_pool(pending, overrides):
+                    returns[number] = ret
+                    finished(number)
                 break
             except BrokenProcessPool as error:
                 first_line = str(error).strip().splitlines()[0]
-                pending = jobs_left_after_worker_death(sweep_dir, [i for i in pending if i not in returns])
+                unfinished = [i for i in pending if i not in returns]
+                pending = jobs_left_after_worker_death(sweep_dir, unfinished)
+                for number in sorted(set(unfinished) - set(pending)):  # died, or ended unreported
+                    finished(number)
                 log.error("a worker process died (%s); its jobs are marked FAILED; %d job(s) left run in a "
                           "fresh pool", first_line, len(pending))
                 if not pending:
@@ -70,8 +82,9 @@ class PrismJoblibLauncher(JoblibLauncher):
         # jobs that died have no JobReturn: the sweep callback reports them from the store
         return [returns.get(i) or _died(i) for i in range(initial_job_idx, initial_job_idx + len(job_overrides))]
 
-    def _run_in_pool(self, numbers: list[int], job_overrides: list[Sequence[str]]) -> list[JobReturn]:
-        """hydra_joblib_launcher._core.launch, with explicit job numbers (it numbers from one start)."""
+    def _run_in_pool(self, numbers: list[int], job_overrides: list[Sequence[str]]) -> Iterator[tuple[int, JobReturn]]:
+        """hydra_joblib_launcher._core.launch, with explicit job numbers (it numbers from one start), yielding
+        (number, return) as each job finishes."""
         assert self.config is not None and self.hydra_context is not None and self.task_function is not None
         Path(str(self.config.hydra.sweep.dir)).mkdir(parents=True, exist_ok=True)
         joblib_cfg = dict(self.joblib)
@@ -84,11 +97,16 @@ class PrismJoblibLauncher(JoblibLauncher):
         for number, overrides in zip(numbers, job_overrides):
             log.info("\t#%d : %s", number, " ".join(filter_overrides(overrides)))
         singleton_state = Singleton.get_state()
-        return list(Parallel(**joblib_cfg)(
-            delayed(execute_job_safely)(number, overrides, self.hydra_context, self.config, self.task_function,
-                                        singleton_state)
+        yield from Parallel(**joblib_cfg, return_as="generator_unordered")(
+            delayed(numbered_job)(number, overrides, self.hydra_context, self.config, self.task_function,
+                                  singleton_state)
             for number, overrides in zip(numbers, job_overrides)
-        ))
+        )
+
+
+def numbered_job(index: int, overrides: Sequence[str], *args: Any) -> tuple[int, JobReturn]:
+    """`execute_job_safely` with its job number, for results that arrive in completion order."""
+    return index, execute_job_safely(index, overrides, *args)
 
 
 def execute_job_safely(index: int, overrides: Sequence[str], *args: Any) -> JobReturn:

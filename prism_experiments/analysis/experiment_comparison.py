@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import tempfile
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 
@@ -17,6 +17,7 @@ from prism_experiments.analysis.analysis_run import fail_analysis_run, finish_an
 from prism_experiments.analysis.cascades import compare_cascade_sizes, download_cascade_sizes, pool_by_condition
 from prism_experiments.analysis.compare import Comparison, ComparisonSettings, compare_conditions
 from prism_experiments.analysis.design import MIN_RUNS_PER_CONDITION, Design, detect_design
+from prism_experiments.analysis.html_report import write_html_report
 from prism_experiments.analysis.report import (
     CascadeComparison,
     ReportContext,
@@ -28,7 +29,9 @@ from prism_experiments.analysis.report import (
 )
 from prism_experiments.analysis.runs import experiment_id_for, load_simulation_runs, require_existing_store
 from prism_experiments.analysis.selection import Selection, select_runs
+from prism_experiments.analysis.step_series import load_step_values, step_bands, with_engagement_rate
 from prism_experiments.paths import default_runs_dir, default_tracking_uri
+from prism_experiments.tracking.experiment_note import write_analysis_line
 
 DEFAULT_SETTINGS = ComparisonSettings()
 
@@ -94,6 +97,8 @@ def compare_experiment(
         cascade_comparison, cascade_warnings = _compare_cascades(client, selection)
         warnings += cascade_warnings
 
+    values = load_step_values(client, selection.tidy[["run_id", "condition", "seed"]])
+    bands = step_bands(with_engagement_rate(values), settings.confidence)
     directory = report_directory(out, experiment, now)
     run_ids = selection.tidy["run_id"].astype(str).tolist()
     analysis_run_id = None
@@ -114,9 +119,12 @@ def compare_experiment(
         analysis_run_id=analysis_run_id,
     )
     try:
-        files = write_report(directory, context, comparison, selection.tidy, cascade_comparison)
+        files = write_report(directory, context, comparison, selection.tidy, cascade_comparison, bands)
+        html = write_html_report(directory, context, comparison, len(run_ids), files.figure_map, cascade_comparison)
+        files = replace(files, html=html)
         if analysis_run_id is not None:
             finish_analysis_run(client, analysis_run_id, directory, _counts(selection, comparison))
+            write_analysis_line(client, experiment_id, analysis_run_id, f"compare-{now:%Y%m%d-%H%M%S}")
     except BaseException:
         # Ctrl-C included: the analysis run must not stay RUNNING
         if analysis_run_id is not None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
@@ -13,7 +13,8 @@ import pandas as pd
 
 from prism_experiments.analysis.compare import Comparison, ComparisonSettings
 from prism_experiments.analysis.power import MAX_SEEDS, MDE_POWER, TARGET_POWERS
-from prism_experiments.analysis.figures import ccdf_figure, metric_figure
+from prism_experiments.analysis.figures import ccdf_figure, forest_figure, metric_figure, series_figure
+from prism_experiments.analysis.step_series import REPORT_SERIES
 
 FIGURES_DIR = "figures"
 CCDF_FIGURE = "cascade_size_ccdf.png"
@@ -47,11 +48,20 @@ class CascadeComparison:
 
 @dataclass(frozen=True)
 class ReportFiles:
+    """What `write_report` wrote; `figure_map` maps a figure key (figure_key) to its path relative to `directory`."""
+
     directory: Path
     report: Path
     results: Path
     tables: tuple[Path, ...]
     figures: tuple[Path, ...]
+    figure_map: dict[str, str] = field(default_factory=dict)
+    html: Path | None = None
+
+
+def figure_key(kind: str, name: str = "") -> str:
+    """`box/<metric>`, `forest/<metric>`, `series/<series>` or `ccdf`."""
+    return f"{kind}/{name}" if name else kind
 
 
 def safe_name(name: str) -> str:
@@ -363,21 +373,15 @@ def write_report(
     comparison: Comparison,
     tidy: pd.DataFrame,
     cascades: CascadeComparison | None,
+    bands: pd.DataFrame | None = None,
 ) -> ReportFiles:
-    """Write report.md, results.csv, conditions/omnibus/trends/runs CSVs and the PNG figures into `directory`."""
+    """Write report.md, results.csv, conditions/omnibus/trends/runs CSVs and the PNG figures into `directory`;
+    `bands` (step_series.BAND_COLUMNS) adds the per-step series figures."""
     directory.mkdir(parents=True, exist_ok=True)
     (directory / FIGURES_DIR).mkdir(exist_ok=True)
-    figures: dict[str, str] = {}
-    figure_paths: list[Path] = []
-    for metric in comparison.metrics:
-        relative = f"{FIGURES_DIR}/{safe_name(metric)}.png"
-        values = tidy[["condition", "seed", metric]].rename(columns={metric: "value"})
-        figure_paths.append(
-            metric_figure(values, comparison.conditions, metric, comparison.design.paired, directory / relative)
-        )
-        figures[metric] = relative
-    if cascades is not None:
-        figure_paths.append(ccdf_figure(cascades.pooled, comparison.conditions, directory / FIGURES_DIR / CCDF_FIGURE))
+    figure_map = write_figures(directory, comparison, tidy, cascades, bands)
+    figures = {metric: figure_map[figure_key("box", metric)] for metric in comparison.metrics}
+    figure_paths = [directory / relative for relative in figure_map.values()]
 
     results = directory / "results.csv"
     comparison.pairwise.to_csv(results, index=False)
@@ -401,7 +405,34 @@ def write_report(
 
     report = directory / "report.md"
     report.write_text(render_markdown(context, comparison, len(tidy), figures, cascades), encoding="utf-8")
-    return ReportFiles(directory, report, results, tuple(table_paths), tuple(figure_paths))
+    return ReportFiles(directory, report, results, tuple(table_paths), tuple(figure_paths), figure_map)
+
+
+def write_figures(directory: Path, comparison: Comparison, tidy: pd.DataFrame, cascades: CascadeComparison | None,
+                  bands: pd.DataFrame | None) -> dict[str, str]:  # fmt: skip
+    """Every report figure under `directory/figures`, keyed by figure_key; paths relative to `directory`."""
+    written: dict[str, str] = {}
+
+    def target(key: str, name: str) -> Path:
+        written[key] = f"{FIGURES_DIR}/{name}"
+        return directory / written[key]
+
+    for metric in comparison.metrics:
+        values = tidy[["condition", "seed", metric]].rename(columns={metric: "value"})
+        metric_figure(values, comparison.conditions, metric, comparison.design.paired,
+                      target(figure_key("box", metric), f"{safe_name(metric)}.png"))
+        pairs = comparison.pairwise.loc[comparison.pairwise["metric"] == metric]
+        forest_figure(pairs, metric, comparison.settings.confidence,
+                      target(figure_key("forest", metric), f"forest_{safe_name(metric)}.png"))
+    if bands is not None:
+        for name, label in REPORT_SERIES:
+            series_figure(bands.loc[bands["series"] == name], comparison.conditions,
+                          f"{label}\n(mean across seeds, {comparison.settings.confidence:.0%} CI band)",
+                          f"{name} per step",
+                          target(figure_key("series", name), f"series_{name}.png"))
+    if cascades is not None:
+        ccdf_figure(cascades.pooled, comparison.conditions, target(figure_key("ccdf"), CCDF_FIGURE))
+    return written
 
 
 def console_summary(context: ReportContext, comparison: Comparison, n_runs: int, files: ReportFiles) -> str:

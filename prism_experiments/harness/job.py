@@ -70,16 +70,26 @@ def find_finished_run(client: Any, experiment_id: str, digest: str) -> str | Non
     return runs[0].info.run_id if runs else None
 
 
-def run_tags(cfg: ExperimentConfig, overrides: Sequence[str], sweep: SweepContext | None, digest: str) -> dict[str, str]:
-    """The tags of a simulation run: kind, condition, seed, sweep, config hash and provenance."""
+def run_condition(cfg: ExperimentConfig, overrides: Sequence[str], sweep: SweepContext | None) -> str:
+    """The run's condition label: its mode and the sweep's varying overrides (`ranking.*` outside a sweep)."""
     pairs = overrides_to_pairs(overrides)
     if sweep is not None:
         varying = [(k, v) for k, v in pairs if k in sweep.varying_keys]
     else:
         varying = [(k, v) for k, v in pairs if k.startswith("ranking.")]
+    return condition_label(cfg.ranking.mode, varying)
+
+
+def run_label(cfg: ExperimentConfig, overrides: Sequence[str], sweep: SweepContext | None) -> str:
+    """`<condition>, seed <n>`: what every per-run figure title names."""
+    return f"{run_condition(cfg, overrides, sweep)}, seed {cfg.seed}"
+
+
+def run_tags(cfg: ExperimentConfig, overrides: Sequence[str], sweep: SweepContext | None, digest: str) -> dict[str, str]:
+    """The tags of a simulation run: kind, condition, seed, sweep, config hash and provenance."""
     tags = {
         KIND_TAG: SIMULATION_KIND,
-        CONDITION_TAG: condition_label(cfg.ranking.mode, varying),
+        CONDITION_TAG: run_condition(cfg, overrides, sweep),
         SEED_TAG: str(cfg.seed),
         SWEEP_ID_TAG: sweep.sweep_id if sweep else "none",
         CONFIG_HASH_TAG: digest,
@@ -179,7 +189,7 @@ def run_job(cfg: ExperimentConfig, overrides: Sequence[str] = (), sweep: SweepCo
         work_dir = tempfile.mkdtemp(prefix=f"artifacts-{run_id}-", dir=cfg.paths.runs_dir)
         write_run_files(Path(work_dir), resolved, overrides, result, summary, series,
                         tables=cfg.tracking.log_tables, figures=cfg.tracking.log_figures,
-                        ranker_debug=result.ranker_debug)
+                        ranker_debug=result.ranker_debug, label=run_label(cfg, overrides, sweep))
         log_files(client, run_id, Path(work_dir))
         log_metrics(client, run_id, summary, series)
         llm = cfg.agents.llm

@@ -6,6 +6,8 @@ from __future__ import annotations
 import atexit
 import logging
 import os
+import shlex
+import sys
 import time
 import uuid
 from pathlib import Path
@@ -24,7 +26,10 @@ from prism_experiments.harness.job import find_finished_run
 from prism_experiments.harness.preflight import check_corpus_file, check_runs_dir, check_tracking_server
 from prism_experiments.harness.recovery import failure_lines, read_outcome
 from prism_experiments.tracking.errors import error_line
-from prism_experiments.tracking.labels import varying_override_keys
+from prism_experiments.harness.sweep_summary import log_sweep_summary
+from prism_experiments.tracking.experiment_note import sweep_note, write_sweep_note
+from prism_experiments.tracking.experiment_views import apply_view_tags
+from prism_experiments.tracking.labels import override_values, varying_override_keys
 from prism_experiments.tracking.params import config_hash
 from prism_experiments.tracking.provenance import git_commit
 from prism_experiments.tracking.run_logger import log_params
@@ -58,6 +63,20 @@ def job_overrides(config: DictConfig) -> list[list[str]]:
 def validated_job_config(config: DictConfig, overrides: list[str]) -> ExperimentConfig:
     """The validated config of one job of the sweep (ConfigError if invalid)."""
     return experiment_config(GlobalHydra.instance().config_loader().load_sweep_config(config, overrides))
+
+
+def describe_experiment(client: Any, experiment_id: str, experiment: str, jobs: list[list[str]],
+                        configs: list[ExperimentConfig], varying: list[str], parent_id: str, sweep_id: str) -> None:
+    """The experiment's note (what varies, seeds, command, parent run) and its runs-view tags (docs/review.md)."""
+    varies = {key: ", ".join(values) for key, values in override_values(jobs, varying).items() if key != "seed"}
+    command = shlex.join(["python", "-m", "prism_experiments", *sys.argv[1:]])
+    n_seeds = len({cfg.seed for cfg in configs})
+    try:
+        apply_view_tags(client, experiment_id)
+        write_sweep_note(client, experiment_id,
+                         sweep_note(experiment, varies, n_seeds, len(jobs), command, experiment_id, parent_id, sweep_id))
+    except Exception as exc:  # a description must never stop a sweep
+        log.error("could not describe experiment %s (%s)", experiment, error_line(exc))
 
 
 class SweepCallback(Callback):
@@ -119,6 +138,8 @@ class SweepCallback(Callback):
             log_params(client, parent_id, sweep_params)
             client.log_text(parent_id, "\n".join(" ".join(o) for o in jobs) + "\n", "sweep/jobs.txt")
             atexit.register(self._close_if_interrupted)
+            describe_experiment(client, experiment_id, first.experiment_name, jobs, configs, varying, parent_id,
+                                sweep_id)
             log.info("sweep %s: %d jobs, %d to run, %d already FINISHED (skipped); parent run %s",
                      sweep_id, len(jobs), len(pending), len(jobs) - len(pending), parent_id)
         else:
@@ -150,6 +171,11 @@ class SweepCallback(Callback):
                       context.tracking_uri, error_line(exc))
         lines = failure_lines(children, outcomes, sweep_dir)
         if children is not None:
+            try:
+                log_sweep_summary(client, context.parent_run_id, children)
+            except Exception as exc:
+                log.error("could not log the sweep summary to parent run %s (%s)", context.parent_run_id,
+                          error_line(exc))
             try:
                 client.set_terminated(context.parent_run_id, "FAILED" if lines else "FINISHED")
             except Exception as exc:

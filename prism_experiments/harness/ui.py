@@ -1,26 +1,126 @@
-"""`make ui`: the MLflow UI on 127.0.0.1 against the project's store."""
+"""`make ui` / `prism-ui`: the MLflow UI on 127.0.0.1 against the project's store, opened on the runs table
+of the latest experiment (or `--experiment NAME`), grouped by condition (docs/review.md)."""
 
 from __future__ import annotations
 
 import argparse
 import os
+import signal
+import socket
+import subprocess
 import sys
+import time
+import webbrowser
+from typing import TYPE_CHECKING
 
 from prism_experiments.paths import default_runs_dir, default_tracking_uri
+from prism_experiments.tracking.experiment_views import apply_view_tags, runs_view_url
+from prism_experiments.tracking.store import client_for, sqlite_path
+
+if TYPE_CHECKING:
+    from mlflow.entities import Experiment
+    from mlflow.tracking import MlflowClient
+
+HOST = "127.0.0.1"
+
+
+class UiError(Exception):
+    """A bad `--experiment` or store: one line naming the field."""
+
+
+def latest_experiment(client: "MlflowClient") -> "Experiment | None":
+    """The active experiment whose newest run started last (None when the store has no runs)."""
+    experiments = {e.experiment_id: e for e in client.search_experiments()}
+    if not experiments:
+        return None
+    runs = client.search_runs(list(experiments), max_results=1, order_by=["attributes.start_time DESC"])
+    return experiments[runs[0].info.experiment_id] if runs else None
+
+
+def chosen_experiment(client: "MlflowClient", name: str | None) -> "Experiment | None":
+    """The experiment called `name`, else the latest; UiError naming the known experiments if `name` is unknown."""
+    if name is None:
+        return latest_experiment(client)
+    experiment = client.get_experiment_by_name(name)
+    if experiment is None or experiment.lifecycle_stage != "active":
+        known = ", ".join(sorted(e.name for e in client.search_experiments())) or "(none)"
+        raise UiError(f"experiment: no experiment named {name!r}; known: {known}")
+    return experiment
+
+
+def start_url(uri: str, port: int, name: str | None) -> str:
+    """The URL to open: the chosen experiment's runs view (its view tags set), else the UI's home page."""
+    base = f"http://{HOST}:{port}"
+    path = sqlite_path(uri)
+    if path is not None and not path.is_file():
+        if name is not None:
+            raise UiError(f"experiment: the store {path} does not exist yet; run a sweep first")
+        return base
+    client = client_for(uri)
+    experiment = chosen_experiment(client, name)
+    if experiment is None:
+        return base
+    apply_view_tags(client, experiment.experiment_id, dict(experiment.tags))
+    return runs_view_url(base, experiment.experiment_id)
+
+
+def listening(port: int, timeout_s: float = 60.0) -> bool:
+    """True once something accepts connections on HOST:`port` (False after `timeout_s`)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        with socket.socket() as sock:
+            if sock.connect_ex((HOST, port)) == 0:
+                return True
+        time.sleep(0.3)
+    return False
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="ui", description=__doc__)
+    parser = argparse.ArgumentParser(prog="prism-ui", description=__doc__)
     parser.add_argument("--port", type=int, default=5000)
     parser.add_argument("--tracking-uri", default=None)
+    parser.add_argument("--experiment", default=None, help="experiment to open (default: the latest)")
+    parser.add_argument("--no-browser", action="store_true", help="print the URL, do not open a browser")
     args = parser.parse_args(argv)
     default_runs_dir().mkdir(parents=True, exist_ok=True)
     uri = args.tracking_uri or default_tracking_uri()
-    print(f"MLflow UI for {uri}\n  open http://127.0.0.1:{args.port}  (Ctrl-C stops it)", flush=True)
-    command = [sys.executable, "-m", "mlflow", "ui", "--backend-store-uri", uri,
-               "--host", "127.0.0.1", "--port", str(args.port)]
-    os.execv(sys.executable, command)
-    return 0  # not reached
+    try:
+        url = start_url(uri, args.port, args.experiment)
+    except UiError as error:
+        print(f"prism-ui: error: {error}", file=sys.stderr)
+        return 2
+    print(f"MLflow UI for {uri}\n  open {url}  (Ctrl-C stops it)", flush=True)
+    # its own process group, so that stopping it stops uvicorn's workers too
+    server = subprocess.Popen([sys.executable, "-m", "mlflow", "ui", "--backend-store-uri", uri,
+                               "--host", HOST, "--port", str(args.port)], start_new_session=True)  # fmt: skip
+    signal.signal(signal.SIGTERM, _exit_on_sigterm)
+    try:
+        if not args.no_browser and listening(args.port):
+            webbrowser.open(url)
+        return server.wait()
+    except (KeyboardInterrupt, SystemExit):
+        return 0
+    finally:
+        stop_group(server)
+
+
+def _exit_on_sigterm(signum: int, frame: object) -> None:
+    raise SystemExit(0)
+
+
+def stop_group(server: subprocess.Popen) -> None:
+    """SIGTERM the server's process group, SIGKILL it if it is still there after 10 s."""
+    if server.poll() is not None:
+        return
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(server.pid, sig)
+            server.wait(timeout=10)
+            return
+        except ProcessLookupError:
+            return
+        except subprocess.TimeoutExpired:
+            continue
 
 
 if __name__ == "__main__":

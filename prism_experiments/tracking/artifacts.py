@@ -27,8 +27,10 @@ def write_run_files(
     tables: bool = True,
     figures: bool = True,
     ranker_debug: list[dict[str, Any]] | None = None,
+    label: str = "",
 ) -> Path:
-    """Write everything a run logs as artifacts into `directory` (mirrors the artifact layout)."""
+    """Write everything a run logs as artifacts into `directory` (mirrors the artifact layout);
+    `label` (condition and seed) ends every figure title."""
     (directory / "config").mkdir(parents=True, exist_ok=True)
     (directory / "config" / "resolved.yaml").write_text(yaml.safe_dump(dict(resolved_config), sort_keys=False))
     (directory / "config" / "overrides.yaml").write_text(yaml.safe_dump(list(overrides)))
@@ -54,10 +56,11 @@ def write_run_files(
     if figures:
         figures_dir = directory / "figures"
         figures_dir.mkdir(exist_ok=True)
+        suffix = f" \u2014 {label}" if label else ""
         step_figure(series, "inn_share", figures_dir / "inn_share.png", "in-network share of impressions",
-                    "In-network share over steps")
+                    f"In-network share over steps{suffix}")
         step_figure(series, "feed_topic_entropy", figures_dir / "feed_topic_entropy.png",
-                    "mean feed topic entropy (bits)", "Feed topic entropy over steps")
-        ccdf_figure(cascades.assign(condition="this run"), ["this run"], figures_dir / "cascade_size_ccdf.png",
-                    title="Cascade size CCDF")
+                    "mean feed topic entropy (bits)", f"Feed topic entropy over steps{suffix}")
+        ccdf_figure(cascades.assign(condition=label or "this run"), [label or "this run"],
+                    figures_dir / "cascade_size_ccdf.png", title=f"Cascade size CCDF{suffix}")
     return directory

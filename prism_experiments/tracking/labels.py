@@ -34,6 +34,16 @@ def overrides_to_pairs(overrides: Iterable[str]) -> list[tuple[str, str]]:
     return pairs
 
 
+def override_values(jobs: Sequence[Sequence[str]], keys: Sequence[str]) -> dict[str, list[str]]:
+    """Each key's values across the jobs, in first-seen order (`{'ranking': ['x_algo', 'random']}`)."""
+    values: dict[str, list[str]] = {key: [] for key in keys}
+    for job in jobs:
+        for key, value in overrides_to_pairs(job):
+            if key in values and value not in values[key]:
+                values[key].append(value)
+    return values
+
+
 def varying_override_keys(jobs: Sequence[Sequence[str]]) -> list[str]:
     """The override keys that take more than one value across the jobs of a sweep, sorted."""
     per_job = [dict(overrides_to_pairs(job)) for job in jobs]
