@@ -33,10 +33,12 @@ def postgres_mlflow() -> Iterator[tuple[str, Path]]:
         shutil.rmtree(home, ignore_errors=True)
 
 
-def sweep(uri: str, runs_dir: Path, experiment_name: str, *overrides: str) -> None:
+def sweep(uri: str, runs_dir: Path, experiment_name: str, *overrides: str) -> str:
+    """The sweep's output (Hydra logs the driver to stdout)."""
     process = prism("-m", "experiment=smoke", f"experiment_name={experiment_name}", "tracking=server",
                     f"tracking.uri={uri}", *overrides, runs_dir=runs_dir, env={"RAY_USAGE_STATS_ENABLED": "0"})
     assert process.returncode == 0, process.stderr[-3000:]
+    return process.stdout + process.stderr
 
 
 def finished_children(uri: str, experiment_name: str) -> dict[tuple[str, str], dict[str, float]]:
@@ -70,7 +72,8 @@ def test_four_concurrent_workers_lose_and_duplicate_no_run_in_postgres(joblib_fo
 def test_the_ray_launcher_gives_the_joblib_metrics_bit_for_bit(postgres_mlflow, joblib_four_workers,
                                                                tmp_path: Path) -> None:
     uri, _ = postgres_mlflow
-    sweep(uri, tmp_path / "runs", "smoke_ray", "hydra/launcher=prism_ray", "hydra.launcher.ray.init.num_cpus=2")
+    output = sweep(uri, tmp_path / "runs", "smoke_ray", "hydra/launcher=prism_ray", "hydra.launcher.ray.init.num_cpus=2")
+    assert "sweep progress: 1/4 jobs done, 0 failed" in output and "sweep progress: 4/4 jobs done, 0 failed" in output
     on_ray = finished_children(uri, "smoke_ray")
     assert set(on_ray) == {(seed, mode) for seed in "01" for mode in ("x_algo", "random")}
     for key, metrics in on_ray.items():

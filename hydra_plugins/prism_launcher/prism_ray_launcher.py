@@ -85,7 +85,20 @@ class PrismRayLauncher(RayLauncher):
             # the worker composes the job's config, as joblib's workers do (execute_job)
             pending.append((index, run_remote.remote(index, list(overrides), self.hydra_context, self.config,
                                                      self.task_function, Singleton.get_state())))
-        return [_result(ray, index, reference, sweep_dir) for index, reference in pending]
+        from prism_experiments.harness.progress import SweepProgress
+        from prism_experiments.harness.recovery import read_outcome
+
+        progress = SweepProgress(len(pending), log.info)
+        index_of = {reference: index for index, reference in pending}
+        returns: dict[int, JobReturn] = {}
+        waiting = [reference for _, reference in pending]
+        while waiting:  # in the order jobs finish, so the progress line comes once per finished job
+            (done,), waiting = ray.wait(waiting, num_returns=1)
+            index = index_of[done]
+            returns[index] = _result(ray, index, done, sweep_dir)
+            outcome = read_outcome(sweep_dir, index)
+            progress.finished(failed=outcome is None or outcome.status == "FAILED")
+        return [returns[index] for index, _ in pending]
 
 
 def _run_job(*args: Any) -> JobReturn:
