@@ -359,7 +359,7 @@ def test_ctrl_c_leaves_no_run_running(tmp_path: Path) -> None:
     runs_dir = tmp_path / "runs"
     environment = {k: v for k, v in os.environ.items() if k not in ("MLFLOW_TRACKING_URI", "PRISM_RUNS_DIR")}
     process = subprocess.Popen(
-        [sys.executable, "-m", "prism_experiments", "experiment=smoke", "simulation.n_steps=400",
+        [sys.executable, "-m", "prism_experiments", "experiment=smoke", "simulation.n_steps=20000",
          f"paths.runs_dir={runs_dir}", "simulation.show_progress=false"],
         cwd=ROOT, env=environment, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
