@@ -372,16 +372,11 @@ def test_ctrl_c_leaves_no_run_running(tmp_path: Path) -> None:
                 except Exception:
                     pass
             time.sleep(1)
-        # into the step loop first: a SIGINT during start-up (model load) was seen lost twice under load;
-        # then Ctrl-C as a user presses it, again if the first one went unanswered
+        # into the step loop first (a SIGINT during start-up was seen unanswered under load), then one
+        # Ctrl-C; its clean-up (marking the run KILLED) can take long on a loaded machine: no second one
         time.sleep(15)
-        for _ in range(5):
-            process.send_signal(signal.SIGINT)
-            try:
-                process.wait(timeout=20)
-                break
-            except subprocess.TimeoutExpired:
-                continue
+        process.send_signal(signal.SIGINT)
+        process.wait(timeout=300)
     finally:
         if process.poll() is None:
             process.kill()
