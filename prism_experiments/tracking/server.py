@@ -23,6 +23,8 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from prism_experiments.tracking.liveness import process_alive as pid_alive
+
 STATE_FILE = "state.json"
 DB_NAME = "mlflow"
 DB_ROLE = "prism"
@@ -107,16 +109,6 @@ def state_dir(runs_dir: Path) -> Path:
 def read_state(runs_dir: Path) -> ServerState | None:
     path = state_dir(runs_dir) / STATE_FILE
     return ServerState(**json.loads(path.read_text())) if path.is_file() else None
-
-
-def pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def start(runs_dir: Path, mlflow_port: int = 5000, postgres_port: int | None = None) -> ServerState:
