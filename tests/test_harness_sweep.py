@@ -49,6 +49,9 @@ def swept(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, subprocess.Co
 def test_sweep_logs_four_finished_children_under_one_parent(swept) -> None:
     runs_dir, process = swept
     assert process.returncode == 0, process.stderr[-3000:]
+    # the driver embedded both seeds' starting corpora (a fresh cache) before any job started
+    upfront = re.search(r"starting corpora of (\d+) worlds: (\d+) distinct texts, (\d+) embedded now", process.stdout + process.stderr)
+    assert upfront and upfront.group(1) == "2" and int(upfront.group(3)) == int(upfront.group(2)) > 0, process.stderr[-3000:]
     client = client_for(runs_dir)
     experiment = client.get_experiment_by_name("smoke")
     parents = client.search_runs([experiment.experiment_id], "tags.`prism.kind` = 'sweep'")

@@ -26,6 +26,7 @@ from prism_experiments.harness.job import find_finished_run
 from prism_experiments.harness.preflight import check_corpus_file, check_runs_dir, check_tracking_server
 from prism_experiments.harness.recovery import failure_lines, read_outcome
 from prism_experiments.tracking.errors import error_line
+from prism_experiments.harness.upfront_embedding import embed_starting_corpora
 from prism_experiments.harness.sweep_summary import log_sweep_summary
 from prism_experiments.tracking.experiment_note import sweep_note, write_sweep_note
 from prism_experiments.tracking.experiment_views import apply_view_tags
@@ -79,10 +80,20 @@ def describe_experiment(client: Any, experiment_id: str, experiment: str, jobs: 
         log.error("could not describe experiment %s (%s)", experiment, error_line(exc))
 
 
+def _embed_before_fanout(configs: list[ExperimentConfig]) -> None:
+    """The starting corpora embedded once before any job starts; a failure stops the sweep before any run exists."""
+    try:
+        embed_starting_corpora(configs, show_progress=any(cfg.simulation.show_progress for cfg in configs))
+    except Exception as exc:
+        log.error("embedding the sweep's starting corpora failed before any job started: %s", error_line(exc))
+        raise SystemExit(2) from None
+
+
 class SweepCallback(Callback):
     """Hydra callback that brackets a multirun with one MLflow parent run."""
 
-    def __init__(self) -> None:
+    def __init__(self, embed_before_fanout: bool = True) -> None:
+        self.embed_before_fanout = embed_before_fanout
         self.context: SweepContext | None = None
         self.sweep_file: Path | None = None
         self.heartbeat: Heartbeat | None = None
@@ -122,6 +133,8 @@ class SweepCallback(Callback):
                             holder.info.run_id)
                 continue
             pending.append((overrides, cfg))
+        if pending and self.embed_before_fanout:
+            _embed_before_fanout([cfg for _, cfg in pending])
         varying = varying_override_keys(jobs)
         sweep_id = f"{first.experiment_name}-{uuid.uuid4().hex[:8]}"
         parent_id = None
