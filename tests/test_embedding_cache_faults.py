@@ -82,3 +82,31 @@ def test_embedder_re_encodes_the_texts_of_a_damaged_shard(tmp_path: Path) -> Non
     third = Embedder(cache_dir=tmp_path)  # the re-encoded shard is good: nothing is encoded again
     np.testing.assert_array_equal(third.encode(TEXTS), expected)
     assert third.encoded_count == 0
+
+
+def test_a_filesystem_without_locks_warns_once_and_the_cache_still_works(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    import errno
+
+    from prism_experiments.embeddings import cache as cache_module
+
+    def no_locks(handle: object, operation: int) -> None:
+        raise OSError(errno.ENOLCK, "No locks available")
+
+    monkeypatch.setattr(cache_module.fcntl, "flock", no_locks)
+    writer, other = EmbeddingCache(tmp_path), EmbeddingCache(tmp_path)
+    rng = np.random.default_rng(0)
+    for round_ in range(3):  # two unlocked writers interleave; every vector written stays readable
+        for cache, name in ((writer, "w"), (other, "o")):
+            with caplog.at_level(logging.WARNING), cache.exclusive():
+                cache.add([text_digest(f"{name}{round_}")], rng.normal(size=(1, 4)).astype(np.float32))
+    assert sum("refuses locks" in r.message for r in caplog.records) == 2  # once per cache object
+    reader = EmbeddingCache(tmp_path)
+    assert len(reader) == 6
+
+    def broken(handle: object, operation: int) -> None:
+        raise OSError(errno.EBADF, "Bad file descriptor")
+
+    monkeypatch.setattr(cache_module.fcntl, "flock", broken)
+    with pytest.raises(OSError, match="Bad file descriptor"), reader.exclusive():
+        pass

@@ -9,6 +9,7 @@ moved to `quarantine/` with a warning naming it, and its texts are encoded again
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import hashlib
 import logging
@@ -25,6 +26,16 @@ import numpy as np
 _MERGE_AT = 32  # shards in a folder before they are merged into one
 QUARANTINE_DIR = "quarantine"
 log = logging.getLogger(__name__)
+
+
+#: flock errors meaning "this filesystem does not lock" (e.g. NFS without lockd, some Lustre mounts)
+_NO_LOCKING = {errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOSYS, errno.EINVAL}
+
+
+def _warn_unlocked(directory: Path, error: OSError) -> None:
+    """Workers may now encode the same texts at the same time."""
+    log.warning("embedding cache %s: the filesystem refuses locks (%s); continuing unlocked, so concurrent "
+                "workers may encode the same texts twice (the vectors stay correct)", directory, error.strerror)
 
 
 class DamagedShardError(ValueError):
@@ -71,6 +82,7 @@ class EmbeddingCache:
         self._block_starts: list[int] = []
         self._size = 0
         self._seen_shards: set[str] = set()
+        self._warned_unlocked = False
         self.refresh()
 
     def __len__(self) -> int:
@@ -78,10 +90,24 @@ class EmbeddingCache:
 
     @contextmanager
     def exclusive(self) -> Iterator[None]:
-        """Hold the folder's lock (between processes): check, encode and write as one step."""
+        """Hold the folder's lock (between processes): check, encode and write as one step.
+
+        The lock only saves duplicate encoding; correctness never depends on it (unique shard
+        names, atomic renames, deterministic vectors). A filesystem without `flock` (some shared
+        filesystems mounted without lock support) gets a warning and proceeds unlocked.
+        """
         self.directory.mkdir(parents=True, exist_ok=True)
         with open(self.directory / ".lock", "w") as handle:
-            fcntl.flock(handle, fcntl.LOCK_EX)
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX)
+            except OSError as error:
+                if error.errno not in _NO_LOCKING:
+                    raise
+                if not self._warned_unlocked:  # once per cache, not once per batch
+                    self._warned_unlocked = True
+                    _warn_unlocked(self.directory, error)
+                yield
+                return
             try:
                 yield
             finally:
