@@ -37,6 +37,17 @@ def embedder(session_cache_dir: Path):
     return Embedder(cache_dir=session_cache_dir)
 
 
+@pytest.fixture(scope="session")
+def warm_smoke_cache(session_cache_dir: Path) -> Path:
+    """The session cache with the smoke corpora of seeds 0 and 1 embedded (for tests that kill a job mid-run)."""
+    from process_helpers import run
+
+    warm = run("-m", "experiment=smoke", "simulation.n_steps=1", runs_dir=session_cache_dir / "warm-runs",
+               cache_dir=session_cache_dir)
+    assert warm.returncode == 0, warm.stderr[-2000:]
+    return session_cache_dir
+
+
 @pytest.fixture(autouse=True)
 def _runs_dir_in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Code that falls back to the default runs directory writes into the test's tmp dir."""

@@ -7,8 +7,14 @@ import signal
 import socket
 import subprocess
 import sys
+import shutil
+import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+
+from mlflow.tracking import MlflowClient
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -69,3 +75,67 @@ def prism(*args: str, runs_dir: Path, cwd: Path | None = None, timeout: int = 60
          "simulation.show_progress=false"],
         cwd=cwd or ROOT, env=environment, capture_output=True, text=True, timeout=timeout,
     )
+
+
+#: smoke, made long enough (about 5-10 s per job) to kill a job while it runs
+LONG_SMOKE = ("-m", "experiment=smoke", "simulation.n_steps=40", "simulation.show_progress=false")
+
+
+def command(*args: str, runs_dir: Path, cache_dir: Path) -> list[str]:
+    return [sys.executable, "-m", "prism_experiments", *args, f"paths.runs_dir={runs_dir}",
+            f"rag.cache_dir={cache_dir}"]
+
+
+def environment() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("MLFLOW_TRACKING_URI", "PRISM_RUNS_DIR")}
+    return env | {"HF_HUB_OFFLINE": "1"}
+
+
+def run(*args: str, runs_dir: Path, cache_dir: Path, timeout: int = 600) -> subprocess.CompletedProcess:
+    return subprocess.run(command(*args, runs_dir=runs_dir, cache_dir=cache_dir), cwd=ROOT, env=environment(),
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def start(*args: str, runs_dir: Path, cache_dir: Path) -> subprocess.Popen:
+    return subprocess.Popen(command(*args, runs_dir=runs_dir, cache_dir=cache_dir), cwd=ROOT, env=environment(),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def all_runs(runs_dir: Path, kind: str = "simulation", store: str | None = None) -> list:
+    """The store's runs of one kind (`store`: a tracking URI, default the runs dir's sqlite store)."""
+    client = MlflowClient(store or f"sqlite:///{runs_dir}/mlflow.db")
+    experiment = client.get_experiment_by_name("smoke")
+    if experiment is None:
+        return []
+    return client.search_runs([experiment.experiment_id], f"tags.`prism.kind` = '{kind}'", max_results=1000)
+
+
+def wait_for_running_job(runs_dir: Path, timeout: float = 120, store: str | None = None) -> object:
+    """Poll the store until a simulation run is RUNNING with its process id."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        # the sweep file is written after the driver initialised the store: opening it earlier would race that
+        if list(runs_dir.glob("hydra/smoke/*/prism_sweep.json")):
+            running = [r for r in all_runs(runs_dir, store=store)
+                       if r.info.status == "RUNNING" and "prism.pid" in r.data.tags]
+            if running:
+                return running[0]
+        time.sleep(0.2)
+    raise AssertionError("no job started")
+
+
+@contextmanager
+def postgres_tracking_server() -> Iterator[tuple[str, Path]]:
+    """PostgreSQL + `mlflow server` from `make tracking-server`'s code, in a directory PostgreSQL's user can enter;
+    yields (tracking URI, home) and stops both by PID."""
+    from prism_experiments.tracking import server as tracking_server
+
+    home = Path(tempfile.mkdtemp(prefix="prism-pg-"))
+    home.chmod(0o755)  # as root, PostgreSQL runs as `postgres`, which must reach its data directory
+    state = tracking_server.start(home, mlflow_port=free_port())
+    try:
+        yield state.tracking_uri, home
+    finally:
+        assert tracking_server.stop(home)
+        assert gone_or_zombie(state.mlflow_pid) and gone_or_zombie(state.postgres_pid)
+        shutil.rmtree(home, ignore_errors=True)

@@ -3,8 +3,6 @@ server on a real PostgreSQL started by `prism_experiments.tracking.server` (127.
 
 from __future__ import annotations
 
-import shutil
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,23 +12,15 @@ from mlflow.tracking import MlflowClient
 from prism_experiments.metrics import SUMMARY_METRICS
 from prism_experiments.tracking import server as tracking_server
 from prism_experiments.tracking.tags import CONFIG_HASH_TAG, PARENT_RUN_TAG, SWEEP_KIND, tag_equals
-from process_helpers import free_port, gone_or_zombie, prism
+from process_helpers import free_port, gone_or_zombie, postgres_tracking_server, prism
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 
 @pytest.fixture(scope="module")
 def postgres_mlflow() -> Iterator[tuple[str, Path]]:
-    """PostgreSQL + `mlflow server` from `make tracking-server`'s code, in a directory PostgreSQL's user can enter."""
-    home = Path(tempfile.mkdtemp(prefix="prism-pg-"))
-    home.chmod(0o755)  # as root, PostgreSQL runs as `postgres`, which must reach its data directory
-    state = tracking_server.start(home, mlflow_port=free_port())
-    try:
-        yield state.tracking_uri, home
-    finally:
-        assert tracking_server.stop(home)
-        assert gone_or_zombie(state.mlflow_pid) and gone_or_zombie(state.postgres_pid)
-        shutil.rmtree(home, ignore_errors=True)
+    with postgres_tracking_server() as server:
+        yield server
 
 
 def sweep(uri: str, runs_dir: Path, experiment_name: str, *overrides: str) -> str:

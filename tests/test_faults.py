@@ -14,59 +14,12 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from process_helpers import free_port, gone_or_zombie, start_mlflow_server, stop_server
+from process_helpers import (LONG_SMOKE, all_runs, environment, free_port, gone_or_zombie, run, start, start_mlflow_server,
+                             stop_server, wait_for_running_job)
 from mlflow.tracking import MlflowClient
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 ROOT = Path(__file__).resolve().parents[1]
-#: smoke, made long enough (about 5-10 s per job) to kill a job while it runs
-LONG_SMOKE = ("-m", "experiment=smoke", "simulation.n_steps=40", "simulation.show_progress=false")
-
-
-def command(*args: str, runs_dir: Path, cache_dir: Path) -> list[str]:
-    return [sys.executable, "-m", "prism_experiments", *args, f"paths.runs_dir={runs_dir}",
-            f"rag.cache_dir={cache_dir}"]
-
-
-def environment() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("MLFLOW_TRACKING_URI", "PRISM_RUNS_DIR")}
-    return env | {"HF_HUB_OFFLINE": "1"}
-
-
-def run(*args: str, runs_dir: Path, cache_dir: Path, timeout: int = 600) -> subprocess.CompletedProcess:
-    return subprocess.run(command(*args, runs_dir=runs_dir, cache_dir=cache_dir), cwd=ROOT, env=environment(),
-                          capture_output=True, text=True, timeout=timeout)
-
-
-def start(*args: str, runs_dir: Path, cache_dir: Path) -> subprocess.Popen:
-    return subprocess.Popen(command(*args, runs_dir=runs_dir, cache_dir=cache_dir), cwd=ROOT, env=environment(),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-
-
-def all_runs(runs_dir: Path, kind: str = "simulation", store: str | None = None) -> list:
-    """The store's runs of one kind (`store`: a tracking URI, default the runs dir's sqlite store)."""
-    client = MlflowClient(store or f"sqlite:///{runs_dir}/mlflow.db")
-    experiment = client.get_experiment_by_name("smoke")
-    if experiment is None:
-        return []
-    return client.search_runs([experiment.experiment_id], f"tags.`prism.kind` = '{kind}'", max_results=1000)
-
-
-def wait_for_running_job(runs_dir: Path, timeout: float = 120, store: str | None = None) -> object:
-    """Poll the store until a simulation run is RUNNING with its process id."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        # the sweep file is written after the driver initialised the store: opening it earlier would race that
-        if list(runs_dir.glob("hydra/smoke/*/prism_sweep.json")):
-            running = [r for r in all_runs(runs_dir, store=store)
-                       if r.info.status == "RUNNING" and "prism.pid" in r.data.tags]
-            if running:
-                return running[0]
-        time.sleep(0.2)
-    raise AssertionError("no job started")
-
-
-
 def loky_workers_of(parent: int) -> list[int]:
     """The joblib (loky) worker processes whose parent is `parent`."""
     workers = []
@@ -82,12 +35,8 @@ def loky_workers_of(parent: int) -> list[int]:
 
 
 @pytest.fixture(scope="module")
-def cache_dir(session_cache_dir: Path) -> Path:
-    """A warm embedding cache: the smoke corpora of seeds 0 and 1 embedded once."""
-    warm = run("-m", "experiment=smoke", "simulation.n_steps=1", runs_dir=session_cache_dir / "warm-runs",
-               cache_dir=session_cache_dir)
-    assert warm.returncode == 0, warm.stderr[-2000:]
-    return session_cache_dir
+def cache_dir(warm_smoke_cache: Path) -> Path:
+    return warm_smoke_cache
 
 
 def test_killed_worker_fails_its_job_and_the_others_run(tmp_path: Path, cache_dir: Path) -> None:

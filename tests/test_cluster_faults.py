@@ -1,0 +1,91 @@
+"""Faults of the cluster path on real parts (issue 15): a Ray worker killed mid-job, and the tracking server
+(MLflow on PostgreSQL, as `make tracking-server` starts it) paused mid-sweep."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from prism_experiments.tracking import server as tracking_server
+from process_helpers import LONG_SMOKE, all_runs, postgres_tracking_server, run, start, wait_for_running_job
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+RAY = ("hydra/launcher=prism_ray", "hydra.launcher.ray.init.num_cpus=2")
+
+
+@pytest.fixture
+def server() -> Iterator[tuple[str, Path]]:
+    """A fresh PostgreSQL-backed MLflow server per test: each test owns the `smoke` experiment."""
+    with postgres_tracking_server() as started:
+        yield started
+
+
+def finished_once_each(runs: list) -> Counter:
+    return Counter(r.data.tags["prism.config_hash"] for r in runs
+                   if r.info.status == "FINISHED" and r.data.tags["prism.kind"] == "simulation")
+
+
+def test_a_killed_ray_worker_fails_only_its_job_and_the_next_sweep_runs_only_that_job(
+        server: tuple[str, Path], warm_smoke_cache: Path, tmp_path: Path) -> None:
+    uri, _ = server
+    runs_dir = tmp_path / "runs"
+    args = (*LONG_SMOKE, *RAY, "tracking=server", f"tracking.uri={uri}")
+    sweep = start(*args, runs_dir=runs_dir, cache_dir=warm_smoke_cache)
+    try:
+        victim = wait_for_running_job(runs_dir, timeout=300, store=uri)
+        os.kill(int(victim.data.tags["prism.pid"]), signal.SIGKILL)  # the Ray worker process running the job
+        stdout, stderr = sweep.communicate(timeout=600)
+    finally:
+        if sweep.poll() is None:
+            sweep.kill()
+    output = stdout + stderr
+    job = victim.data.tags["prism.job_num"]
+    assert sweep.returncode == 1, output[-3000:]
+    assert f"job {job}: its Ray worker died" in output and "1 of 4 jobs failed" in output, output[-3000:]
+    assert "Traceback" not in output
+    runs = all_runs(runs_dir, store=uri)
+    assert not [r for r in runs if r.info.status == "RUNNING"]
+    killed = next(r for r in runs if r.info.run_id == victim.info.run_id)
+    assert killed.info.status == "FAILED" and "process died" in killed.data.tags["prism.error"]
+    assert len(finished_once_each(runs)) == 3
+
+    rerun = run(*args, runs_dir=runs_dir, cache_dir=warm_smoke_cache)
+    assert rerun.returncode == 0, (rerun.stdout + rerun.stderr)[-3000:]
+    assert "4 jobs, 1 to run, 3 already FINISHED" in rerun.stdout + rerun.stderr
+    after = all_runs(runs_dir, store=uri)
+    assert len(after) == len(runs) + 1, "the rerun ran only the lost job"
+    finished = finished_once_each(after)
+    assert len(finished) == 4 and max(finished.values()) == 1
+    assert not [r for r in after + all_runs(runs_dir, "sweep", store=uri) if r.info.status == "RUNNING"]
+
+
+def test_a_tracking_server_paused_mid_sweep_delays_the_jobs_and_loses_or_doubles_nothing(
+        server: tuple[str, Path], warm_smoke_cache: Path, tmp_path: Path) -> None:
+    """SIGSTOP for 6 s (shorter than `tracking.http_timeout_s`, 10 s): requests wait, nothing is retried."""
+    uri, home = server
+    runs_dir = tmp_path / "runs"
+    sweep = start(*LONG_SMOKE, "tracking=server", f"tracking.uri={uri}", runs_dir=runs_dir, cache_dir=warm_smoke_cache)
+    state = tracking_server.read_state(home)
+    assert state is not None
+    try:
+        wait_for_running_job(runs_dir, timeout=300, store=uri)
+        os.killpg(state.mlflow_pid, signal.SIGSTOP)  # the server and its workers (own process group)
+        try:
+            time.sleep(6)
+        finally:
+            os.killpg(state.mlflow_pid, signal.SIGCONT)
+        stdout, stderr = sweep.communicate(timeout=600)
+    finally:
+        if sweep.poll() is None:
+            sweep.kill()
+    assert sweep.returncode == 0, (stdout + stderr)[-3000:]
+    runs = all_runs(runs_dir, store=uri)
+    assert len(runs) == 4 and {r.info.status for r in runs} == {"FINISHED"}
+    assert len(finished_once_each(runs)) == 4
+    assert all("inn_share" in r.data.metrics for r in runs)
