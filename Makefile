@@ -11,7 +11,7 @@ export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
 .DEFAULT_GOAL := help
-.PHONY: help setup run sweep compare ope ui reproduce calibrate test test-fast bench bench-quick clean tracking-server tracking-server-stop
+.PHONY: help setup run sweep compare ope ui reproduce calibrate test test-fast bench bench-quick clean tracking-server tracking-server-stop ray-head ray-head-stop bench-cluster
 
 help: ## Show this help
 	@grep -hE '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  \033[36m%-12s\033[0m %s\n", $$1, $$2}'
@@ -65,6 +65,12 @@ tracking-server: $(STAMP) ## Start PostgreSQL + an MLflow server on it (127.0.0.
 tracking-server-stop: $(STAMP) ## Stop the servers `make tracking-server` started (by their recorded PIDs)
 	$(BIN)/python -m prism_experiments.tracking.server stop
 
+ray-head: $(STAMP) ## Start a Ray cluster head on 127.0.0.1 (PORT, default 6379) and print the export line for sweeps
+	$(BIN)/python -m prism_experiments.harness.ray_head start --port $(or $(PORT),6379)
+
+ray-head-stop: $(STAMP) ## Stop the Ray head `make ray-head` started (by its recorded PID)
+	$(BIN)/python -m prism_experiments.harness.ray_head stop
+
 ui: $(STAMP) ## MLflow UI on 127.0.0.1 (PORT=5000), opened on the latest experiment's runs by condition (or EXPERIMENT=name)
 	$(BIN)/python -m prism_experiments.harness.ui --port $(or $(PORT),5000) $(if $(filter-out file,$(origin EXPERIMENT)),--experiment $(EXPERIMENT))
 
@@ -73,3 +79,6 @@ bench: $(STAMP) ## Benchmarks: embedding, store, ranking, simulation, sweep; pri
 
 bench-quick: $(STAMP) ## Benchmark sections 1-3 at reduced size (under a minute)
 	$(BIN)/python -m prism_experiments.bench --quick $(ARGS)
+
+bench-cluster: $(STAMP) ## Benchmark section 6, the cluster path: launchers, 1 vs 2 workers, sqlite vs PostgreSQL (ARGS="--cold-sweep")
+	$(BIN)/python -m prism_experiments.bench --sections 6 $(ARGS)

@@ -88,7 +88,8 @@ def test_report_path_never_overwrites(tmp_path: Path) -> None:
 
 def test_parse_sections() -> None:
     assert parse_sections("3,1,3") == [1, 3]
-    for bad in ("", "0", "6", "a"):
+    assert parse_sections("6") == [6]  # the cluster section, only when named
+    for bad in ("", "0", "7", "a"):
         with pytest.raises(Exception, match="--sections"):
             parse_sections(bad)
 
@@ -186,3 +187,23 @@ def test_shard_digests_reads_both_key_layouts() -> None:
     assert shard_digests(as_rows) == digests
     legacy = np.array(digests, dtype="S32")  # numpy drops the trailing zero bytes here
     assert shard_digests(legacy) == digests
+
+
+def test_the_scaling_model_is_linear_up_to_the_cores_then_flat_and_capped_by_serial_work() -> None:
+    from prism_experiments.bench.cluster import predicted_runs_per_hour
+
+    assert predicted_runs_per_hour(1, 1.0, 2, run_s=4.0, serial_s_per_run=0.0) == 900
+    assert predicted_runs_per_hour(2, 1.0, 2, run_s=4.0, serial_s_per_run=0.0) == 1800
+    assert predicted_runs_per_hour(8, 1.0, 2, run_s=4.0, serial_s_per_run=0.0) == 1800  # 2 cores, 8 workers
+    assert predicted_runs_per_hour(64, 1.0, 64, run_s=4.0, serial_s_per_run=0.5) == 7200  # the lock's cap
+    assert predicted_runs_per_hour(4, 2.0, 8, run_s=4.0, serial_s_per_run=0.0) == 3600
+    with pytest.raises(ValueError, match="workers"):
+        predicted_runs_per_hour(0, 1.0, 2, run_s=4.0, serial_s_per_run=0.0)
+
+
+def test_a_sweeps_overhead_per_run_is_the_worker_time_outside_simulate_and_log() -> None:
+    from prism_experiments.bench.cluster import SweepTiming
+    from prism_experiments.bench.hydra_runs import LoggedRun
+
+    runs = [LoggedRun(str(i), {"prism.timing.simulate_s": "3.0", "prism.timing.log_s": "1.0"}, i) for i in range(4)]
+    assert SweepTiming(wall_s=10.0, runs=runs).overhead_per_run_s(workers=2) == pytest.approx(10 * 2 / 4 - 4)

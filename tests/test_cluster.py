@@ -1,14 +1,16 @@
-"""Sweeps beyond joblib, on real parts: a local Ray instance, submitit's local executor, and an MLflow
-server on a real PostgreSQL started by `prism_experiments.tracking.server` (127.0.0.1, stopped by PID)."""
+"""Sweeps beyond joblib, on real parts: a Ray cluster head (`make ray-head`'s code), submitit's local executor,
+and an MLflow server on a real PostgreSQL started by `prism_experiments.tracking.server` (127.0.0.1, stopped by PID)."""
 
 from __future__ import annotations
 
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from mlflow.tracking import MlflowClient
 
+from prism_experiments.harness import ray_head
 from prism_experiments.metrics import SUMMARY_METRICS
 from prism_experiments.tracking import server as tracking_server
 from prism_experiments.tracking.tags import CONFIG_HASH_TAG, PARENT_RUN_TAG, SWEEP_KIND, tag_equals
@@ -23,10 +25,10 @@ def postgres_mlflow() -> Iterator[tuple[str, Path]]:
         yield server
 
 
-def sweep(uri: str, runs_dir: Path, experiment_name: str, *overrides: str) -> str:
+def sweep(uri: str, runs_dir: Path, experiment_name: str, *overrides: str, env: dict[str, str] | None = None) -> str:
     """The sweep's output (Hydra logs the driver to stdout)."""
     process = prism("-m", "experiment=smoke", f"experiment_name={experiment_name}", "tracking=server",
-                    f"tracking.uri={uri}", *overrides, runs_dir=runs_dir, env={"RAY_USAGE_STATS_ENABLED": "0"})
+                    f"tracking.uri={uri}", *overrides, runs_dir=runs_dir, env={"RAY_USAGE_STATS_ENABLED": "0"} | (env or {}))
     assert process.returncode == 0, process.stderr[-3000:]
     return process.stdout + process.stderr
 
@@ -59,15 +61,47 @@ def test_four_concurrent_workers_lose_and_duplicate_no_run_in_postgres(joblib_fo
     assert set(joblib_four_workers) == {(seed, mode) for seed in "012" for mode in ("x_algo", "random")}
 
 
-def test_the_ray_launcher_gives_the_joblib_metrics_bit_for_bit(postgres_mlflow, joblib_four_workers,
-                                                               tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def ray_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ray_head.RayHeadState]:
+    """A Ray head with 2 CPUs started as `make ray-head` starts it (loopback, token auth), stopped by its PID."""
+    runs_dir = tmp_path_factory.mktemp("ray-head")
+    state = ray_head.start(runs_dir, port=free_port(), num_cpus=2)
+    try:
+        yield state
+    finally:
+        assert ray_head.stop(runs_dir)
+        assert gone_or_zombie(state.pid)
+
+
+def test_the_ray_launcher_on_a_ray_cluster_gives_the_joblib_metrics_bit_for_bit(
+        postgres_mlflow, joblib_four_workers, ray_cluster: ray_head.RayHeadState, tmp_path: Path) -> None:
     uri, _ = postgres_mlflow
-    output = sweep(uri, tmp_path / "runs", "smoke_ray", "hydra/launcher=prism_ray", "hydra.launcher.ray.init.num_cpus=2")
+    output = sweep(uri, tmp_path / "runs", "smoke_ray", "hydra/launcher=prism_ray", env=ray_cluster.client_env())
+    assert f"Ray: connecting to {ray_cluster.address}" in output
     assert "sweep progress: 1/4 jobs done, 0 failed" in output and "sweep progress: 4/4 jobs done, 0 failed" in output
     on_ray = finished_children(uri, "smoke_ray")
     assert set(on_ray) == {(seed, mode) for seed in "01" for mode in ("x_algo", "random")}
     for key, metrics in on_ray.items():
         assert metrics == joblib_four_workers[key], key
+    assert listening_beyond_loopback(ray_cluster.pid) == []
+
+
+def listening_beyond_loopback(group: int) -> list[str]:
+    """`ss` lines of TCP listeners owned by the process group `group` and bound beyond 127.0.0.1."""
+    members = {entry.name for entry in Path("/proc").iterdir() if entry.name.isdigit()
+               and _group_of(entry) == group}
+    lines = subprocess.run(["ss", "-Hltnp"], capture_output=True, text=True, check=True).stdout.splitlines()
+    owned = [line for line in lines if any(f"pid={pid}," in line for pid in members)]
+    assert owned, "the head's processes listen somewhere"
+    loopback = ("127.0.0.1:", "[::ffff:127.0.0.1]:", "[::1]:")
+    return [line for line in owned if not line.split()[3].startswith(loopback)]
+
+
+def _group_of(proc: Path) -> int | None:
+    try:
+        return int((proc / "stat").read_text().rsplit(")", 1)[1].split()[2])
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 def test_submitit_local_runs_the_same_sweep(postgres_mlflow, joblib_four_workers, tmp_path: Path) -> None:

@@ -62,10 +62,16 @@ def ray_init_arguments(init: Dict[str, Any]) -> Dict[str, Any]:
     return arguments
 
 
+def on_loopback(address: Any) -> bool:
+    """A local instance (no address), or a head on this machine's loopback interface."""
+    if not address:
+        return True
+    host = str(address).removeprefix("ray://").rsplit(":", 1)[0]
+    return host in ("localhost", "::1", "[::1]") or host.startswith("127.")
+
+
 class PrismRayLauncher(RayLauncher):
     def launch(self, job_overrides: Sequence[Sequence[str]], initial_job_idx: int) -> Sequence[JobReturn]:
-        import ray
-
         setup_globals()
         assert self.config is not None and self.hydra_context is not None and self.task_function is not None
         configure_log(self.config.hydra.hydra_logging, self.config.hydra.verbose)
@@ -73,6 +79,12 @@ class PrismRayLauncher(RayLauncher):
         sweep_dir.mkdir(parents=True, exist_ok=True)
         os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
         init = ray_init_arguments(OmegaConf.to_container(self.ray_cfg.init, resolve=True))  # type: ignore[arg-type]
+        if on_loopback(init.get("address")):
+            # before Ray is imported: keeps a local instance on 127.0.0.1 (else it listens on every
+            # interface), and lets a driver reach a head started by `make ray-head` (docs/cluster.md)
+            os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+        import ray
+
         if not ray.is_initialized():
             log.info("Ray: %s", f"connecting to {init['address']}" if "address" in init else "local instance")
             ray.init(**init)

@@ -20,8 +20,10 @@ from prism_experiments.bench.sizes import SIZES, Mode
 from prism_experiments.paths import default_runs_dir
 
 Section = Callable[[BenchContext], list[Figure]]
-SECTION_NAMES = {1: "embedding", 2: "store", 3: "ranking", 4: "simulation", 5: "sweep"}
+SECTION_NAMES = {1: "embedding", 2: "store", 3: "ranking", 4: "simulation", 5: "sweep", 6: "cluster"}
 QUICK_SECTIONS = (1, 2, 3)
+#: section 6 (launchers, PostgreSQL, cold sweeps) runs only when named: it takes 15+ minutes
+FULL_SECTIONS = (1, 2, 3, 4, 5)
 
 
 def section_function(number: int) -> Section:
@@ -38,17 +40,20 @@ def section_function(number: int) -> Section:
     if number == 4:
         from prism_experiments.bench.simulation import simulation_section
         return simulation_section
-    from prism_experiments.bench.sweep import sweep_section
-    return sweep_section
+    if number == 5:
+        from prism_experiments.bench.sweep import sweep_section
+        return sweep_section
+    from prism_experiments.bench.cluster import cluster_section
+    return cluster_section
 
 
 def parse_sections(text: str) -> list[int]:
     try:
         numbers = sorted({int(part) for part in text.split(",") if part.strip()})
     except ValueError:
-        raise argparse.ArgumentTypeError(f"--sections: comma-separated numbers from 1 to 5, got {text!r}") from None
+        raise argparse.ArgumentTypeError(f"--sections: comma-separated numbers from 1 to 6, got {text!r}") from None
     if not numbers or any(n not in SECTION_NAMES for n in numbers):
-        raise argparse.ArgumentTypeError(f"--sections: comma-separated numbers from 1 to 5, got {text!r}")
+        raise argparse.ArgumentTypeError(f"--sections: comma-separated numbers from 1 to 6, got {text!r}")
     return numbers
 
 
@@ -58,13 +63,15 @@ def parser() -> argparse.ArgumentParser:
     size.add_argument("--quick", action="store_true", help="sections 1-3 at reduced size (under a minute)")
     size.add_argument("--tiny", action="store_true", help="toy sizes, for the benchmark's own tests")
     p.add_argument("--sections", type=parse_sections, default=None,
-                   help="comma-separated sections to run (default: 1-5; 1-3 with --quick)")
+                   help="comma-separated sections to run (default: 1-5; 1-3 with --quick; 6, the cluster path, only when named)")
     p.add_argument("--runs-dir", type=Path, default=None, help="runs directory (default: $PRISM_RUNS_DIR or ./runs)")
     large = p.add_mutually_exclusive_group()
     large.add_argument("--large", dest="large", action="store_true", default=None,
                        help="include section 4's large preset (the default in a full run)")
     large.add_argument("--no-large", dest="large", action="store_false",
                        help="skip section 4's large preset (10K agents, 100K posts; ~15+ min)")
+    p.add_argument("--cold-sweep", action="store_true",
+                   help="section 6: also time a cold ranking_modes sweep with and without up-front embedding (~30 min)")
     p.add_argument("--profile", action="store_true",
                    help="write a cProfile of each section to <runs_dir>/bench/<ts>-section<N>.prof")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
@@ -84,7 +91,7 @@ def run_section(number: int, ctx: BenchContext, profile_path: Path | None) -> li
 
 
 def run_bench(mode: Mode, sections: Sequence[int], runs_dir: Path, include_large: bool, profile: bool = False,
-              show_progress: bool = True) -> tuple[BenchReport, Path]:
+              show_progress: bool = True, cold_sweep: bool = False) -> tuple[BenchReport, Path]:
     """Run the sections in order, write the JSON report, return it and its path."""
     from prism_experiments.tracking.provenance import git_commit, package_versions
 
@@ -96,7 +103,7 @@ def run_bench(mode: Mode, sections: Sequence[int], runs_dir: Path, include_large
     bench_dir.mkdir(parents=True, exist_ok=True)
     work_dir = Path(tempfile.mkdtemp(prefix="work-", dir=bench_dir))
     ctx = BenchContext(mode=mode, sizes=SIZES[mode], runs_dir=runs_dir, work_dir=work_dir,
-                       include_large=include_large, show_progress=show_progress)
+                       include_large=include_large, show_progress=show_progress, cold_sweep=cold_sweep)
     figures: list[Figure] = []
     seconds: dict[str, float] = {}
     errors: dict[str, str] = {}
@@ -125,11 +132,12 @@ def run_bench(mode: Mode, sections: Sequence[int], runs_dir: Path, include_large
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
     mode: Mode = "quick" if args.quick else "tiny" if args.tiny else "full"
-    sections = args.sections or (list(QUICK_SECTIONS) if mode != "full" else sorted(SECTION_NAMES))
+    sections = args.sections or list(QUICK_SECTIONS if mode != "full" else FULL_SECTIONS)
     runs_dir = (args.runs_dir or default_runs_dir()).expanduser().resolve()
     include_large = args.large if args.large is not None else mode == "full"
     started = time.perf_counter()
-    report, path = run_bench(mode, sections, runs_dir, include_large, args.profile, not args.no_progress)
+    report, path = run_bench(mode, sections, runs_dir, include_large, args.profile, not args.no_progress,
+                             args.cold_sweep)
     print(render_table(report.figures))
     missed = report.missed()
     print(f"\n{len(report.figures)} figures, {len(missed)} targets missed"

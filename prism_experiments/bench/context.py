@@ -20,6 +20,8 @@ class BenchContext:
     runs_dir: Path
     work_dir: Path  # scratch space for this invocation, removed at the end
     include_large: bool = False
+    #: section 6: also time a cold ranking_modes sweep with and without the up-front embedding pass
+    cold_sweep: bool = False
     show_progress: bool = True
     _embedder: Embedder | None = field(default=None, repr=False)
     _world: BenchWorld | None = field(default=None, repr=False)

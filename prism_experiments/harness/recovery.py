@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from prism_experiments.harness.context import current_sweep
-from prism_experiments.tracking.liveness import process_alive, this_host
+from prism_experiments.processes import process_alive
+from prism_experiments.tracking.liveness import this_host
 from prism_experiments.tracking.store import client_for
 from prism_experiments.tracking.tags import (
     ERROR_TAG,

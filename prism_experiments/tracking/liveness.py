@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from prism_experiments.processes import process_alive
 from prism_experiments.tracking.tags import CONFIG_HASH_TAG, ERROR_TAG, HEARTBEAT_TAG, HOST_TAG, PID_TAG, tag_equals
 
 log = logging.getLogger(__name__)
@@ -33,17 +34,6 @@ def this_host() -> str:
 def liveness_tags(now: float | None = None) -> dict[str, str]:
     """Tags a run is created with: who runs it, and its first heartbeat."""
     return {PID_TAG: str(os.getpid()), HOST_TAG: this_host(), HEARTBEAT_TAG: f"{now or time.time():.0f}"}
-
-
-def process_alive(pid: int) -> bool:
-    """Whether a process with this id exists on this machine (signal 0 checks without sending)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 @dataclass(frozen=True)

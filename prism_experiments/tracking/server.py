@@ -23,7 +23,7 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from prism_experiments.tracking.liveness import process_alive as pid_alive
+from prism_experiments.processes import process_alive as pid_alive, stop_process_group
 
 STATE_FILE = "state.json"
 DB_NAME = "mlflow"
@@ -170,7 +170,7 @@ def start(runs_dir: Path, mlflow_port: int = 5000, postgres_port: int | None = N
         if mlflow.poll() is not None:  # the port was taken between the check and the bind
             raise TrackingServerError(f"mlflow server exited at start (log: {mlflow_log})")
     except TrackingServerError:
-        _stop_mlflow(mlflow.pid)
+        stop_process_group(mlflow.pid)
         _run(_as_db_user([str(binaries / "pg_ctl"), "-D", str(pgdata), "-m", "fast", "-w", "stop"]), "pg_ctl stop")
         raise
     state = ServerState(f"http://127.0.0.1:{mlflow_port}", mlflow.pid, postgres_pid, postgres_port, mlflow_port)
@@ -178,29 +178,12 @@ def start(runs_dir: Path, mlflow_port: int = 5000, postgres_port: int | None = N
     return state
 
 
-def _stop_mlflow(pid: int) -> None:
-    """SIGTERM the server's process group (it was started in a new session: the PID is the group id)."""
-    try:
-        os.killpg(pid, signal.SIGTERM)
-    except ProcessLookupError:
-        return
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and pid_alive(pid):
-        try:
-            os.waitpid(pid, os.WNOHANG)
-        except ChildProcessError:
-            pass
-        time.sleep(0.2)
-    if pid_alive(pid):
-        os.killpg(pid, signal.SIGKILL)
-
-
 def stop(runs_dir: Path) -> bool:
     """Stop both servers by their recorded PIDs; False if nothing was recorded."""
     state = read_state(runs_dir)
     if state is None:
         return False
-    _stop_mlflow(state.mlflow_pid)
+    stop_process_group(state.mlflow_pid)
     if pid_alive(state.postgres_pid):
         os.kill(state.postgres_pid, signal.SIGINT)  # PostgreSQL's "fast" shutdown
         deadline = time.monotonic() + 60

@@ -1,0 +1,37 @@
+"""Processes this project starts and stops (servers, a Ray head): by PID, never by name."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+
+def process_alive(pid: int) -> bool:
+    """Whether a process with this id exists on this machine (signal 0 checks without sending)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def stop_process_group(pid: int, timeout_s: float = 30) -> None:
+    """SIGTERM the group of a process started in a new session (its PID is the group id), SIGKILL after `timeout_s`."""
+    try:
+        os.killpg(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline and process_alive(pid):
+        try:
+            os.waitpid(pid, os.WNOHANG)  # our own child would stay a zombie otherwise
+        except ChildProcessError:
+            pass
+        time.sleep(0.2)
+    try:
+        os.killpg(pid, signal.SIGKILL)  # also whatever the group's leader left behind
+    except ProcessLookupError:
+        pass
