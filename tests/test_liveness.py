@@ -14,6 +14,7 @@ from process_helpers import gone_or_zombie
 
 from prism_experiments.tracking.tags import CONFIG_HASH_TAG, ERROR_TAG, HEARTBEAT_TAG, HOST_TAG, PID_TAG
 from prism_experiments.tracking.liveness import (
+    close_own_duplicates,
     Heartbeat,
     live_holder,
     liveness_tags,
@@ -103,8 +104,13 @@ def test_reaper_kills_only_dead_runs_and_says_why() -> None:
     assert orphan.tags[ERROR_TAG].startswith("reaped: left RUNNING") and "alive" not in client.terminated
 
 
+def another_live_process(now: float) -> dict[str, str]:
+    """Liveness tags of a live process on this host other than this one (the test runner's parent)."""
+    return liveness_tags(now) | {PID_TAG: str(os.getppid())}
+
+
 def test_of_two_live_claims_the_earlier_run_holds_the_config() -> None:
-    first = FakeRun("b-first", liveness_tags(NOW) | {CONFIG_HASH_TAG: "h1"}, 1000)
+    first = FakeRun("b-first", another_live_process(NOW) | {CONFIG_HASH_TAG: "h1"}, 1000)
     second = FakeRun("a-second", liveness_tags(NOW) | {CONFIG_HASH_TAG: "h1"}, 2000)
     other = FakeRun("other", liveness_tags(NOW) | {CONFIG_HASH_TAG: "h2"}, 500)
     client = FakeClient([first, second, other])
@@ -168,3 +174,14 @@ def test_a_job_whose_driver_is_killed_exits_and_reports_it(tmp_path) -> None:
     while not gone_or_zombie(child) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert gone_or_zombie(child), "the orphaned job exited"
+
+
+def test_an_earlier_run_of_this_same_process_is_a_duplicate_not_a_claim_and_is_closed() -> None:
+    """A create_run retried after a timeout can leave two runs made by one process: the job must not skip itself."""
+    leftover = FakeRun("a-leftover", liveness_tags(NOW) | {CONFIG_HASH_TAG: "h1"}, 1000)
+    mine = FakeRun("b-mine", liveness_tags(NOW) | {CONFIG_HASH_TAG: "h1"}, 2000)
+    other = FakeRun("c-other-config", liveness_tags(NOW) | {CONFIG_HASH_TAG: "h2"}, 500)
+    client = FakeClient([leftover, mine, other])
+    assert live_holder(client, "1", "h1", "b-mine", now=NOW) is None
+    assert close_own_duplicates(client, "1", "h1", "b-mine") == ["a-leftover"]
+    assert client.terminated == {"a-leftover": "KILLED"} and "duplicate of run b-mine" in leftover.tags[ERROR_TAG]

@@ -21,7 +21,8 @@ from prism_experiments.simulation import run_simulation
 from prism_experiments.tracking.artifacts import write_run_files
 from prism_experiments.tracking.errors import error_line
 from prism_experiments.tracking.llm_metrics import llm_metrics
-from prism_experiments.tracking.liveness import HEARTBEAT_TAG, Heartbeat, ParentWatch, live_holder, liveness_tags, reap_stale_runs
+from prism_experiments.tracking.liveness import (HEARTBEAT_TAG, Heartbeat, ParentWatch, close_own_duplicates, live_holder,
+                                                 liveness_tags, reap_stale_runs)
 from prism_experiments.tracking.labels import condition_label, overrides_to_pairs
 from prism_experiments.tracking.limits import fit_tag
 from prism_experiments.tracking.params import config_hash, to_params
@@ -144,6 +145,7 @@ def _open_run(client: Any, experiment_id: str, cfg: ExperimentConfig, overrides:
                     holder.info.run_id, holder.data.tags.get(PID_TAG, "?"), holder.data.tags.get(HOST_TAG, "?"),
                     digest)
         return None, JobOutcome(holder.info.run_id, "SKIPPED", {})
+    close_own_duplicates(client, experiment_id, digest, run_id)
     log.info("MLflow run %s (%s) in experiment %r at %s", run_id, tags[CONDITION_TAG], cfg.experiment_name,
              client.tracking_uri)
     return run_id, None

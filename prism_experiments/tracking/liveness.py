@@ -85,14 +85,37 @@ def live_holder(client: Any, experiment_id: str, digest: str, own_run_id: str, *
     see both runs, and the one created later (start time, then run id) gives way.
     """
     now = time.time() if now is None else now
-    runs = client.search_runs([experiment_id], filter_string=(
-        f"{tag_equals(CONFIG_HASH_TAG, digest)} and attributes.status = 'RUNNING'"), max_results=100)
+    runs = _running_with_hash(client, experiment_id, digest)
     live = [run for run in runs if run.info.run_id == own_run_id
-            or run_liveness(run.data.tags, run.info.start_time, now).alive]
+            or (not _this_process(run.data.tags) and run_liveness(run.data.tags, run.info.start_time, now).alive)]
     live.sort(key=lambda run: (run.info.start_time, run.info.run_id))
     if live and live[0].info.run_id != own_run_id:
         return live[0]
     return None
+
+
+def close_own_duplicates(client: Any, experiment_id: str, digest: str, own_run_id: str) -> list[str]:
+    """Mark KILLED the other RUNNING runs of this config made by this very process, and return their ids.
+
+    A process runs one job at a time, so such a run is a duplicate: MLflow's HTTP client retries a
+    `create_run` whose answer timed out (a paused server), and the server may have made both.
+    """
+    duplicates = [run.info.run_id for run in _running_with_hash(client, experiment_id, digest)
+                  if run.info.run_id != own_run_id and _this_process(run.data.tags)]
+    for run_id in duplicates:
+        client.set_tag(run_id, ERROR_TAG, f"duplicate of run {own_run_id}: a create_run request retried after a timeout")
+        client.set_terminated(run_id, "KILLED")
+        log.warning("run %s KILLED: a duplicate of run %s (a retried create_run request)", run_id, own_run_id)
+    return duplicates
+
+
+def _running_with_hash(client: Any, experiment_id: str, digest: str) -> list[Any]:
+    return client.search_runs([experiment_id], filter_string=(
+        f"{tag_equals(CONFIG_HASH_TAG, digest)} and attributes.status = 'RUNNING'"), max_results=100)
+
+
+def _this_process(tags: dict[str, str]) -> bool:
+    return tags.get(PID_TAG) == str(os.getpid()) and tags.get(HOST_TAG) == this_host()
 
 
 class ParentWatch:
