@@ -205,5 +205,9 @@ def test_a_sweeps_overhead_per_run_is_the_worker_time_outside_simulate_and_log()
     from prism_experiments.bench.cluster import SweepTiming
     from prism_experiments.bench.hydra_runs import LoggedRun
 
-    runs = [LoggedRun(str(i), {"prism.timing.simulate_s": "3.0", "prism.timing.log_s": "1.0"}, i) for i in range(4)]
-    assert SweepTiming(wall_s=10.0, runs=runs).overhead_per_run_s(workers=2) == pytest.approx(10 * 2 / 4 - 4)
+    # 4 runs of 4 s each on 2 workers, started at 0, 0, 5 and 5 s (1 s each outside simulate + log)
+    runs = [LoggedRun(str(i), {"prism.timing.simulate_s": "3.0", "prism.timing.log_s": "1.0"}, start, start + 5_000)
+            for i, start in enumerate((0, 0, 5_000, 5_000))]
+    timing = SweepTiming(wall_s=25.0, runs=runs)
+    assert timing.span_s == 10.0 and timing.startup_s == 15.0 and timing.runs_per_min == 24.0
+    assert timing.overhead_per_run_s(workers=2) == pytest.approx(10 * 2 / 4 - 4)

@@ -47,6 +47,7 @@ class LoggedRun:
     run_id: str
     tags: dict[str, str]
     start_time: int  # ms since the epoch
+    end_time: int | None = None  # ms since the epoch; None while RUNNING
 
     @property
     def timings(self) -> dict[str, float]:
@@ -63,7 +64,7 @@ def simulation_runs(tracking_uri: str, experiment_name: str) -> list[LoggedRun]:
         return []
     runs = client.search_runs([experiment.experiment_id], filter_string=tag_equals(KIND_TAG, SIMULATION_KIND),
                               max_results=10_000)
-    return sorted((LoggedRun(r.info.run_id, dict(r.data.tags), r.info.start_time) for r in runs),
+    return sorted((LoggedRun(r.info.run_id, dict(r.data.tags), r.info.start_time, r.info.end_time) for r in runs),
                   key=lambda run: run.start_time)
 
 
