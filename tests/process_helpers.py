@@ -101,22 +101,23 @@ def start(*args: str, runs_dir: Path, cache_dir: Path) -> subprocess.Popen:
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
-def all_runs(runs_dir: Path, kind: str = "simulation", store: str | None = None) -> list:
+def all_runs(runs_dir: Path, kind: str = "simulation", store: str | None = None, experiment: str = "smoke") -> list:
     """The store's runs of one kind (`store`: a tracking URI, default the runs dir's sqlite store)."""
     client = MlflowClient(store or f"sqlite:///{runs_dir}/mlflow.db")
-    experiment = client.get_experiment_by_name("smoke")
-    if experiment is None:
+    found = client.get_experiment_by_name(experiment)
+    if found is None:
         return []
-    return client.search_runs([experiment.experiment_id], f"tags.`prism.kind` = '{kind}'", max_results=1000)
+    return client.search_runs([found.experiment_id], f"tags.`prism.kind` = '{kind}'", max_results=1000)
 
 
-def wait_for_running_job(runs_dir: Path, timeout: float = 120, store: str | None = None) -> object:
+def wait_for_running_job(runs_dir: Path, timeout: float = 120, store: str | None = None,
+                         experiment: str = "smoke") -> object:
     """Poll the store until a simulation run is RUNNING with its process id."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         # the sweep file is written after the driver initialised the store: opening it earlier would race that
-        if list(runs_dir.glob("hydra/smoke/*/prism_sweep.json")):
-            running = [r for r in all_runs(runs_dir, store=store)
+        if list(runs_dir.glob(f"hydra/{experiment}/*/prism_sweep.json")):
+            running = [r for r in all_runs(runs_dir, store=store, experiment=experiment)
                        if r.info.status == "RUNNING" and "prism.pid" in r.data.tags]
             if running:
                 return running[0]

@@ -19,9 +19,9 @@ pytestmark = [pytest.mark.integration, pytest.mark.slow]
 RAY = ("hydra/launcher=prism_ray", "hydra.launcher.ray.init.num_cpus=2")
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def server() -> Iterator[tuple[str, Path]]:
-    """A fresh PostgreSQL-backed MLflow server per test: each test owns the `smoke` experiment."""
+    """One PostgreSQL-backed MLflow server; each test logs into an experiment of its own."""
     with postgres_tracking_server() as started:
         yield started
 
@@ -34,11 +34,11 @@ def finished_once_each(runs: list) -> Counter:
 def test_a_killed_ray_worker_fails_only_its_job_and_the_next_sweep_runs_only_that_job(
         server: tuple[str, Path], warm_smoke_cache: Path, tmp_path: Path) -> None:
     uri, _ = server
-    runs_dir = tmp_path / "runs"
-    args = (*LONG_SMOKE, *RAY, "tracking=server", f"tracking.uri={uri}")
+    runs_dir, name = tmp_path / "runs", "ray_kill"
+    args = (*LONG_SMOKE, *RAY, "tracking=server", f"tracking.uri={uri}", f"experiment_name={name}")
     sweep = start(*args, runs_dir=runs_dir, cache_dir=warm_smoke_cache)
     try:
-        victim = wait_for_running_job(runs_dir, timeout=300, store=uri)
+        victim = wait_for_running_job(runs_dir, timeout=300, store=uri, experiment=name)
         os.kill(int(victim.data.tags["prism.pid"]), signal.SIGKILL)  # the Ray worker process running the job
         stdout, stderr = sweep.communicate(timeout=600)
     finally:
@@ -49,7 +49,7 @@ def test_a_killed_ray_worker_fails_only_its_job_and_the_next_sweep_runs_only_tha
     assert sweep.returncode == 1, output[-3000:]
     assert f"job {job}: its Ray worker died" in output and "1 of 4 jobs failed" in output, output[-3000:]
     assert "Traceback" not in output
-    runs = all_runs(runs_dir, store=uri)
+    runs = all_runs(runs_dir, store=uri, experiment=name)
     assert not [r for r in runs if r.info.status == "RUNNING"]
     killed = next(r for r in runs if r.info.run_id == victim.info.run_id)
     assert killed.info.status == "FAILED" and "process died" in killed.data.tags["prism.error"]
@@ -58,23 +58,24 @@ def test_a_killed_ray_worker_fails_only_its_job_and_the_next_sweep_runs_only_tha
     rerun = run(*args, runs_dir=runs_dir, cache_dir=warm_smoke_cache)
     assert rerun.returncode == 0, (rerun.stdout + rerun.stderr)[-3000:]
     assert "4 jobs, 1 to run, 3 already FINISHED" in rerun.stdout + rerun.stderr
-    after = all_runs(runs_dir, store=uri)
+    after = all_runs(runs_dir, store=uri, experiment=name)
     assert len(after) == len(runs) + 1, "the rerun ran only the lost job"
     finished = finished_once_each(after)
     assert len(finished) == 4 and max(finished.values()) == 1
-    assert not [r for r in after + all_runs(runs_dir, "sweep", store=uri) if r.info.status == "RUNNING"]
+    assert not [r for r in after + all_runs(runs_dir, "sweep", store=uri, experiment=name) if r.info.status == "RUNNING"]
 
 
 def test_a_tracking_server_paused_mid_sweep_delays_the_jobs_and_loses_or_doubles_nothing(
         server: tuple[str, Path], warm_smoke_cache: Path, tmp_path: Path) -> None:
     """SIGSTOP for 6 s (shorter than `tracking.http_timeout_s`, 10 s): requests wait, nothing is retried."""
     uri, home = server
-    runs_dir = tmp_path / "runs"
-    sweep = start(*LONG_SMOKE, "tracking=server", f"tracking.uri={uri}", runs_dir=runs_dir, cache_dir=warm_smoke_cache)
+    runs_dir, name = tmp_path / "runs", "server_pause"
+    sweep = start(*LONG_SMOKE, "tracking=server", f"tracking.uri={uri}", f"experiment_name={name}", runs_dir=runs_dir,
+                  cache_dir=warm_smoke_cache)
     state = tracking_server.read_state(home)
     assert state is not None
     try:
-        wait_for_running_job(runs_dir, timeout=300, store=uri)
+        wait_for_running_job(runs_dir, timeout=300, store=uri, experiment=name)
         os.killpg(state.mlflow_pid, signal.SIGSTOP)  # the server and its workers (own process group)
         try:
             time.sleep(6)
@@ -85,7 +86,7 @@ def test_a_tracking_server_paused_mid_sweep_delays_the_jobs_and_loses_or_doubles
         if sweep.poll() is None:
             sweep.kill()
     assert sweep.returncode == 0, (stdout + stderr)[-3000:]
-    runs = all_runs(runs_dir, store=uri)
+    runs = all_runs(runs_dir, store=uri, experiment=name)
     assert len(runs) == 4 and {r.info.status for r in runs} == {"FINISHED"}
     assert len(finished_once_each(runs)) == 4
     assert all("inn_share" in r.data.metrics for r in runs)
