@@ -107,7 +107,7 @@ def _group_of(proc: Path) -> int | None:
 def test_submitit_local_runs_the_same_sweep(postgres_mlflow, joblib_four_workers, tmp_path: Path) -> None:
     uri, _ = postgres_mlflow
     # one seed: submitit starts a fresh interpreter (and model) per job
-    sweep(uri, tmp_path / "runs", "smoke_submitit", "hydra/launcher=submitit_local", "seed=0")
+    sweep(uri, tmp_path / "runs", "smoke_submitit", "hydra/launcher=prism_submitit_local", "seed=0")
     on_submitit = finished_children(uri, "smoke_submitit")
     assert set(on_submitit) == {("0", mode) for mode in ("x_algo", "random")}
     for key, metrics in on_submitit.items():

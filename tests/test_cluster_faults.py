@@ -1,9 +1,10 @@
-"""Faults of the cluster path on real parts (issue 15): a Ray worker killed mid-job, and the tracking server
-(MLflow on PostgreSQL, as `make tracking-server` starts it) paused mid-sweep."""
+"""Faults of the cluster path on real parts (issue 15): a Ray worker or a submitit job killed mid-job, and the
+tracking server (MLflow on PostgreSQL, as `make tracking-server` starts it) paused mid-sweep."""
 
 from __future__ import annotations
 
 import os
+import re
 import signal
 import time
 from collections import Counter
@@ -16,7 +17,8 @@ from prism_experiments.tracking import server as tracking_server
 from process_helpers import LONG_SMOKE, all_runs, postgres_tracking_server, run, start, wait_for_running_job
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
-RAY = ("hydra/launcher=prism_ray", "hydra.launcher.ray.init.num_cpus=2")
+LAUNCHERS = {"prism_ray": ("hydra/launcher=prism_ray", "hydra.launcher.ray.init.num_cpus=2"),
+             "prism_submitit_local": ("hydra/launcher=prism_submitit_local",)}
 
 
 @pytest.fixture(scope="module")
@@ -31,15 +33,16 @@ def finished_once_each(runs: list) -> Counter:
                    if r.info.status == "FINISHED" and r.data.tags["prism.kind"] == "simulation")
 
 
-def test_a_killed_ray_worker_fails_only_its_job_and_the_next_sweep_runs_only_that_job(
-        server: tuple[str, Path], warm_smoke_cache: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("launcher", LAUNCHERS)
+def test_a_killed_worker_fails_only_its_job_and_the_next_sweep_runs_only_that_job(
+        server: tuple[str, Path], warm_smoke_cache: Path, tmp_path: Path, launcher: str) -> None:
     uri, _ = server
-    runs_dir, name = tmp_path / "runs", "ray_kill"
-    args = (*LONG_SMOKE, *RAY, "tracking=server", f"tracking.uri={uri}", f"experiment_name={name}")
+    runs_dir, name = tmp_path / "runs", f"kill_{launcher}"
+    args = (*LONG_SMOKE, *LAUNCHERS[launcher], "tracking=server", f"tracking.uri={uri}", f"experiment_name={name}")
     sweep = start(*args, runs_dir=runs_dir, cache_dir=warm_smoke_cache)
     try:
         victim = wait_for_running_job(runs_dir, timeout=300, store=uri, experiment=name)
-        os.kill(int(victim.data.tags["prism.pid"]), signal.SIGKILL)  # the Ray worker process running the job
+        os.kill(int(victim.data.tags["prism.pid"]), signal.SIGKILL)  # the Ray worker or submitit job running it
         stdout, stderr = sweep.communicate(timeout=600)
     finally:
         if sweep.poll() is None:
@@ -47,7 +50,8 @@ def test_a_killed_ray_worker_fails_only_its_job_and_the_next_sweep_runs_only_tha
     output = stdout + stderr
     job = victim.data.tags["prism.job_num"]
     assert sweep.returncode == 1, output[-3000:]
-    assert f"job {job}: its Ray worker died" in output and "1 of 4 jobs failed" in output, output[-3000:]
+    assert re.search(rf"job {job}: its (Ray worker|submitit job \S+) died", output), output[-3000:]
+    assert "1 of 4 jobs failed" in output, output[-3000:]
     assert "Traceback" not in output
     runs = all_runs(runs_dir, store=uri, experiment=name)
     assert not [r for r in runs if r.info.status == "RUNNING"]

@@ -9,7 +9,7 @@ FAILED (and listed by the sweep callback), and the jobs that never finished run 
 import logging
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 from hydra.core.config_store import ConfigStore
 from hydra.core.utils import JobReturn, JobStatus
@@ -110,12 +110,17 @@ def numbered_job(index: int, overrides: Sequence[str], *args: Any) -> tuple[int,
 
 
 def execute_job_safely(index: int, overrides: Sequence[str], *args: Any) -> JobReturn:
-    """Hydra's `execute_job`, never raising: Hydra writes the job's config files before our task runs, and
+    """Hydra's `execute_job` through `run_safely`."""
+    return run_safely(index, overrides, lambda: execute_job(index, overrides, *args))
+
+
+def run_safely(index: int, overrides: Sequence[str], run: Callable[[], JobReturn]) -> JobReturn:
+    """A launcher's job body, never raising: Hydra writes the job's config files before our task runs, and
     an exception there (a full disk) would abort the whole sweep with a traceback. A job that could not
     run is returned COMPLETED and reported by the sweep callback (it has no FINISHED run or outcome)."""
     quiet_store_tracebacks()
     try:
-        ret = execute_job(index, overrides, *args)
+        ret = run()
     except Exception as error:  # Hydra's own set-up of the job: nothing of ours ran
         log.error("job %d could not start: %s", index, error_line(error))
         return _ended(index, list(overrides), f"job {index} (could not start)")

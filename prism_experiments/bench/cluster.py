@@ -1,7 +1,7 @@
 """Section 6 (opt-in, `--sections 6`): what the cluster path costs (issue 15, docs/cluster.md).
 
 Every sweep here is the real entry point on smoke runs with a warm embedding cache:
-- per-launcher cost: one sweep each on `prism_joblib`, `prism_ray` (local instance) and `submitit_local`;
+- per-launcher cost: one sweep each on `prism_joblib`, `prism_ray` (local instance) and `prism_submitit_local`;
 - runs per minute with 1 and 2 joblib workers;
 - N smoke runs into the sqlite store vs an MLflow server on PostgreSQL (`make tracking-server`'s code);
 - with `--cold-sweep`, a cold `ranking_modes` sweep (empty cache) with and without the up-front
@@ -32,7 +32,7 @@ MODES = ("x_algo", "random")
 LAUNCHERS: dict[str, tuple[str, ...]] = {
     "joblib": ("hydra/launcher=prism_joblib", "hydra.launcher.n_jobs=2"),
     "ray": ("hydra/launcher=prism_ray", "hydra.launcher.ray.init.num_cpus=2"),
-    "submitit_local": ("hydra/launcher=submitit_local",),
+    "submitit_local": ("hydra/launcher=prism_submitit_local",),
 }
 
 

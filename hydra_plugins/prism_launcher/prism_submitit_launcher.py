@@ -1,0 +1,105 @@
+"""`hydra/launcher=prism_submitit_local` / `prism_submitit_slurm`: hydra-submitit-launcher with the
+failure handling of `prism_joblib` and `prism_ray` (docs/cluster.md).
+
+The stock launcher collects results with `job.results()` in submission order, which raises as soon
+as one job died (a killed process, a lost SLURM node, a time limit): the sweep ends with a traceback,
+the other jobs' results are dropped and the sweep callback never reports. Here jobs are collected
+as they finish; a job that died is marked FAILED in the store (when it ran on this host; another
+node's run is reaped by the next sweep), reported, and re-run by the next sweep.
+"""
+
+
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+from hydra.core.config_store import ConfigStore
+from hydra.core.singleton import Singleton
+from hydra.core.utils import JobReturn, filter_overrides
+from hydra_plugins.hydra_submitit_launcher.config import BaseQueueConf, LocalQueueConf, SlurmQueueConf
+from hydra_plugins.hydra_submitit_launcher.submitit_launcher import BaseSubmititLauncher
+from omegaconf import OmegaConf
+
+from hydra_plugins.prism_launcher.prism_joblib_launcher import _died, run_safely
+
+log = logging.getLogger(__name__)
+#: seconds between polls of the jobs' states (submitit's default, 10 s, would delay every progress line)
+POLL_SECONDS = 1.0
+
+
+@dataclass
+class PrismSubmititLocalConf(LocalQueueConf):
+    _target_: str = "hydra_plugins.prism_launcher.prism_submitit_launcher.PrismSubmititLocalLauncher"
+
+
+@dataclass
+class PrismSubmititSlurmConf(SlurmQueueConf):
+    _target_: str = "hydra_plugins.prism_launcher.prism_submitit_launcher.PrismSubmititSlurmLauncher"
+
+
+ConfigStore.instance().store(group="hydra/launcher", name="prism_submitit_local", node=PrismSubmititLocalConf,
+                             provider="prism_experiments")
+ConfigStore.instance().store(group="hydra/launcher", name="prism_submitit_slurm", node=PrismSubmititSlurmConf,
+                             provider="prism_experiments")
+
+
+class _PrismSubmitit(BaseSubmititLauncher):
+    def __call__(self, sweep_overrides: list[str], job_dir_key: str, job_num: int, job_id: str,
+                 singleton_state: dict[type, Any]) -> JobReturn:
+        """In the submitted job: the stock body, through the same never-raising wrapper as joblib's workers."""
+        return run_safely(job_num, sweep_overrides, lambda: super(_PrismSubmitit, self).__call__(
+            sweep_overrides, job_dir_key, job_num, job_id, singleton_state))
+
+    def launch(self, job_overrides: Sequence[Sequence[str]], initial_job_idx: int) -> Sequence[JobReturn]:
+        import submitit
+
+        from prism_experiments.harness.progress import SweepProgress
+        from prism_experiments.harness.recovery import jobs_left_after_worker_death, read_outcome
+
+        assert self.config is not None
+        sweep_dir = Path(str(self.config.hydra.sweep.dir))
+        jobs = self._submit(job_overrides, initial_job_idx, sweep_dir)
+        index_of = {job.job_id: initial_job_idx + offset for offset, job in enumerate(jobs)}
+        progress = SweepProgress(len(jobs), log.info)
+        returns: dict[int, JobReturn] = {}
+        for job in submitit.helpers.as_completed(jobs, poll_frequency=POLL_SECONDS):
+            index = index_of[job.job_id]
+            try:
+                returns[index] = job.results()[0]
+            except Exception as error:  # the job's process died before it returned
+                reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+                log.error("job %d: its submitit job %s died (%s)", index, job.job_id, reason)
+                jobs_left_after_worker_death(sweep_dir, [index])
+                returns[index] = _died(index)
+            outcome = read_outcome(sweep_dir, index)
+            progress.finished(failed=outcome is None or outcome.status == "FAILED")
+        return [returns[initial_job_idx + offset] for offset in range(len(jobs))]
+
+    def _submit(self, job_overrides: Sequence[Sequence[str]], initial_job_idx: int, sweep_dir: Path) -> list[Any]:
+        """The stock launcher's submission (hydra-submitit-launcher 1.2.0, `launch`), without its collection."""
+        import submitit
+
+        init_keys = {"submitit_folder", "max_num_timeout"}
+        init_params = {"folder": self.params["submitit_folder"]}
+        if "max_num_timeout" in self.params:
+            init_params[f"{self._EXECUTOR}_max_num_timeout"] = self.params["max_num_timeout"]
+        executor = submitit.AutoExecutor(cluster=self._EXECUTOR, **init_params)
+        base = set(OmegaConf.structured(BaseQueueConf).keys())
+        executor.update_parameters(**{key if key in base else f"{self._EXECUTOR}_{key}": value
+                                      for key, value in self.params.items() if key not in init_keys})
+        sweep_dir.mkdir(parents=True, exist_ok=True)
+        job_params = []
+        for offset, overrides in enumerate(job_overrides):
+            index = initial_job_idx + offset
+            log.info("\t#%d : %s", index, " ".join(filter_overrides(overrides)))
+            job_params.append((list(overrides), "hydra.sweep.dir", index, f"job_id_for_{index}", Singleton.get_state()))
+        return list(executor.map_array(self, *zip(*job_params)))
+
+
+class PrismSubmititLocalLauncher(_PrismSubmitit):
+    _EXECUTOR = "local"
+
+
+class PrismSubmititSlurmLauncher(_PrismSubmitit):
+    _EXECUTOR = "slurm"
