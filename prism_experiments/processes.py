@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import time
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 
 def process_alive(pid: int) -> bool:
@@ -35,3 +41,13 @@ def stop_process_group(pid: int, timeout_s: float = 30) -> None:
         os.killpg(pid, signal.SIGKILL)  # also whatever the group's leader left behind
     except ProcessLookupError:
         pass
+
+
+def save_state(path: Path, state: Any) -> None:
+    """What a started server needs to be found and stopped later (its PIDs, ports), as JSON."""
+    path.write_text(json.dumps(asdict(state)))
+
+
+def load_state(path: Path, kind: type[T]) -> T | None:
+    """The state `save_state` wrote, or None when nothing was started (or it was stopped)."""
+    return kind(**json.loads(path.read_text())) if path.is_file() else None

@@ -13,7 +13,6 @@ from failures measured against Ray 2.60 (issue 15, docs/cluster.md "A Ray cluste
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import secrets
 import shlex
@@ -22,10 +21,10 @@ import socket
 import subprocess
 import sys
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
-from prism_experiments.processes import process_alive, stop_process_group
+from prism_experiments.processes import load_state, process_alive, save_state, stop_process_group
 
 STATE_FILE = "state.json"
 TOKEN_FILE = "auth_token"
@@ -53,8 +52,7 @@ def state_dir(runs_dir: Path) -> Path:
 
 
 def read_state(runs_dir: Path) -> RayHeadState | None:
-    path = state_dir(runs_dir) / STATE_FILE
-    return RayHeadState(**json.loads(path.read_text())) if path.is_file() else None
+    return load_state(state_dir(runs_dir) / STATE_FILE, RayHeadState)
 
 
 def _port_open(port: int) -> bool:
@@ -95,7 +93,7 @@ def start(runs_dir: Path, port: int = 6379, num_cpus: int | None = None, timeout
             raise RayHeadError(f"ray start --head did not come up on 127.0.0.1:{port} (log: {log_path})")
         time.sleep(0.5)
     state = RayHeadState(state.address, process.pid, state.token_path, cpus)
-    (home / STATE_FILE).write_text(json.dumps(asdict(state)))
+    save_state(home / STATE_FILE, state)
     return state
 
 

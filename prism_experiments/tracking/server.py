@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import glob
-import json
 import os
 import pwd
 import secrets
@@ -20,10 +19,10 @@ import socket
 import subprocess
 import sys
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
-from prism_experiments.processes import process_alive as pid_alive, stop_process_group
+from prism_experiments.processes import load_state, process_alive as pid_alive, save_state, stop_process_group
 
 STATE_FILE = "state.json"
 DB_NAME = "mlflow"
@@ -107,8 +106,7 @@ def state_dir(runs_dir: Path) -> Path:
 
 
 def read_state(runs_dir: Path) -> ServerState | None:
-    path = state_dir(runs_dir) / STATE_FILE
-    return ServerState(**json.loads(path.read_text())) if path.is_file() else None
+    return load_state(state_dir(runs_dir) / STATE_FILE, ServerState)
 
 
 def start(runs_dir: Path, mlflow_port: int = 5000, postgres_port: int | None = None) -> ServerState:
@@ -174,7 +172,7 @@ def start(runs_dir: Path, mlflow_port: int = 5000, postgres_port: int | None = N
         _run(_as_db_user([str(binaries / "pg_ctl"), "-D", str(pgdata), "-m", "fast", "-w", "stop"]), "pg_ctl stop")
         raise
     state = ServerState(f"http://127.0.0.1:{mlflow_port}", mlflow.pid, postgres_pid, postgres_port, mlflow_port)
-    (home / STATE_FILE).write_text(json.dumps(asdict(state)))
+    save_state(home / STATE_FILE, state)
     return state
 
 
