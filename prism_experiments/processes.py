@@ -14,14 +14,26 @@ T = TypeVar("T")
 
 
 def process_alive(pid: int) -> bool:
-    """Whether a process with this id exists on this machine (signal 0 checks without sending)."""
+    """Whether a process with this id runs on this machine (signal 0 checks without sending); a zombie, killed
+    but not yet reaped by its parent (a Ray worker until the raylet waits for it), is not alive."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
-        return True
-    return True
+        pass
+    return _proc_state(pid) not in ("Z", "X")
+
+
+def _proc_state(pid: int) -> str | None:
+    """The state letter of /proc/<pid>/stat (proc(5)); None where /proc is not there."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return "X" if Path("/proc/self/stat").exists() else None  # exited since the signal 0
+    except OSError:
+        return None
+    return stat.rsplit(")", 1)[1].split()[0]  # the command name in parentheses may hold spaces
 
 
 def stop_process_group(pid: int, timeout_s: float = 30) -> None:

@@ -16,16 +16,14 @@ from pathlib import Path
 
 from mlflow.tracking import MlflowClient
 
+from prism_experiments.processes import process_alive
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def gone_or_zombie(pid: int) -> bool:
     """True once the process has exited (a zombie waiting for a reaper counts as exited)."""
-    try:
-        with open(f"/proc/{pid}/stat") as handle:
-            return handle.read().rsplit(")", 1)[1].split()[0] == "Z"
-    except FileNotFoundError:
-        return True
+    return not process_alive(pid)
 
 
 def free_port() -> int:

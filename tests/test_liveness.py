@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 import pytest
 from process_helpers import gone_or_zombie
 
+from prism_experiments.processes import process_alive
+
 from prism_experiments.tracking.tags import CONFIG_HASH_TAG, ERROR_TAG, HEARTBEAT_TAG, HOST_TAG, PID_TAG
 from prism_experiments.tracking.liveness import (
     close_own_duplicates,
@@ -41,6 +43,24 @@ def test_a_run_whose_local_process_is_gone_is_dead_at_once() -> None:
     tags = {PID_TAG: str(_dead_pid()), HOST_TAG: this_host(), HEARTBEAT_TAG: f"{NOW:.0f}"}
     verdict = run_liveness(tags, start_time_ms=int(NOW * 1000), now=NOW)
     assert not verdict.alive and "no longer exists" in verdict.reason
+
+
+def test_a_killed_process_its_parent_has_not_reaped_yet_is_not_alive() -> None:
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        assert process_alive(child.pid)
+        child.kill()
+        deadline = time.monotonic() + 10
+        while _state(child.pid) != "Z" and time.monotonic() < deadline:  # dead, unreaped: a zombie
+            time.sleep(0.05)
+        assert _state(child.pid) == "Z" and not process_alive(child.pid)
+    finally:
+        child.wait()
+
+
+def _state(pid: int) -> str:
+    with open(f"/proc/{pid}/stat") as handle:
+        return handle.read().rsplit(")", 1)[1].split()[0]
 
 
 def test_a_remote_run_is_judged_by_its_heartbeat_alone() -> None:

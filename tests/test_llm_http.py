@@ -101,7 +101,7 @@ class DyingProxy(ThreadingHTTPServer):
     daemon_threads = True
 
     def __init__(self, upstream: str, answers: int) -> None:
-        self.upstream, self.answers_left = upstream, answers
+        self.upstream, self.answers_left, self.lock = upstream, answers, threading.Lock()
         super().__init__(("127.0.0.1", 0), _ForwardingHandler)
         self.thread = threading.Thread(target=self.serve_forever, daemon=True)
         self.thread.start()
@@ -118,6 +118,12 @@ class _ForwardingHandler(BaseHTTPRequestHandler):
         pass
 
     def _forward(self, body: bytes | None) -> None:
+        chat = self.path.endswith("/chat/completions")
+        if chat and self.server.answers_left <= 0:
+            # dead: a request that reached the socket before the shutdown below gets its connection closed
+            # unanswered (without this, the client's next request could still be forwarded under load)
+            self.close_connection = True
+            return
         request = urllib.request.Request(self.server.upstream.removesuffix("/v1") + self.path, data=body,
                                          method=self.command, headers={"Content-Type": "application/json"})
         try:
@@ -125,15 +131,16 @@ class _ForwardingHandler(BaseHTTPRequestHandler):
                 status, payload = answer.status, answer.read()
         except urllib.error.HTTPError as error:
             status, payload = error.code, error.read()
+        if chat and status == 200:
+            with self.server.lock:
+                self.server.answers_left -= 1  # before answering: the client's next request must find it spent
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(payload)))
         self.end_headers()
         self.wfile.write(payload)
-        if self.path.endswith("/chat/completions") and status == 200:
-            self.server.answers_left -= 1
-            if self.server.answers_left <= 0:  # die: nothing listens on this port any more
-                threading.Thread(target=lambda: (self.server.shutdown(), self.server.server_close())).start()
+        if chat and status == 200 and self.server.answers_left <= 0:  # die: nothing listens on this port any more
+            threading.Thread(target=lambda: (self.server.shutdown(), self.server.server_close())).start()
 
     def do_GET(self) -> None:  # noqa: N802
         self._forward(None)
