@@ -36,7 +36,7 @@ run: $(STAMP) ## Run one experiment with the default config (extra Hydra overrid
 
 test: $(STAMP) ## Run every test, the real-stack integration tests included (2 workers, one test file per worker)
 	# --dist loadfile: a file's module fixtures (a sweep, a server) are built once, on one worker
-	$(BIN)/python -m pytest -n 2 --dist loadfile $(ARGS)
+	$(BIN)/python -m pytest -n 2 --dist loadfile --durations=15 $(ARGS)
 
 test-fast: $(STAMP) ## Run the unit tests only (no model, no Chroma, no MLflow)
 	$(BIN)/python -m pytest -m "not integration and not slow" $(ARGS)
