@@ -118,6 +118,8 @@ class FeedRetriever:
             self._handle._client.delete_collection(self._handle.name)
         except Exception:  # already gone, or a client without delete: nothing to free
             pass
+        # a later need (a fork still reading this store, say) opens and fills a new one
+        self._handle, self._synced = None, 0
 
     # ----------------------------------------------------------------- the index
     def __len__(self) -> int:
@@ -206,7 +208,7 @@ class FeedRetriever:
         vectors = normalize_rows(np.asarray(embeddings, dtype=np.float32))
         if vectors.shape != (len(posts), EMBEDDING_DIM):
             raise ValueError(f"embeddings: expected shape ({len(posts)}, {EMBEDDING_DIM}), got {vectors.shape}")
-        if self._handle is not None:  # an open collection is written through; a lazy one is filled when opened
+        if self._handle is not None or not _lazy(self.config):  # written through; a lazy one is filled when opened
             collection = self._collection  # (caught up first on posts remembered before it was opened)
             self._write_to_collection(collection, posts, vectors, show_progress)
             self._synced += len(posts)
