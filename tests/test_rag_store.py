@@ -210,6 +210,35 @@ def test_a_fork_reads_the_parent_index_and_keeps_its_own_changes(embedder: Embed
     assert len(base.query_rows(queries[:1], 5)[0][0]) == 5
 
 
+def test_exact_search_opens_chroma_only_when_chroma_is_asked(embedder: Embedder) -> None:
+    """No HNSW build for a store that is only scanned exactly; a `where` query fills the collections then."""
+    posts = corpus(50)
+    base = FeedRetriever(RAGConfig(collection_name="store_lazy_base"), embedder=embedder)
+    base.add_posts(posts[:30])
+    child = base.fork("store_lazy_child")
+    child.add_posts(posts[30:40])
+    assert base._handle is None and child._handle is None  # exact queries below never need Chroma
+    queries = embedder.encode(SENTENCES)
+    assert all(len(rows) == 5 for rows, _ in child.query_rows(queries, 5))
+    assert child._handle is None
+    # the same posts through eagerly written Chroma collections
+    eager_base = FeedRetriever(RAGConfig(collection_name="store_eager_base", exact_search=False), embedder=embedder)
+    eager_base.add_posts(posts[:30])
+    eager = eager_base.fork("store_eager_child")
+    eager.add_posts(posts[30:40])
+    where = {"author_id": {"$in": ["a1", "a2"]}}
+    for lazy_answer, eager_answer in zip(child.query_rows(queries, 8, where), eager.query_rows(queries, 8, where)):
+        assert [child.posts[r].id for r in lazy_answer[0]] == [eager.posts[r].id for r in eager_answer[0]]
+    assert base._handle.count() == 30 and child._handle.count() == 10  # each holds its own posts once
+    child.add_posts(posts[40:])  # once open, written through
+    eager.add_posts(posts[40:])
+    assert child._handle.count() == 20
+    for lazy_answer, eager_answer in zip(child.query_rows(queries, 8, where), eager.query_rows(queries, 8, where)):
+        assert [child.posts[r].id for r in lazy_answer[0]] == [eager.posts[r].id for r in eager_answer[0]]
+    for store in (child, base, eager, eager_base):
+        store.drop_collection()
+
+
 def _encode_in_child(cache: str, texts: list[str]) -> int:
     embedder = Embedder(cache_dir=cache)
     embedder.encode(texts)

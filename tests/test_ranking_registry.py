@@ -138,3 +138,14 @@ def test_build_ranker_refuses_an_unregistered_mode_or_a_mismatched_config(contex
 def test_the_rankers_entropy_is_one_draw_from_the_contexts_stream(context: RankerContext) -> None:
     ranker = build_ranker(ranking_config("random"), context)
     assert ranker._entropy == int(np.random.default_rng(3).integers(2**63))
+
+
+def test_a_runs_start_up_imports_neither_scikit_learn_nor_chromadb() -> None:
+    """Issue 17: scikit-learn (learned predictor only) and ChromaDB (opened on demand) stay out of start-up."""
+    import subprocess
+    import sys
+
+    script = ("import sys, prism_experiments.__main__, prism_experiments.harness.job, prism_experiments.ranking; "
+              "print(sorted(m for m in ('sklearn', 'chromadb', 'scipy.stats') if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert done.stdout.strip().splitlines()[-1] == "[]"

@@ -4,6 +4,11 @@ ChromaDB holds the vectors and the metadata and answers similarity queries. Next
 retriever keeps the posts it indexed in memory, with their vectors, timestamps and authors as
 arrays: recency windows, "posts by these authors" and live engagement counters are lookups there,
 not Chroma scans.
+
+With `rag.exact_search` on an in-memory (ephemeral) client, similarity queries are exact numpy
+scans and Chroma is never asked, so its collection (and the HNSW build, most of a run's store
+cost: issue 17) is created only when something asks Chroma: a `where` filter, or code reading the
+collection. It is then filled with every post so far and written through from there on.
 """
 
 from __future__ import annotations
@@ -48,9 +53,12 @@ class FeedRetriever:
     def __init__(self, config: RAGConfig, embedder: Embedder | None = None) -> None:
         self.config = config
         self.embedder = embedder if embedder is not None else Embedder(config.embedding_model, config.cache_dir)
-        self._collection = open_collection(config)  # where this retriever writes
-        # collections of the retriever this one was forked from: read here, never written
-        self._shared: list[Any] = []
+        # where this retriever writes; None until first needed when Chroma is not queried (module doc)
+        self._handle: Any | None = None if _lazy(config) else open_collection(config)
+        self._synced = 0  # own posts (rows after the shared ones) already written into the collection
+        # the retrievers this one was forked from and how many of their own posts it inherited: their
+        # collections are read here, never written
+        self._shared: list[FeedRetriever] = []
         self._shared_counts: list[int] = []
         self._posts: list[Post] = []
         self._row_of: dict[str, int] = {}
@@ -62,8 +70,19 @@ class FeedRetriever:
         self._rng = np.random.default_rng(config.random_seed)
         self._interest_vectors: dict[tuple[str, ...], np.ndarray] = {}
         self._interest_columns: dict[tuple[str, ...], _Column] = {}
-        if self._collection.count() > 0:
+        if self._handle is not None and self._handle.count() > 0:
             self._load_existing()
+
+    @property
+    def _collection(self) -> Any:
+        """This retriever's own Chroma collection, opened and filled with its own posts on first use."""
+        if self._handle is None:
+            self._handle = open_collection(self.config)
+        first = sum(self._shared_counts) + self._synced
+        if first < len(self._posts):
+            self._write_to_collection(self._handle, self._posts[first:], self._vectors[first : len(self._posts)])
+            self._synced = len(self._posts) - sum(self._shared_counts)
+        return self._handle
 
     def fork(self, collection_name: str) -> "FeedRetriever":
         """A retriever over the same posts that writes into its own new collection.
@@ -76,8 +95,9 @@ class FeedRetriever:
         child = FeedRetriever.__new__(FeedRetriever)
         child.config = self.config.model_copy(update={"collection_name": collection_name})
         child.embedder = self.embedder
-        child._collection = open_collection(child.config)
-        child._shared = [*self._shared, self._collection]
+        child._handle = None if _lazy(child.config) else open_collection(child.config)
+        child._synced = 0
+        child._shared = [*self._shared, self]
         child._shared_counts = [*self._shared_counts, len(self) - sum(self._shared_counts)]
         child._posts = [post.model_copy() for post in self._posts]
         child._row_of = dict(self._row_of)
@@ -92,10 +112,14 @@ class FeedRetriever:
 
     def drop_collection(self) -> None:
         """Delete this retriever's own collection (a forked run's additions); shared ones stay."""
+        if self._handle is None:
+            return  # never opened: nothing to free
         try:
-            self._collection._client.delete_collection(self._collection.name)
+            self._handle._client.delete_collection(self._handle.name)
         except Exception:  # already gone, or a client without delete: nothing to free
             pass
+        # a later need (a fork still reading this store, say) opens and fills a new one
+        self._handle, self._synced = None, 0
 
     # ----------------------------------------------------------------- the index
     def __len__(self) -> int:
@@ -184,17 +208,26 @@ class FeedRetriever:
         vectors = normalize_rows(np.asarray(embeddings, dtype=np.float32))
         if vectors.shape != (len(posts), EMBEDDING_DIM):
             raise ValueError(f"embeddings: expected shape ({len(posts)}, {EMBEDDING_DIM}), got {vectors.shape}")
-        batch = max_batch_size(self._collection)
+        if self._handle is not None or not _lazy(self.config):  # written through; a lazy one is filled when opened
+            collection = self._collection  # (caught up first on posts remembered before it was opened)
+            self._write_to_collection(collection, posts, vectors, show_progress)
+            self._synced += len(posts)
+        self._remember(posts, vectors)
+
+    @staticmethod
+    def _write_to_collection(collection: Any, posts: Sequence[Post], vectors: np.ndarray,
+                             show_progress: bool = False) -> None:
+        """Posts and their unit vectors into Chroma in a few large calls (FR-4.3)."""
+        batch = max_batch_size(collection)
         starts = range(0, len(posts), batch)
         for start in tqdm(starts, desc="indexing posts", disable=not show_progress or len(starts) < 2):
             chunk = posts[start : start + batch]
-            self._collection.add(
+            collection.add(
                 ids=[post.id for post in chunk],
                 embeddings=vectors[start : start + batch],
                 documents=[post.text for post in chunk],
                 metadatas=[post_to_metadata(post) for post in chunk],
             )
-        self._remember(posts, vectors)
 
     def _remember(self, posts: Sequence[Post], vectors: np.ndarray) -> None:
         first = len(self._posts)
@@ -230,6 +263,7 @@ class FeedRetriever:
         records.sort(key=lambda record: (record[0], record[1]))
         if records:
             self._remember([r[2] for r in records], np.stack([r[3] for r in records]).astype(np.float32))
+            self._synced = len(records)  # they came from the collection
 
     # ---------------------------------------------------------------- retrieval
     def embed_interests(self, interests: Sequence[str]) -> np.ndarray:
@@ -263,8 +297,8 @@ class FeedRetriever:
             return self._exact_query(queries, n)
         own_count = len(self._posts) - sum(self._shared_counts)
         parts = [
-            self._query_collection(collection, queries, min(n, count), where)
-            for collection, count in zip([*self._shared, self._collection], [*self._shared_counts, own_count])
+            self._query_collection(source._collection, queries, min(n, count), where)
+            for source, count in zip([*self._shared, self], [*self._shared_counts, own_count])
             if count > 0
         ]
         if len(parts) == 1:
@@ -392,6 +426,15 @@ class FeedRetriever:
         else:
             raise ValueError(f"mode: {mode!r} is not one of 'preference', 'random'")
         return [self._posts[row] for row in rows]
+
+
+def _lazy(config: RAGConfig) -> bool:
+    """Whether the collection waits until Chroma is asked: exact search on an in-memory client.
+
+    A persistent or server collection is opened at once: it may hold posts to load, and what is
+    written there must outlive the process.
+    """
+    return config.exact_search and config.client == "ephemeral"
 
 
 class _Column:

@@ -11,11 +11,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-from sklearn.linear_model import LogisticRegression
-from sklearn.metrics import roc_auc_score
-from sklearn.pipeline import make_pipeline
-from sklearn.preprocessing import StandardScaler
-from threadpoolctl import threadpool_limits
 
 from prism_experiments.agents import AgentsConfig, engagement_probabilities, follow_probability, format_affinity_for
 from prism_experiments.agents.archetypes import POST_FORMATS
@@ -69,6 +64,8 @@ def candidate_features(
 
 def predictor_quality(predicted: np.ndarray, observed: np.ndarray) -> dict[str, float]:
     """AUC (NaN unless both classes occur) and calibration ratio mean(predicted) / mean(observed) (NaN if none)."""
+    from sklearn.metrics import roc_auc_score  # here, not at import: see LearnedEngagementModel.fit
+
     labels = np.asarray(observed, dtype=bool)
     auc = float(roc_auc_score(labels, predicted)) if 0 < labels.sum() < len(labels) else float("nan")
     rate = labels.mean() if len(labels) else 0.0
@@ -101,6 +98,13 @@ class LearnedEngagementModel:
         """Refit every action with both classes in the log on all rows logged so far."""
         if not self.features:
             return
+        # imported here: scikit-learn (with scipy.stats) costs ~1 s of start-up that only learned-predictor
+        # runs need, and every run imports this module through the ranking registry (issue 17)
+        from sklearn.linear_model import LogisticRegression
+        from sklearn.pipeline import make_pipeline
+        from sklearn.preprocessing import StandardScaler
+        from threadpoolctl import threadpool_limits
+
         x, y = np.vstack(self.features), np.vstack(self.labels)
         with threadpool_limits(1):
             for action in range(y.shape[1]):
@@ -113,6 +117,8 @@ class LearnedEngagementModel:
         out = np.array(prior, dtype=np.float64, copy=True)
         if len(features) == 0:
             return out
+        from threadpoolctl import threadpool_limits
+
         with threadpool_limits(1):
             for action, model in self.models.items():
                 out[:, action] = model.predict_proba(features)[:, 1]  # type: ignore[attr-defined]
