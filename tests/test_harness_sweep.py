@@ -365,18 +365,16 @@ def test_ctrl_c_leaves_no_run_running(tmp_path: Path) -> None:
     with output.open("wb") as sink:
         process = subprocess.Popen(
             [sys.executable, "-m", "prism_experiments", "experiment=smoke", "simulation.n_steps=20000",
-             f"paths.runs_dir={runs_dir}", "simulation.show_progress=false"],
+             f"paths.runs_dir={runs_dir}", "simulation.show_progress=true"],
             cwd=ROOT, env=environment, stdout=sink, stderr=subprocess.STDOUT)
     try:
-        # the store is opened only once the run logged its creation: a client opening the sqlite file while
-        # the child still migrates it races the migration (seen in CI: "_alembic_tmp_latest_metrics exists")
+        # Ctrl-C once the step loop's progress bar has counted steps: a SIGINT during start-up (native
+        # imports, model load) was seen unanswered under load, and the store is opened only after the run
+        # exists (a client opening the sqlite file while the child migrates it races the migration)
         deadline = time.time() + 300
-        while b"MLflow run " not in output.read_bytes():
+        while not re.search(rb"\| *[1-9]\d*/20000 \[", output.read_bytes()):  # tqdm's "| 12/20000 [00:01<"
             assert time.time() < deadline and process.poll() is None, output.read_text()[-2000:]
             time.sleep(1)
-        # into the step loop first (a SIGINT during start-up was seen unanswered under load), then one
-        # Ctrl-C; its clean-up (marking the run KILLED) can take long on a loaded machine: no second one
-        time.sleep(15)
         process.send_signal(signal.SIGINT)
         process.wait(timeout=300)
     finally:
