@@ -54,7 +54,9 @@ def test_a_killed_worker_fails_only_its_job_and_the_next_sweep_runs_only_that_jo
     assert "1 of 4 jobs failed" in output, output[-3000:]
     assert "Traceback" not in output
     runs = all_runs(runs_dir, store=uri, experiment=name)
-    assert not [r for r in runs if r.info.status == "RUNNING"]
+    running = [(r.info.run_id, r.data.tags.get("prism.job_num"), r.data.tags.get("prism.pid")) for r in runs
+               if r.info.status == "RUNNING"]
+    assert not running, f"left RUNNING (run, job, pid): {running}; victim job {job}\n{output[-3000:]}"
     killed = next(r for r in runs if r.info.run_id == victim.info.run_id)
     assert killed.info.status == "FAILED" and "process died" in killed.data.tags["prism.error"]
     assert len(finished_once_each(runs)) == 3

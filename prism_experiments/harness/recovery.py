@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,7 @@ from prism_experiments.tracking.tags import (
 
 log = logging.getLogger("prism_experiments")
 OUTCOME_FILE = "prism_outcome.json"
+EXIT_WAIT_S = 15.0  # at most this long, in all, for processes of jobs reported dead to finish exiting
 DIED = "the job's process died (killed by a signal or by the out-of-memory killer); when one joblib worker dies, " \
        "joblib kills the jobs running in the other workers too"
 
@@ -80,10 +82,18 @@ def failure_lines(children: list[Any] | None, outcomes: dict[int, JobRecord | No
     return lines
 
 
+def _wait_for_exit(pid: int, deadline: float) -> None:
+    """Until the process is gone or `deadline`: a launcher can hear of a death (a closed socket) before the
+    kernel has finished the exit, when the process still looks alive (seen with Ray under load)."""
+    while process_alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.2)
+
+
 def jobs_left_after_worker_death(sweep_dir: Path, unfinished: list[int]) -> list[int]:
     """Mark the runs of jobs whose process died FAILED; return the jobs that never started."""
     context = current_sweep(sweep_dir)
     died: dict[int, str] = {}
+    deadline = time.monotonic() + EXIT_WAIT_S
     if context is not None:
         client = client_for(context.tracking_uri)
         runs = client.search_runs([context.experiment_id], filter_string=(
@@ -93,7 +103,12 @@ def jobs_left_after_worker_death(sweep_dir: Path, unfinished: list[int]) -> list
             pid, num = tags.get(PID_TAG, ""), tags.get(JOB_NUM_TAG, "")
             if tags.get(HOST_TAG) != this_host() or not pid.isdigit() or not num.isdigit():
                 continue
+            if int(num) in unfinished:  # the launcher saw it die: give the kernel time to finish the exit
+                _wait_for_exit(int(pid), deadline)
             if process_alive(int(pid)):
+                if int(num) in unfinished:
+                    log.warning("job %s (run %s): its process %s still exists; the next sweep's reaper will judge "
+                                "its run", num, run.info.run_id, pid)
                 continue
             client.set_tag(run.info.run_id, ERROR_TAG, DIED)
             client.set_terminated(run.info.run_id, "FAILED")
