@@ -145,6 +145,13 @@ def _open_run(client: Any, experiment_id: str, cfg: ExperimentConfig, overrides:
                     holder.info.run_id, holder.data.tags.get(PID_TAG, "?"), holder.data.tags.get(HOST_TAG, "?"),
                     digest)
         return None, JobOutcome(holder.info.run_id, "SKIPPED", {})
+    # a run of this config may have FINISHED between the first look and this run's creation: live_holder
+    # sees only RUNNING runs, so look again now that this run is visible to any later job
+    finished = None if cfg.force else find_finished_run(client, experiment_id, digest)
+    if finished:
+        client.delete_run(run_id)
+        log.info("skipping: run %s of this config (hash %s) FINISHED while this job started", finished, digest)
+        return None, JobOutcome(finished, "SKIPPED", {})
     close_own_duplicates(client, experiment_id, digest, run_id)
     log.info("MLflow run %s (%s) in experiment %r at %s", run_id, tags[CONDITION_TAG], cfg.experiment_name,
              client.tracking_uri)
