@@ -1,0 +1,39 @@
+"""`_open_run` against a real sqlite MLflow store: a config that FINISHED elsewhere while this job started is skipped."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from mlflow.tracking import MlflowClient
+
+from prism_experiments.config import ExperimentConfig
+from prism_experiments.harness import job
+from prism_experiments.tracking.tags import CONFIG_HASH_TAG
+
+pytestmark = pytest.mark.integration
+
+
+def test_a_run_finished_between_the_first_look_and_creation_makes_the_job_skip(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    client = MlflowClient(f"sqlite:///{tmp_path}/mlflow.db")
+    experiment_id = client.create_experiment("race", artifact_location=str(tmp_path / "artifacts"))
+    cfg = ExperimentConfig.from_mapping({"paths": {"runs_dir": str(tmp_path)}})
+    digest = "d1g35t"
+    other = client.create_run(experiment_id, tags={CONFIG_HASH_TAG: digest, "prism.kind": "simulation"}).info.run_id
+    client.set_terminated(other, "FINISHED")  # the other sweep's job, done by the time this one looks again
+
+    real = job.find_finished_run
+    looks: list[str | None] = []
+
+    def first_look_misses_it(*args: object) -> str | None:
+        looks.append(None if not looks else real(*args))  # type: ignore[arg-type]
+        return looks[-1]
+
+    monkeypatch.setattr(job, "find_finished_run", first_look_misses_it)
+    run_id, outcome = job._open_run(client, experiment_id, cfg, (), None, None, digest)
+    assert run_id is None and outcome is not None
+    assert (outcome.status, outcome.run_id) == ("SKIPPED", other)
+    assert len(looks) == 2
+    alive = client.search_runs([experiment_id], f"tags.`{CONFIG_HASH_TAG}` = '{digest}'")
+    assert [r.info.run_id for r in alive] == [other], "this job's own run was deleted"
