@@ -13,7 +13,6 @@ import pytest
 from process_helpers import gone_or_zombie
 
 from prism_experiments.processes import process_alive
-
 from prism_experiments.tracking.tags import CONFIG_HASH_TAG, ERROR_TAG, HEARTBEAT_TAG, HOST_TAG, PID_TAG
 from prism_experiments.tracking.liveness import (
     close_own_duplicates,
@@ -59,6 +58,7 @@ def test_a_killed_process_its_parent_has_not_reaped_yet_is_not_alive() -> None:
 
 
 def _state(pid: int) -> str:
+    """Read apart from `process_alive` (an independent check of the state it relies on)."""
     with open(f"/proc/{pid}/stat") as handle:
         return handle.read().rsplit(")", 1)[1].split()[0]
 

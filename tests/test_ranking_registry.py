@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pkgutil
 import re
+import subprocess
+import sys
 from datetime import datetime
 from pathlib import Path
 from typing import Literal
@@ -142,9 +144,6 @@ def test_the_rankers_entropy_is_one_draw_from_the_contexts_stream(context: Ranke
 
 def test_a_runs_start_up_imports_neither_scikit_learn_nor_chromadb() -> None:
     """Issue 17: scikit-learn (learned predictor only) and ChromaDB (opened on demand) stay out of start-up."""
-    import subprocess
-    import sys
-
     script = ("import sys, prism_experiments.__main__, prism_experiments.harness.job, prism_experiments.ranking; "
               "print(sorted(m for m in ('sklearn', 'chromadb', 'scipy.stats') if m in sys.modules))")
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
