@@ -14,7 +14,7 @@ from prism_experiments.paths import cache_dir as default_cache_dir
 
 EMBEDDING_DIM = 384  # all-MiniLM-L6-v2
 #: Bumped whenever the way vectors are computed changes, so old caches are never mixed in.
-ENCODING_VERSION = "fixed-shape-1"
+ENCODING_VERSION = "fixed-shape-avx2-1"  # AVX2 numerics pinned: prism_experiments/numerics.py
 
 
 class Embedder:

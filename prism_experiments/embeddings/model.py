@@ -6,6 +6,8 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from prism_experiments.numerics import PINNED_CPU_NUMERICS, pin_cpu_numerics, pinned_kernels_in_use
+
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
 
@@ -46,12 +48,18 @@ def load_model(name: str) -> "SentenceTransformer":
         # Never reach for a hub at run time: the weights are on disk.
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        pin_cpu_numerics()  # the same vectors on every machine (prism_experiments/numerics.py)
         from sentence_transformers import SentenceTransformer
 
         try:
             _LOADED[key] = SentenceTransformer(key, device="cpu")
         except Exception as exc:  # a corrupt or partial model directory
             raise EmbeddingModelError(f"embedding_model: cannot load {key}: {exc}") from exc
+        if not pinned_kernels_in_use():
+            raise EmbeddingModelError(
+                "torch chose its CPU kernels before the embedding model was loaded: load it first, or set "
+                + ", ".join(f"{k}={v}" for k, v in PINNED_CPU_NUMERICS.items()) + " in the environment"
+            )
     return _LOADED[key]
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from prism_experiments.agents import PACKAGED_MODEL, LLMConfig
+from prism_experiments.numerics import pin_cpu_numerics
 from prism_experiments.llm.chat import ChatRequest, ChatResponse, LLMUnavailable
 
 log = logging.getLogger(__name__)
@@ -61,6 +62,7 @@ class _Loaded:
     """Model, tokenizer and llguidance tokenizer of one GGUF file."""
 
     def __init__(self, path: Path) -> None:
+        pin_cpu_numerics()  # as for the embedding model, which may load after this in the same process
         import llguidance.hf
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
