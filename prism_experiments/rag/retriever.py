@@ -294,7 +294,10 @@ class FeedRetriever:
         if n <= 0 or len(queries) == 0:
             return [(np.zeros(0, dtype=np.int64), np.zeros(0)) for _ in range(len(queries))]
         if self.config.exact_search and where is None:
-            return self._exact_query(queries, n)
+            # agents with the same interest list ask with the same vector: scan each distinct one once
+            distinct, inverse = np.unique(queries, axis=0, return_inverse=True)
+            answers = self._exact_query(distinct, n)
+            return [answers[i] for i in inverse.ravel()]
         own_count = len(self._posts) - sum(self._shared_counts)
         parts = [
             self._query_collection(source._collection, queries, min(n, count), where)
