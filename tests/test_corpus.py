@@ -31,6 +31,7 @@ from prism_experiments.corpus import (
     new_post_text,
     save_posts,
 )
+from prism_experiments.corpus.templates import text_pool
 from prism_experiments.corpus.authoring import (
     AUTHORING_DRAWS,
     MEDIA_KIND,
@@ -630,3 +631,28 @@ def test_reply_post_inherits_the_parent_topic_or_falls_back() -> None:
     fallback = reply_post("r2", "a", "music", untopical, np.random.default_rng(2), REFERENCE, timedelta(hours=1), 0.0)
     assert fallback.topic is None
     assert fallback.text == new_post_text("music", np.random.default_rng(2), reply=True, hashtag_fraction=0.0)
+
+
+def test_pooled_corpora_of_every_seed_draw_their_texts_from_one_pool() -> None:
+    """Issue 17: a pool of N texts per topic bounds the distinct texts (and embeddings) over seeds."""
+    config = SyntheticCorpusConfig(n_posts=3000, text_pool_size=20)
+    first, second = generate_corpus(config, 1), generate_corpus(config, 2)
+    pools = {text for topic in TOPICS for reply in (False, True) for text in text_pool(topic, reply, 0.3, 20)}
+    assert len(pools) > 2 * len(TOPICS) * 20 * 0.9  # a pool's texts are (nearly) all distinct
+    for posts in (first, second):
+        texts = {post.text for post in posts}
+        assert texts <= pools and len(texts) <= 2 * len(TOPICS) * 20
+        for post in posts:  # each post's text from its own topic's pool, replies from the reply pool
+            assert post.text in text_pool(post.topic, post.parent_id is not None, 0.3, 20)
+    assert [p.text for p in first] != [p.text for p in second]  # seeds still pick differently
+    unpooled = generate_corpus(SyntheticCorpusConfig(n_posts=3000), 1)
+    assert [(p.id, p.topic, p.timestamp, p.parent_id) for p in unpooled] == [
+        (p.id, p.topic, p.timestamp, p.parent_id) for p in first]  # only the texts change
+
+
+def test_pooled_new_post_text_consumes_the_same_draws_and_comes_from_the_pool() -> None:
+    rng, reference = np.random.default_rng(7), np.random.default_rng(7)
+    texts = [new_post_text("food", rng, reply=bool(i % 2), pool_size=50) for i in range(6)]
+    assert all(text in text_pool("food", bool(i % 2), 0.3, 50) for i, text in enumerate(texts))
+    reference.random(6 * TEXT_DRAWS)
+    assert rng.random() == reference.random()

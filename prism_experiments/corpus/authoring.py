@@ -27,13 +27,13 @@ def writers(draws: np.ndarray, post_rates: np.ndarray) -> np.ndarray:
 
 def original_post(post_id: str, author_id: str, interests: Sequence[str], draws: np.ndarray,
                   rng: np.random.Generator, now: datetime, step_delta: timedelta, media_probability: float,
-                  hashtag_fraction: float) -> Post:
+                  hashtag_fraction: float, pool_size: int = 0) -> Post:
     """A post on one of the author's interests, some with media, timed within the step.
 
     `draws` is the author's row of AUTHORING_DRAWS uniforms; `rng` supplies the text (and media description).
     """
     topic = interests[int(draws[WRITE_TOPIC] * len(interests))]
-    text = new_post_text(topic, rng, hashtag_fraction=hashtag_fraction)
+    text = new_post_text(topic, rng, hashtag_fraction=hashtag_fraction, pool_size=pool_size)
     media = draws[WRITE_MEDIA] < media_probability
     kind = MEDIA_KINDS[min(int(draws[MEDIA_KIND] * len(MEDIA_KINDS)), len(MEDIA_KINDS) - 1)]
     return authored_post(post_id, author_id, text, now + step_delta * draws[WRITE_TIME], topic,
@@ -42,9 +42,10 @@ def original_post(post_id: str, author_id: str, interests: Sequence[str], draws:
 
 
 def reply_post(post_id: str, author_id: str, fallback_topic: str, parent: Post, rng: np.random.Generator,
-               now: datetime, step_delta: timedelta, hashtag_fraction: float) -> Post:
+               now: datetime, step_delta: timedelta, hashtag_fraction: float, pool_size: int = 0) -> Post:
     """A reply to `parent` on its topic (`fallback_topic` if it has none), timed within the step."""
-    text = new_post_text(parent.topic or fallback_topic, rng, reply=True, hashtag_fraction=hashtag_fraction)
+    text = new_post_text(parent.topic or fallback_topic, rng, reply=True, hashtag_fraction=hashtag_fraction,
+                         pool_size=pool_size)
     return authored_post(post_id, author_id, text, now + step_delta * rng.random(), parent.topic,
                          parent_id=parent.id)
 

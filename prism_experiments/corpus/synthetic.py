@@ -80,6 +80,10 @@ class SyntheticCorpusConfig(BaseModel):
     )
     hashtag_fraction: float = Field(default=DEFAULT_HASHTAG_FRACTION, ge=0.0, le=1.0)
     topics: tuple[str, ...] = Field(default=TOPICS, description="Topics of generated authors.")
+    #: 0: every text composed from the templates afresh; N > 0: texts (and the run's new posts and
+    #: replies) drawn from a fixed pool of N texts per topic, shared by every seed, so that a
+    #: million-post corpus is embedded once (issue 17; docs/corpus.md "Text pools")
+    text_pool_size: int = Field(default=0, ge=0)
 
     @field_validator("reference_time")
     @classmethod
@@ -250,7 +254,7 @@ def generate_corpus(config: SyntheticCorpusConfig, seed: int,
     posts: list[Post] = []
     for i in range(n):
         topic_id = TOPICS[topic[i]]
-        text = compose_text(topic_id, text_draws[i], bool(is_reply[i]), config.hashtag_fraction)
+        text = compose_text(topic_id, text_draws[i], bool(is_reply[i]), config.hashtag_fraction, config.text_pool_size)
         media_type = MEDIA_KINDS[media_kind[i]] if has_media[i] else "none"
         description = (
             compose_media_description(topic_id, media_type, media_draws[i].tolist()) if has_media[i] else None

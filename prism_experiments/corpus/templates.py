@@ -14,11 +14,12 @@ into storytelling, as they would on a real platform).
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Sequence
 
 import numpy as np
 
-from prism_experiments.domain import TopicVocabulary, topic_vocabulary
+from prism_experiments.domain import TOPICS, TopicVocabulary, topic_vocabulary
 
 #: Share of posts `new_post_text` ends with hashtags unless told otherwise.
 DEFAULT_HASHTAG_FRACTION = 0.3
@@ -27,6 +28,8 @@ TEXT_DRAWS = 16
 #: Uniform draws one media description consumes (template, entity).
 MEDIA_DRAWS = 2
 MEDIA_KINDS: tuple[str, ...] = ("image", "video", "gif")
+#: Seed of every text pool (`text_pool`): fixed, so that corpora of every run seed draw from one pool.
+TEXT_POOL_SEED = 20261125
 
 # Slots: {entity} {entity2} (capitalised: {Entity} {Entity2}) {noun} {noun2} {action} {action2} {Action} {Action2}
 # {outcome} {people} {People} {n} {pct}. Templates avoid subject-verb agreement
@@ -164,10 +167,13 @@ def _slots(vocabulary: TopicVocabulary, draws: Sequence[float]) -> dict[str, str
 
 
 def compose_text(topic: str, draws: Sequence[float], reply: bool = False,
-                 hashtag_fraction: float = DEFAULT_HASHTAG_FRACTION) -> str:
-    """The text a row of `TEXT_DRAWS` uniforms in [0, 1) selects for `topic`."""
+                 hashtag_fraction: float = DEFAULT_HASHTAG_FRACTION, pool_size: int = 0) -> str:
+    """The text a row of `TEXT_DRAWS` uniforms in [0, 1) selects for `topic`; with `pool_size`, the
+    first draw picks one of the topic's `pool_size` pooled texts instead (`text_pool`)."""
     if len(draws) != TEXT_DRAWS:
         raise ValueError(f"draws: must hold exactly {TEXT_DRAWS} numbers, got {len(draws)}")
+    if pool_size > 0:
+        return text_pool(topic, reply, hashtag_fraction, pool_size)[min(int(draws[0] * pool_size), pool_size - 1)]
     vocabulary = topic_vocabulary(topic)
     templates = _REPLY_TEMPLATE_LIST if reply else _TWEET_TEMPLATE_LIST
     text = _pick(templates, draws[0]).format(**_slots(vocabulary, draws))
@@ -177,6 +183,17 @@ def compose_text(topic: str, draws: Sequence[float], reply: bool = False,
             tags.append(_pick_other(vocabulary.hashtags, draws[12], draws[13]))
         text = f"{text} {' '.join(tags)}"
     return text
+
+
+@lru_cache(maxsize=4 * len(TOPICS))
+def text_pool(topic: str, reply: bool, hashtag_fraction: float, size: int) -> tuple[str, ...]:
+    """`size` texts (or replies) on `topic` from the templates, the same for every run seed.
+
+    Corpora and new posts drawn from pools repeat texts, so the embedding cache holds at most
+    2 x topics x `size` vectors however many posts and seeds there are (issue 17's huge world).
+    """
+    rng = np.random.default_rng([TEXT_POOL_SEED, TOPICS.index(topic), int(reply)])
+    return tuple(compose_text(topic, row, reply, hashtag_fraction) for row in rng.random((size, TEXT_DRAWS)).tolist())
 
 
 def compose_media_description(topic: str, media_type: str, draws: Sequence[float]) -> str:
@@ -189,11 +206,11 @@ def compose_media_description(topic: str, media_type: str, draws: Sequence[float
 
 
 def new_post_text(topic: str, rng: np.random.Generator, reply: bool = False,
-                  hashtag_fraction: float = DEFAULT_HASHTAG_FRACTION) -> str:
+                  hashtag_fraction: float = DEFAULT_HASHTAG_FRACTION, pool_size: int = 0) -> str:
     """A fresh post (or reply) text on `topic`; consumes exactly TEXT_DRAWS uniforms from `rng`."""
     if not 0.0 <= hashtag_fraction <= 1.0:
         raise ValueError(f"hashtag_fraction: must be in [0, 1], got {hashtag_fraction}")
-    return compose_text(topic, rng.random(TEXT_DRAWS).tolist(), reply, hashtag_fraction)
+    return compose_text(topic, rng.random(TEXT_DRAWS).tolist(), reply, hashtag_fraction, pool_size)
 
 
 def new_media_description(topic: str, media_type: str, rng: np.random.Generator) -> str:

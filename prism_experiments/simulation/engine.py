@@ -212,7 +212,7 @@ class _Engine:
                                  now + self.step_delta * rng.random(), parent.topic or author.interests[0],
                                  parent_id=parent.id)
         return reply_post(f"r{step:04d}-{author.id}-{position}", author.id, author.interests[0], parent, rng,
-                          now, self.step_delta, self.settings.hashtag_fraction)
+                          now, self.step_delta, self.settings.hashtag_fraction, self.settings.text_pool_size)
 
     def _author(self, step: int, now: datetime, active: np.ndarray, actions: StepActions | None) -> list[Post]:
         """Active rule agents write new posts on their interests, some with media; then what LLM agents wrote."""
@@ -228,7 +228,7 @@ class _Engine:
             rng = keyed_generator(self.seed, Stream.TEXT, step, a, 0)
             posts.append(original_post(f"s{step:04d}-{agent.id}", agent.id, agent.interests, draws[row], rng, now,
                                        self.step_delta, self.settings.agents.behaviour.media_post_probability,
-                                       self.settings.hashtag_fraction))
+                                       self.settings.hashtag_fraction, self.settings.text_pool_size))
         for a, text in sorted((actions.new_posts if actions is not None else {}).items()):
             agent = self.agents[a]
             rng = keyed_generator(self.seed, Stream.TEXT, step, a, 0)

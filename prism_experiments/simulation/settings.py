@@ -32,6 +32,8 @@ class CorpusSettings(Protocol):
     def reference_time(self) -> datetime: ...
     @property
     def hashtag_fraction(self) -> float: ...
+    @property
+    def text_pool_size(self) -> int: ...
     def model_dump(self, *, exclude: set[str]) -> dict[str, Any]: ...
 
 
@@ -73,6 +75,8 @@ class EngineSettings:
     #: the time of step 0
     start: datetime
     hashtag_fraction: float
+    #: new posts' texts from the corpus's pool (0: composed afresh)
+    text_pool_size: int
     prompt_max_chars: int | None
     #: shown on the progress bar
     label: str
@@ -81,5 +85,6 @@ class EngineSettings:
     def of(cls, run: RunSettings) -> "EngineSettings":
         """The engine's share of a run's settings."""
         return cls(seed=run.seed, simulation=run.simulation, agents=run.agents, start=run.corpus.reference_time,
-                   hashtag_fraction=run.corpus.hashtag_fraction, prompt_max_chars=run.rag.prompt_max_chars,
+                   hashtag_fraction=run.corpus.hashtag_fraction,
+                   text_pool_size=run.corpus.text_pool_size, prompt_max_chars=run.rag.prompt_max_chars,
                    label=run.ranking.mode)
