@@ -47,6 +47,18 @@ def similarity_from_dot(dot: np.ndarray) -> np.ndarray:
     return np.clip((1.0 + np.asarray(dot, dtype=np.float64)) / 2.0, 0.0, 1.0)
 
 
+#: float32 dot products of unit vectors over 384 dimensions are off by far less (about 1e-7)
+ROUGH_TOLERANCE = 1e-4
+ROUGH_BLOCK_VALUES = 2**25  # rough float32 scores held at once by an exact query (128 MB)
+
+
+def exact_similarities(vectors: np.ndarray, query: np.ndarray) -> np.ndarray:
+    """`similarity_from_dot` of unit rows to a unit query in float64, each row summed on its own (numpy's
+    pairwise sum): a post's similarity is the same bits whatever rows are scored with it, however many
+    BLAS threads and whichever CPU (a BLAS product's last bits move with all three)."""
+    return similarity_from_dot((np.asarray(vectors, dtype=np.float64) * np.asarray(query, dtype=np.float64)).sum(axis=1))
+
+
 class FeedRetriever:
     """Owns one Chroma collection and the in-memory index of the posts in it."""
 
@@ -62,14 +74,13 @@ class FeedRetriever:
         self._shared_counts: list[int] = []
         self._posts: list[Post] = []
         self._row_of: dict[str, int] = {}
+        # float32 only: exact similarities convert the rows they need to float64 (the same values a
+        # float64 copy would hold, without its 3 GB at a million posts: issue 17)
         self._vectors = np.zeros((1024, EMBEDDING_DIM), dtype=np.float32)
-        # the same vectors in float64, for exact similarities without a conversion per query
-        self._vectors64 = np.zeros((1024, EMBEDDING_DIM), dtype=np.float64)
         self._timestamps_us = np.zeros(1024, dtype=np.int64)
         self._author_rows: dict[str, list[int]] = {}
         self._rng = np.random.default_rng(config.random_seed)
         self._interest_vectors: dict[tuple[str, ...], np.ndarray] = {}
-        self._interest_columns: dict[tuple[str, ...], _Column] = {}
         if self._handle is not None and self._handle.count() > 0:
             self._load_existing()
 
@@ -102,12 +113,10 @@ class FeedRetriever:
         child._posts = [post.model_copy() for post in self._posts]
         child._row_of = dict(self._row_of)
         child._vectors = self._vectors.copy()
-        child._vectors64 = self._vectors64.copy()
         child._timestamps_us = self._timestamps_us.copy()
         child._author_rows = {author: list(rows) for author, rows in self._author_rows.items()}
         child._rng = np.random.default_rng(child.config.random_seed)
         child._interest_vectors = dict(self._interest_vectors)
-        child._interest_columns = {}
         return child
 
     def drop_collection(self) -> None:
@@ -160,22 +169,9 @@ class FeedRetriever:
         return np.sort(np.concatenate([np.asarray(p, dtype=np.int64) for p in parts]))
 
     def interest_similarities(self, interests: Sequence[str], rows: np.ndarray) -> np.ndarray:
-        """`similarities` of an interest list's vector to store rows, from a column per interest list.
-
-        The column holds the similarity of every post and grows as posts arrive, so a feed's
-        candidates cost a lookup, not a (rows x 384) product per agent per step. Computed in
-        float64: float32 dot products can differ in the last bit with memory alignment and BLAS
-        threading, and a re-run must reproduce every metric exactly.
-        """
-        key = tuple(interests)
-        column = self._interest_columns.get(key)
-        if column is None:
-            column = self._interest_columns[key] = _Column()
-        n = len(self._posts)
-        if column.filled < n:
-            vectors = self._vectors64[column.filled : n]
-            column.extend(similarity_from_dot(vectors @ self.embed_interests(key).astype(np.float64)))
-        return column.values[np.asarray(rows, dtype=np.int64)]
+        """`exact_similarities` of an interest list's vector to store rows: a gather of the few rows a
+        feed needs (a column per interest list over every post was 11 GB at a million posts: issue 17)."""
+        return exact_similarities(self._vectors[np.asarray(rows, dtype=np.int64)], self.embed_interests(interests))
 
     def rows_newer_than(self, cutoff: datetime) -> np.ndarray:
         return np.flatnonzero(self.timestamps_us >= epoch_microseconds(as_utc(cutoff)))
@@ -235,10 +231,8 @@ class FeedRetriever:
         if needed > len(self._vectors):
             capacity = max(needed, 2 * len(self._vectors))
             self._vectors = _grow(self._vectors, capacity)
-            self._vectors64 = _grow(self._vectors64, capacity)
             self._timestamps_us = _grow(self._timestamps_us, capacity)
         self._vectors[first:needed] = vectors
-        self._vectors64[first:needed] = vectors
         for offset, post in enumerate(posts):
             row = first + offset
             self._row_of[post.id] = row
@@ -314,26 +308,25 @@ class FeedRetriever:
             merged.append((rows[order], scores[order]))
         return merged
 
-    def _exact_query(self, queries: np.ndarray, n: int, chunk: int = 256, margin: int = 64
-                     ) -> list[tuple[np.ndarray, np.ndarray]]:
-        """Exact nearest posts by (1 + cos)/2, ties by row.
+    def _exact_query(self, queries: np.ndarray, n: int) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Exact nearest posts by (1 + cos)/2 (`exact_similarities`), ties by row.
 
-        A float32 product picks the best n + `margin` rows per query (fast), which are then scored
-        in float64: float32 noise (~1e-7) could only matter if `margin` posts tied within it.
+        A float32 product finds the n-th best rough score per query; every row within ROUGH_TOLERANCE
+        of it is scored exactly (a true top-n row's rough score is at most twice the float32 error
+        below). The answer is the true top n whatever the float32 product's last bits (BLAS threads,
+        CPU) and however many posts tie (pooled texts).
         """
         count = len(self._posts)
         vectors32 = self._vectors[:count]
-        keep = min(count, n + margin)
+        chunk = max(1, min(256, ROUGH_BLOCK_VALUES // count))  # bounds the block of rough scores in memory
         out = []
         for start in range(0, len(queries), chunk):
             block = queries[start : start + chunk]
             rough = block @ vectors32.T
-            if keep < count:
-                candidates = np.argpartition(-rough, keep - 1, axis=1)[:, :keep]
-            else:
-                candidates = np.broadcast_to(np.arange(count), (len(block), count))
-            for query, rows in zip(block.astype(np.float64), candidates):
-                scores = similarity_from_dot(self._vectors64[rows] @ query)
+            cutoff = np.partition(rough, count - n, axis=1)[:, count - n] - ROUGH_TOLERANCE
+            for query, scores32, floor in zip(block, rough, cutoff):
+                rows = np.flatnonzero(scores32 >= floor)
+                scores = exact_similarities(vectors32[rows], query)
                 order = np.lexsort((rows, -scores))[:n]
                 out.append((rows[order].astype(np.int64), scores[order]))
         return out
@@ -438,25 +431,6 @@ def _lazy(config: RAGConfig) -> bool:
     written there must outlive the process.
     """
     return config.exact_search and config.client == "ephemeral"
-
-
-class _Column:
-    """A float64 column that grows by appending (capacity doubles)."""
-
-    def __init__(self) -> None:
-        self._data = np.zeros(1024)
-        self.filled = 0
-
-    @property
-    def values(self) -> np.ndarray:
-        return self._data[: self.filled]
-
-    def extend(self, values: np.ndarray) -> None:
-        needed = self.filled + len(values)
-        if needed > len(self._data):
-            self._data = _grow(self._data, max(needed, 2 * len(self._data)))
-        self._data[self.filled : needed] = values
-        self.filled = needed
 
 
 def _grow(array: np.ndarray, capacity: int) -> np.ndarray:

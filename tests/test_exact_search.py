@@ -1,0 +1,51 @@
+"""Exact search over the store's vectors (`rag.exact_search`): the true top n by similarity, ties by row."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import numpy as np
+
+from prism_experiments.domain import Post
+from prism_experiments.rag import FeedRetriever, RAGConfig
+from prism_experiments.rag.retriever import exact_similarities
+
+
+def _unit_rows(rng: np.random.Generator, n: int) -> np.ndarray:
+    rows = rng.standard_normal((n, 384)).astype(np.float32)
+    return rows / np.linalg.norm(rows, axis=1, keepdims=True)
+
+
+def _store(tmp_path: Path, vectors: np.ndarray) -> FeedRetriever:
+    start = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    posts = [Post(id=f"p{i}", author_id=f"a{i % 7}", text=f"text {i}", timestamp=start + timedelta(seconds=i))
+             for i in range(len(vectors))]
+    store = FeedRetriever(RAGConfig(collection_name="exact_units", exact_search=True, cache_dir=tmp_path))
+    store.add_posts(posts, embeddings=vectors)
+    return store
+
+
+def test_a_rows_similarity_does_not_depend_on_the_rows_scored_with_it() -> None:
+    rng = np.random.default_rng(1)
+    vectors, query = _unit_rows(rng, 2000), _unit_rows(rng, 1)[0]
+    alone = np.array([exact_similarities(vectors[i : i + 1], query)[0] for i in range(0, 2000, 97)])
+    order = rng.permutation(2000)
+    together = exact_similarities(vectors[order], query)[np.argsort(order)]
+    assert np.array_equal(alone, together[::97])
+
+
+def test_exact_query_is_the_brute_force_top_n_even_with_many_tied_posts(tmp_path: Path) -> None:
+    """Pooled texts give many posts the same vector: the answer is still the first rows of each tie."""
+    rng = np.random.default_rng(2)
+    distinct = _unit_rows(rng, 300)
+    vectors = distinct[rng.integers(0, 300, size=3000)]  # each vector about 10 times, rows shuffled
+    store = _store(tmp_path, vectors)
+    queries = np.vstack([_unit_rows(rng, 12), distinct[:4], distinct[:4]])  # some queries hit ties exactly
+    answers = store.query_rows(queries, 25)
+    for query, (rows, scores) in zip(queries, answers):
+        brute = exact_similarities(store.vectors, query)  # the store keeps its own normalised copy
+        expected = np.lexsort((np.arange(len(vectors)), -brute))[:25]
+        assert rows.tolist() == expected.tolist()
+        assert np.array_equal(scores, brute[expected])
+    assert all(a[0] is b[0] for a, b in zip(answers[12:16], answers[16:]))  # a repeated query is scanned once
