@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import signal
 import time
 from dataclasses import asdict
@@ -11,6 +12,11 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 T = TypeVar("T")
+
+
+def peak_rss_gb() -> float:
+    """This process's peak resident memory so far (getrusage ru_maxrss, kilobytes on Linux), in GB."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6
 
 
 def process_alive(pid: int) -> bool:

@@ -70,6 +70,8 @@ def parser() -> argparse.ArgumentParser:
                        help="include section 4's large preset (the default in a full run)")
     large.add_argument("--no-large", dest="large", action="store_false",
                        help="skip section 4's large preset (10K agents, 100K posts; ~15+ min)")
+    p.add_argument("--huge", action="store_true",
+                   help="section 4: also run the huge preset (100K agents, 1M posts; ~20 min, first run ~10 more)")
     p.add_argument("--cold-sweep", action="store_true",
                    help="section 6: also time a cold ranking_modes sweep with and without up-front embedding (~30 min)")
     p.add_argument("--profile", action="store_true",
@@ -91,7 +93,8 @@ def run_section(number: int, ctx: BenchContext, profile_path: Path | None) -> li
 
 
 def run_bench(mode: Mode, sections: Sequence[int], runs_dir: Path, include_large: bool, profile: bool = False,
-              show_progress: bool = True, cold_sweep: bool = False) -> tuple[BenchReport, Path]:
+              show_progress: bool = True, cold_sweep: bool = False, include_huge: bool = False
+              ) -> tuple[BenchReport, Path]:
     """Run the sections in order, write the JSON report, return it and its path."""
     from prism_experiments.tracking.provenance import git_commit, package_versions
 
@@ -103,7 +106,8 @@ def run_bench(mode: Mode, sections: Sequence[int], runs_dir: Path, include_large
     bench_dir.mkdir(parents=True, exist_ok=True)
     work_dir = Path(tempfile.mkdtemp(prefix="work-", dir=bench_dir))
     ctx = BenchContext(mode=mode, sizes=SIZES[mode], runs_dir=runs_dir, work_dir=work_dir,
-                       include_large=include_large, show_progress=show_progress, cold_sweep=cold_sweep)
+                       include_large=include_large, include_huge=include_huge, show_progress=show_progress,
+                       cold_sweep=cold_sweep)
     figures: list[Figure] = []
     seconds: dict[str, float] = {}
     errors: dict[str, str] = {}
@@ -137,7 +141,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     include_large = args.large if args.large is not None else mode == "full"
     started = time.perf_counter()
     report, path = run_bench(mode, sections, runs_dir, include_large, args.profile, not args.no_progress,
-                             args.cold_sweep)
+                             args.cold_sweep, args.huge)
     print(render_table(report.figures))
     missed = report.missed()
     print(f"\n{len(report.figures)} figures, {len(missed)} targets missed"

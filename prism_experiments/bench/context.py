@@ -20,6 +20,7 @@ class BenchContext:
     runs_dir: Path
     work_dir: Path  # scratch space for this invocation, removed at the end
     include_large: bool = False
+    include_huge: bool = False
     #: section 6: also time a cold ranking_modes sweep with and without the up-front embedding pass
     cold_sweep: bool = False
     show_progress: bool = True
