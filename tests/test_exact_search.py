@@ -49,3 +49,24 @@ def test_exact_query_is_the_brute_force_top_n_even_with_many_tied_posts(tmp_path
         assert rows.tolist() == expected.tolist()
         assert np.array_equal(scores, brute[expected])
     assert all(a[0] is b[0] for a, b in zip(answers[12:16], answers[16:]))  # a repeated query is scanned once
+
+
+def test_answers_kept_between_queries_follow_the_posts_added_since(tmp_path: Path) -> None:
+    """Issue 17: a repeated query merges the new posts into its remembered answer; it must stay the full scan's."""
+    rng = np.random.default_rng(3)
+    distinct = _unit_rows(rng, 200)
+    vectors = distinct[rng.integers(0, 200, size=2400)]
+    store = _store(tmp_path, vectors[:1000])
+    queries = np.vstack([_unit_rows(rng, 5), distinct[:3]])
+    start = datetime(2026, 1, 2, tzinfo=timezone.utc)
+    for added, n in ((0, 20), (400, 20), (400, 35), (0, 10), (600, 60)):  # grow the store; ask for more, then less
+        if added:
+            first = len(store)
+            store.add_posts([Post(id=f"n{first + i}", author_id="b", text=f"new {first + i}",
+                                  timestamp=start + timedelta(seconds=i)) for i in range(added)],
+                            embeddings=vectors[first : first + added])
+        for query, (rows, scores) in zip(queries, store.query_rows(queries, n)):
+            brute = exact_similarities(store.vectors, query)
+            expected = np.lexsort((np.arange(len(store)), -brute))[:n]
+            assert rows.tolist() == expected.tolist() and np.array_equal(scores, brute[expected])
+    assert len(store._nearest) == len(queries)

@@ -81,6 +81,8 @@ class FeedRetriever:
         self._author_rows: dict[str, list[int]] = {}
         self._rng = np.random.default_rng(config.random_seed)
         self._interest_vectors: dict[tuple[str, ...], np.ndarray] = {}
+        # query vector bytes -> (its best rows, their similarities, store size they cover): _nearest_exact
+        self._nearest: dict[bytes, tuple[np.ndarray, np.ndarray, int]] = {}
         if self._handle is not None and self._handle.count() > 0:
             self._load_existing()
 
@@ -117,6 +119,7 @@ class FeedRetriever:
         child._author_rows = {author: list(rows) for author, rows in self._author_rows.items()}
         child._rng = np.random.default_rng(child.config.random_seed)
         child._interest_vectors = dict(self._interest_vectors)
+        child._nearest = dict(self._nearest)  # valid for the child too: its rows extend these
         return child
 
     def drop_collection(self) -> None:
@@ -288,9 +291,9 @@ class FeedRetriever:
         if n <= 0 or len(queries) == 0:
             return [(np.zeros(0, dtype=np.int64), np.zeros(0)) for _ in range(len(queries))]
         if self.config.exact_search and where is None:
-            # agents with the same interest list ask with the same vector: scan each distinct one once
+            # agents with the same interest list ask with the same vector: answer each distinct one once
             distinct, inverse = np.unique(queries, axis=0, return_inverse=True)
-            answers = self._exact_query(distinct, n)
+            answers = self._nearest_exact(distinct, n)
             return [answers[i] for i in inverse.ravel()]
         own_count = len(self._posts) - sum(self._shared_counts)
         parts = [
@@ -307,6 +310,36 @@ class FeedRetriever:
             order = np.lexsort((rows, -scores))[:n]
             merged.append((rows[order], scores[order]))
         return merged
+
+    def _nearest_exact(self, queries: np.ndarray, n: int) -> list[tuple[np.ndarray, np.ndarray]]:
+        """`_exact_query`'s answers, kept per query vector and brought up to date from the posts added since.
+
+        The store only grows, so the best m of all rows are among the best m remembered and the rows
+        added after them: a step costs the new posts, not a scan of the whole store (issue 17). A
+        query asking for more than is remembered is scanned in full again.
+        """
+        count = len(self._posts)
+        out: list[tuple[np.ndarray, np.ndarray] | None] = [None] * len(queries)
+        full_scan = []
+        for i, query in enumerate(queries):
+            kept = self._nearest.get(query.tobytes())
+            if kept is None or (len(kept[0]) < n and kept[2] > len(kept[0])):
+                full_scan.append(i)
+                continue
+            rows, scores, seen = kept
+            if seen < count:  # merge the posts added since
+                new_rows = np.arange(seen, count)
+                rows = np.concatenate([rows, new_rows])
+                scores = np.concatenate([scores, exact_similarities(self._vectors[seen:count], query)])
+                order = np.lexsort((rows, -scores))[: max(len(kept[0]), n)]
+                rows, scores = rows[order], scores[order]
+                self._nearest[query.tobytes()] = (rows, scores, count)
+            out[i] = (rows[:n], scores[:n])
+        if full_scan:
+            for i, (rows, scores) in zip(full_scan, self._exact_query(queries[full_scan], n)):
+                self._nearest[queries[i].tobytes()] = (rows, scores, count)
+                out[i] = (rows, scores)
+        return [answer for answer in out if answer is not None]
 
     def _exact_query(self, queries: np.ndarray, n: int) -> list[tuple[np.ndarray, np.ndarray]]:
         """Exact nearest posts by (1 + cos)/2 (`exact_similarities`), ties by row.
