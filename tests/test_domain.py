@@ -122,3 +122,19 @@ def test_empty_recording_gives_typed_empty_tables_that_round_trip(tmp_path: Path
     back = EventLog.from_parquet(tmp_path)
     for name, table in log.tables().items():
         pd.testing.assert_frame_equal(getattr(back, name), table, check_dtype=name != "posts", check_index_type=False)
+
+
+def test_sparse_float_columns_are_what_from_records_gives() -> None:
+    """Issue 17: score components kept as float arrays, not a dict per row, give the same table."""
+    from prism_experiments.domain.recorder import SparseFloatColumns
+
+    rows = [{"b": 1.5, "a": np.float64(2.0)}, {}, {"a": 3, "c": True}, {"b": -0.25}]
+    columns = SparseFloatColumns()
+    for row in rows:
+        columns.append(row)
+    got = columns.columns()
+    expected = pd.DataFrame.from_records(rows).astype(float)
+    assert list(got) == ["b", "a", "c"] == list(expected.columns)  # first appearance
+    for name in expected.columns:
+        np.testing.assert_array_equal(got[name], expected[name].to_numpy())
+    assert len(columns) == 4
