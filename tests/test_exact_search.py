@@ -70,3 +70,19 @@ def test_answers_kept_between_queries_follow_the_posts_added_since(tmp_path: Pat
             expected = np.lexsort((np.arange(len(store)), -brute))[:n]
             assert rows.tolist() == expected.tolist() and np.array_equal(scores, brute[expected])
     assert len(store._nearest) == len(queries)
+
+
+def test_a_kept_answer_holding_the_whole_store_takes_every_new_post_as_a_candidate(tmp_path: Path) -> None:
+    rng = np.random.default_rng(4)
+    vectors = _unit_rows(rng, 40)
+    store = _store(tmp_path, vectors[:10])
+    query = _unit_rows(rng, 1)
+    assert len(store.query_rows(query, 15)[0][0]) == 10  # every post: the kept answer is complete
+    start = datetime(2026, 1, 2, tzinfo=timezone.utc)
+    store.add_posts([Post(id=f"n{i}", author_id="b", text=f"new {i}", timestamp=start + timedelta(seconds=i))
+                     for i in range(10, 40)], embeddings=vectors[10:])
+    for n in (15, 5, 30):
+        rows, scores = store.query_rows(query, n)[0]
+        brute = exact_similarities(store.vectors, query[0])
+        expected = np.lexsort((np.arange(len(store)), -brute))[:n]
+        assert rows.tolist() == expected.tolist() and np.array_equal(scores, brute[expected])

@@ -320,26 +320,41 @@ class FeedRetriever:
         """
         count = len(self._posts)
         out: list[tuple[np.ndarray, np.ndarray] | None] = [None] * len(queries)
-        full_scan = []
+        full_scan: list[int] = []
+        behind: dict[int, list[int]] = {}  # store size a kept answer covers -> the queries it belongs to
         for i, query in enumerate(queries):
             kept = self._nearest.get(query.tobytes())
             if kept is None or (len(kept[0]) < n and kept[2] > len(kept[0])):
                 full_scan.append(i)
-                continue
-            rows, scores, seen = kept
-            if seen < count:  # merge the posts added since
-                new_rows = np.arange(seen, count)
-                rows = np.concatenate([rows, new_rows])
-                scores = np.concatenate([scores, exact_similarities(self._vectors[seen:count], query)])
-                order = np.lexsort((rows, -scores))[: max(len(kept[0]), n)]
-                rows, scores = rows[order], scores[order]
-                self._nearest[query.tobytes()] = (rows, scores, count)
-            out[i] = (rows[:n], scores[:n])
+            elif kept[2] < count:
+                behind.setdefault(kept[2], []).append(i)
+            else:
+                out[i] = (kept[0][:n], kept[1][:n])
+        for seen, members in behind.items():
+            rough = queries[members] @ self._vectors[seen:count].T  # the new posts, one float32 product
+            for i, new_rough in zip(members, rough):
+                rows, scores = self._merge_new_posts(queries[i], new_rough, seen, n)
+                out[i] = (rows[:n], scores[:n])
         if full_scan:
             for i, (rows, scores) in zip(full_scan, self._exact_query(queries[full_scan], n)):
                 self._nearest[queries[i].tobytes()] = (rows, scores, count)
                 out[i] = (rows, scores)
         return [answer for answer in out if answer is not None]
+
+    def _merge_new_posts(self, query: np.ndarray, new_rough: np.ndarray, seen: int, n: int
+                         ) -> tuple[np.ndarray, np.ndarray]:
+        """A kept answer brought up to date with the posts from row `seen` on (`new_rough`: their float32 dots)."""
+        rows, scores, _ = self._nearest[query.tobytes()]
+        if len(rows) == seen:  # the kept answer holds every earlier post: every new one is a candidate
+            fresh = np.arange(seen, seen + len(new_rough))
+        else:  # a new post gets in only by beating the kept last score (a tie loses: its row is larger)
+            fresh = seen + np.flatnonzero(new_rough >= 2.0 * scores[-1] - 1.0 - ROUGH_TOLERANCE)
+        rows = np.concatenate([rows, fresh])
+        scores = np.concatenate([scores, exact_similarities(self._vectors[fresh], query)])
+        order = np.lexsort((rows, -scores))[: max(len(self._nearest[query.tobytes()][0]), n)]
+        rows, scores = rows[order], scores[order]
+        self._nearest[query.tobytes()] = (rows, scores, seen + len(new_rough))
+        return rows, scores
 
     def _exact_query(self, queries: np.ndarray, n: int) -> list[tuple[np.ndarray, np.ndarray]]:
         """Exact nearest posts by (1 + cos)/2 (`exact_similarities`), ties by row.
