@@ -56,7 +56,8 @@ def exact_similarities(vectors: np.ndarray, query: np.ndarray) -> np.ndarray:
     """`similarity_from_dot` of unit rows to a unit query in float64, each row summed on its own (numpy's
     pairwise sum): a post's similarity is the same bits whatever rows are scored with it, however many
     BLAS threads and whichever CPU (a BLAS product's last bits move with all three)."""
-    return similarity_from_dot((np.asarray(vectors, dtype=np.float64) * np.asarray(query, dtype=np.float64)).sum(axis=1))
+    products = np.asarray(vectors, dtype=np.float64) * np.asarray(query, dtype=np.float64)
+    return similarity_from_dot(products.sum(axis=1))
 
 
 class FeedRetriever:
