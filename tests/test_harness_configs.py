@@ -116,6 +116,7 @@ SWEEPS = {  # experiment -> (jobs, keys that vary besides the seed, ranking mode
     "all_modes": (10 * len(KNOWN_MODES), {"ranking.mode"}, set(KNOWN_MODES)),
     "smoke": (4, {"ranking.mode"}, {"x_algo", "random"}),
     "large": (1, set(), {"x_algo"}),
+    "huge": (1, set(), {"x_algo"}),
     "llm_smoke": (4, {"ranking.mode"}, {"x_algo", "chronological"}),
     "llm_ranking_modes": (6, {"ranking.mode"}, {"x_algo", "chronological", "preference"}),
     "llm_vs_rules": (4, {"agents.decider"}, {"x_algo"}),

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from prism_experiments.numerics import PINNED_CPU_NUMERICS
 
 pytestmark = pytest.mark.integration
 ROOT = Path(__file__).resolve().parents[1]
@@ -14,7 +17,11 @@ HAS_AVX512 = "avx512f" in Path("/proc/cpuinfo").read_text() if Path("/proc/cpuin
 
 
 def _python(script: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    """`script` in a new interpreter without the pins in its environment (a test that loaded the model in this
+    process set them here, and a child inheriting them would be pinned before its first line)."""
+    environment = {k: v for k, v in os.environ.items() if k not in PINNED_CPU_NUMERICS}
+    return subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=300,
+                          env=environment)
 
 
 def test_loading_the_model_pins_torch_to_avx2_kernels_and_mkl_to_its_reproducible_branch() -> None:
