@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import resource
 import subprocess
 import sys
 import time
@@ -13,6 +12,8 @@ from pathlib import Path
 from typing import TypeVar
 
 import numpy as np
+
+from prism_experiments.processes import current_rss_bytes, peak_rss_bytes  # noqa: F401 (re-exported)
 
 T = TypeVar("T")
 
@@ -42,31 +43,6 @@ def latencies(call: Callable[[int], object], n: int) -> np.ndarray:
         call(i)
         out[i] = time.perf_counter() - started
     return out
-
-
-def _status_kib(field: str) -> int | None:
-    try:
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith(f"{field}:"):
-                return int(line.split()[1])
-    except OSError:
-        pass
-    return None
-
-
-def current_rss_bytes() -> int:
-    """Resident set size now (VmRSS), else the peak from getrusage where /proc is missing."""
-    kib = _status_kib("VmRSS")
-    return kib * 1024 if kib is not None else peak_rss_bytes()
-
-
-def peak_rss_bytes() -> int:
-    """This process's peak resident set size (VmHWM; ru_maxrss is KiB on Linux, bytes on macOS)."""
-    kib = _status_kib("VmHWM")
-    if kib is not None:
-        return kib * 1024
-    maxrss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return maxrss if sys.platform == "darwin" else maxrss * 1024
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from prism_experiments.config import ExperimentConfig
 from prism_experiments.harness.context import SweepContext
 from prism_experiments.metrics import step_series, summarize
 from prism_experiments.simulation import run_simulation
-from prism_experiments.processes import peak_rss_gb
+from prism_experiments.processes import peak_rss_bytes
 from prism_experiments.tracking.artifacts import write_run_files
 from prism_experiments.tracking.errors import error_line
 from prism_experiments.tracking.llm_metrics import llm_metrics
@@ -208,7 +208,7 @@ def run_job(cfg: ExperimentConfig, overrides: Sequence[str] = (), sweep: SweepCo
         for start in range(0, len(entries), 1000):
             client.log_batch(run_id, metrics=entries[start : start + 1000])
         timings = result.timings | {"simulate_s": simulated, "log_s": time.perf_counter() - logging_started,
-                                    "log_peak_gb": peak_rss_gb()}
+                                    "log_peak_gb": peak_rss_bytes() / 1e9}
         set_tags(client, run_id, {f"{TIMING_TAG_PREFIX}{k}": f"{v:.3f}" for k, v in timings.items()})
         client.set_terminated(run_id, "FINISHED")
         log.info("run %s FINISHED: %s", run_id, _headline(summary))

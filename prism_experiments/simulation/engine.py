@@ -20,7 +20,7 @@ from prism_experiments.corpus.authoring import AUTHORING_DRAWS, authored_post, o
 from prism_experiments.domain import EventRecorder, Post
 from prism_experiments.embeddings import Embedder
 from prism_experiments.network import DictSocialGraph
-from prism_experiments.processes import peak_rss_gb
+from prism_experiments.processes import peak_rss_bytes
 from prism_experiments.rag import FeedRetriever, format_feed_for_prompt
 from prism_experiments.ranking import RankedCandidate, Ranker, RankerContext, ReshareLog, build_ranker
 from prism_experiments.ranking.feedback import ServedFeedback
@@ -45,7 +45,7 @@ def run_simulation(cfg: RunSettings, world: World | None = None, embedder: Embed
     world = world or build_world(cfg)
     timings["world_s"] = time.perf_counter() - started
     # peak memory so far at the end of each phase (where a big world's peak comes from: docs/bench.md)
-    timings["world_peak_gb"] = peak_rss_gb()
+    timings["world_peak_gb"] = peak_rss_bytes() / 1e9
     retriever = run_store(cfg.rag, cfg.cache_dir, world.corpus, embedder, show_progress=cfg.simulation.show_progress)
     try:
         graph = world.graph.copy()
@@ -62,12 +62,12 @@ def run_simulation(cfg: RunSettings, world: World | None = None, embedder: Embed
                                        retriever.config.feed_size, settings.prompt_max_chars, cfg.cache_dir,
                                        cfg.simulation.show_progress)
         timings["index_s"] = time.perf_counter() - started - timings["world_s"]
-        timings["index_peak_gb"] = peak_rss_gb()
+        timings["index_peak_gb"] = peak_rss_bytes() / 1e9
         result = engine.run()
     finally:
         retriever.drop_collection()  # the run's fork; the shared starting index stays
     result.timings = timings | result.timings | {"total_s": time.perf_counter() - started,
-                                                 "steps_peak_gb": peak_rss_gb()}
+                                                 "steps_peak_gb": peak_rss_bytes() / 1e9}
     return result
 
 
