@@ -345,16 +345,18 @@ class FeedRetriever:
     def _merge_new_posts(self, query: np.ndarray, new_rough: np.ndarray, seen: int, n: int
                          ) -> tuple[np.ndarray, np.ndarray]:
         """A kept answer brought up to date with the posts from row `seen` on (`new_rough`: their float32 dots)."""
-        rows, scores, _ = self._nearest[query.tobytes()]
+        key = query.tobytes()
+        rows, scores, _ = self._nearest[key]
+        size = max(len(rows), n)
         if len(rows) == seen:  # the kept answer holds every earlier post: every new one is a candidate
             fresh = np.arange(seen, seen + len(new_rough))
         else:  # a new post gets in only by beating the kept last score (a tie loses: its row is larger)
             fresh = seen + np.flatnonzero(new_rough >= 2.0 * scores[-1] - 1.0 - ROUGH_TOLERANCE)
         rows = np.concatenate([rows, fresh])
         scores = np.concatenate([scores, exact_similarities(self._vectors[fresh], query)])
-        order = np.lexsort((rows, -scores))[: max(len(self._nearest[query.tobytes()][0]), n)]
+        order = np.lexsort((rows, -scores))[:size]
         rows, scores = rows[order], scores[order]
-        self._nearest[query.tobytes()] = (rows, scores, seen + len(new_rough))
+        self._nearest[key] = (rows, scores, seen + len(new_rough))
         return rows, scores
 
     def _exact_query(self, queries: np.ndarray, n: int) -> list[tuple[np.ndarray, np.ndarray]]:
