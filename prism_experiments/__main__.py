@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import logging
+import shutil
+import signal
 import sys
 from pathlib import Path
 
@@ -17,6 +19,7 @@ from prism_experiments.harness.hydra_config import experiment_config
 from prism_experiments.harness.job import run_job
 from prism_experiments.harness.preflight import check_experiment, check_group_choices, check_runs_dir, runs_dir_from
 from prism_experiments.harness.recovery import JobRecord, write_outcome
+from prism_experiments.processes import interrupt_name, interrupt_on_sigterm
 from prism_experiments.tracking.store import apply_http_budget, quiet_store_tracebacks, resolve_tracking_uri
 
 CONFIG_DIR = str(Path(__file__).resolve().parent.parent / "conf")
@@ -35,6 +38,8 @@ def hydra_main(cfg: DictConfig) -> dict[str, float] | None:
             check_experiment(experiment, resolve_tracking_uri(experiment))
     except ConfigError as exc:
         log.error("%s", exc)
+        if not multirun:  # Hydra made the run's output folder before the config could be checked
+            remove_output_dir(Path(hydra_cfg.runtime.output_dir))
         raise SystemExit(2) from None
     apply_http_budget(experiment)
     sweep = current_sweep(Path(hydra_cfg.sweep.dir)) if multirun else None
@@ -49,6 +54,16 @@ def hydra_main(cfg: DictConfig) -> dict[str, float] | None:
     return outcome.summary
 
 
+def remove_output_dir(output_dir: Path, empty_parents: int = 2) -> None:
+    """Remove a run's output folder and up to `empty_parents` parents left empty (`hydra/<experiment>/`)."""
+    shutil.rmtree(output_dir, ignore_errors=True)
+    for parent in list(output_dir.parents)[:empty_parents]:
+        try:
+            parent.rmdir()
+        except OSError:  # not empty: another run's folder
+            return
+
+
 def main() -> None:
     """`prism-run`: choices and the runs directory are checked before Hydra creates anything."""
     overrides = [arg for arg in sys.argv[1:] if "=" in arg and not arg.startswith("-")]
@@ -59,7 +74,14 @@ def main() -> None:
         print(exc, file=sys.stderr)
         raise SystemExit(2) from None
     quiet_store_tracebacks()  # the sweep driver's callbacks talk to the store too
-    hydra_main()
+    interrupt_on_sigterm(forward_to_children=True)
+    try:
+        hydra_main()
+    except KeyboardInterrupt as interrupt:
+        name = interrupt_name(interrupt)
+        if not getattr(interrupt, "prism_reported", False):
+            print(f"prism-run: interrupted ({name}); runs in progress are marked KILLED", file=sys.stderr)
+        raise SystemExit(128 + (signal.SIGTERM if name == "SIGTERM" else signal.SIGINT)) from None
 
 
 if __name__ == "__main__":

@@ -7,9 +7,13 @@ import os
 import resource
 import signal
 import sys
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import Path
+from types import FrameType
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -90,3 +94,80 @@ def save_state(path: Path, state: Any) -> None:
 def load_state(path: Path, kind: type[T]) -> T | None:
     """The state `save_state` wrote, or None when nothing was started (or it was stopped)."""
     return kind(**json.loads(path.read_text())) if path.is_file() else None
+
+
+def child_pids(parent: int | None = None) -> list[int]:
+    """The processes whose parent is `parent` (default: this process), from /proc (proc(5))."""
+    parent = os.getpid() if parent is None else parent
+    children = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        if int(stat.rsplit(")", 1)[1].split()[1]) == parent:
+            children.append(int(entry.name))
+    return children
+
+
+#: the signals the handlers below turned into KeyboardInterrupt, in order: a library may catch the interrupt and
+#: raise a bare one (Ray's ray.wait does), and the message must still name the signal
+RECEIVED_SIGNALS: list[str] = []
+
+
+def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
+    RECEIVED_SIGNALS.append(signal.Signals(signum).name)
+    raise KeyboardInterrupt(signal.Signals(signum).name)
+
+
+def _forward_and_raise_interrupt(signum: int, frame: FrameType | None) -> None:
+    for pid in child_pids():  # a sweep's workers, a Ray instance this process started: they stop as with Ctrl-C
+        try:
+            if os.getpgid(pid) == pid:  # started in a session of its own (a Ray head): its whole group
+                os.killpg(pid, signum)
+            else:
+                os.kill(pid, signum)
+        except ProcessLookupError:
+            pass
+    _raise_interrupt(signum, frame)
+
+
+def interrupt_on_sigterm(forward_to_children: bool = False) -> None:
+    """SIGTERM (`kill`, `timeout`, SLURM's scancel, Kubernetes) handled as Ctrl-C: a KeyboardInterrupt whose
+    argument is "SIGTERM", in the main thread; a driver passes the signal on to its child processes first,
+    as a terminal passes Ctrl-C to its whole foreground group."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _forward_and_raise_interrupt if forward_to_children else _raise_interrupt)
+
+
+@contextmanager
+def sigterm_as_interrupt() -> Iterator[None]:
+    """`interrupt_on_sigterm` for the duration of a job (a worker process between jobs keeps its own handler)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.getsignal(signal.SIGTERM)
+    if previous is not _forward_and_raise_interrupt:
+        signal.signal(signal.SIGTERM, _raise_interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def interrupt_name(error: KeyboardInterrupt) -> str:
+    """"SIGTERM" for an interrupt raised by these handlers, "Ctrl-C" for Python's own SIGINT."""
+    if error.args:
+        return str(error.args[0])
+    return RECEIVED_SIGNALS[-1] if RECEIVED_SIGNALS else "Ctrl-C"
+
+
+def die_with_parent(sig: int = signal.SIGTERM) -> None:
+    """In a child before exec (`preexec_fn`): get `sig` when the process that started it dies, even by SIGKILL
+    (Linux prctl PR_SET_PDEATHSIG, prctl(2)); elsewhere a no-op."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, int(sig))  # 1 = PR_SET_PDEATHSIG

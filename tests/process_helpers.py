@@ -77,6 +77,21 @@ def prism(*args: str, runs_dir: Path, cwd: Path | None = None, timeout: int = 60
 
 #: smoke, made long enough (about 5-10 s per job) to kill a job while it runs
 LONG_SMOKE = ("-m", "experiment=smoke", "simulation.n_steps=40", "simulation.show_progress=false")
+#: every launcher a sweep can use on one machine, as overrides
+LAUNCHERS: dict[str, tuple[str, ...]] = {"prism_joblib": (), "prism_ray": ("hydra/launcher=prism_ray",),
+                                         "prism_submitit_local": ("hydra/launcher=prism_submitit_local",)}
+
+
+def descendants(pid: int) -> list[int]:
+    """Every process below `pid` (children, their children, ...), from /proc."""
+    from prism_experiments.processes import child_pids
+
+    found, frontier = [], [pid]
+    while frontier:
+        children = child_pids(frontier.pop())
+        found += children
+        frontier += children
+    return found
 
 
 def command(*args: str, runs_dir: Path, cache_dir: Path) -> list[str]:

@@ -14,26 +14,12 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from process_helpers import (LONG_SMOKE, all_runs, environment, free_port, gone_or_zombie, run, start, start_mlflow_server,
-                             stop_server, wait_for_running_job)
+from process_helpers import (LAUNCHERS, LONG_SMOKE, all_runs, descendants, environment, free_port, gone_or_zombie, run,
+                             start, start_mlflow_server, stop_server, wait_for_running_job)
 from mlflow.tracking import MlflowClient
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 ROOT = Path(__file__).resolve().parents[1]
-def loky_workers_of(parent: int) -> list[int]:
-    """The joblib (loky) worker processes whose parent is `parent`."""
-    workers = []
-    for entry in Path("/proc").iterdir():
-        try:
-            stat = (entry / "stat").read_text()
-            cmdline = (entry / "cmdline").read_bytes()
-        except (OSError, ValueError):
-            continue
-        if int(stat.rsplit(")", 1)[1].split()[1]) == parent and b"LokyProcess" in cmdline:
-            workers.append(int(entry.name))
-    return workers
-
-
 @pytest.fixture(scope="module")
 def cache_dir(warm_smoke_cache: Path) -> Path:
     return warm_smoke_cache
@@ -61,24 +47,32 @@ def test_killed_worker_fails_its_job_and_the_others_run(tmp_path: Path, cache_di
     assert parent.info.status == "FAILED"
 
 
-def test_killed_driver_takes_its_workers_and_the_next_sweep_reaps_and_finishes(tmp_path: Path, cache_dir: Path) -> None:
+@pytest.mark.parametrize("launcher", LAUNCHERS)
+def test_killed_driver_takes_its_workers_and_the_next_sweep_reaps_and_finishes(
+        tmp_path: Path, cache_dir: Path, launcher: str) -> None:
     runs_dir = tmp_path / "runs"
-    sweep = start(*LONG_SMOKE, runs_dir=runs_dir, cache_dir=cache_dir)
-    job = wait_for_running_job(runs_dir)
-    workers = loky_workers_of(sweep.pid)
+    args = (*LONG_SMOKE, *LAUNCHERS[launcher])
+    sweep = start(*args, runs_dir=runs_dir, cache_dir=cache_dir)
+    job = wait_for_running_job(runs_dir, timeout=300)
+    workers = descendants(sweep.pid)
     assert int(job.data.tags["prism.pid"]) in workers
     sweep.send_signal(signal.SIGKILL)
     sweep.communicate(timeout=60)
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 60
     while not all(gone_or_zombie(pid) for pid in workers) and time.monotonic() < deadline:
         time.sleep(0.2)
-    assert all(gone_or_zombie(pid) for pid in workers), "every worker, busy or idle, stopped with its driver"
-    orphaned = next(r for r in all_runs(runs_dir) if r.info.run_id == job.info.run_id)
-    assert orphaned.info.status == "KILLED" and "driver died" in orphaned.data.tags["prism.error"]
-    rerun = run(*LONG_SMOKE, runs_dir=runs_dir, cache_dir=cache_dir)
+    assert all(gone_or_zombie(pid) for pid in workers), "every worker, busy or idle, stopped (or ended) with its driver"
+    if launcher == "prism_joblib":  # a Ray worker dies with its raylet before it can mark its run: the reaper does
+        orphaned = next(r for r in all_runs(runs_dir) if r.info.run_id == job.info.run_id)
+        assert orphaned.info.status == "KILLED" and "(the sweep driver, or Ray's raylet) died" in orphaned.data.tags[
+            "prism.error"]
+    rerun = run(*args, runs_dir=runs_dir, cache_dir=cache_dir)
     assert rerun.returncode == 0, rerun.stderr[-3000:]
     runs = all_runs(runs_dir) + all_runs(runs_dir, "sweep")
     assert not [r for r in runs if r.info.status == "RUNNING"], "the reaper closed what the dead driver left"
+    # submitit's jobs are batch jobs: like SLURM's, they outlive the process that submitted them and finish
+    expected = "FINISHED" if launcher == "prism_submitit_local" else "KILLED"
+    assert next(r for r in runs if r.info.run_id == job.info.run_id).info.status == expected
     finished = Counter(r.data.tags["prism.config_hash"] for r in runs
                        if r.info.status == "FINISHED" and r.data.tags["prism.kind"] == "simulation")
     assert len(finished) == 4 and max(finished.values()) == 1, "no job ran twice"
@@ -103,6 +97,8 @@ def test_the_same_sweep_started_twice_runs_every_job_once(tmp_path: Path, cache_
     (("experiment=nope",), "experiment"),
     (("paths.runs_dir=/proc/nonexistent/runs",), "paths.runs_dir"),
     (("-m", "experiment=smoke", "corpus=file", "corpus.path=/nonexistent.csv"), "corpus.path"),
+    (("rag.feed_size=0",), "rag.feed_size"),
+    (("-m", "experiment=smoke", "simulation.n_steps=-1"), "simulation.n_steps"),
 ])
 def test_startup_errors_are_one_line_and_exit_2(tmp_path: Path, args: tuple[str, ...], field: str) -> None:
     runs_dir = tmp_path / "runs"
@@ -114,6 +110,7 @@ def test_startup_errors_are_one_line_and_exit_2(tmp_path: Path, args: tuple[str,
     errors = [line for line in output.splitlines() if "error" in line.lower()]
     assert len(errors) == 1 and field in errors[0] and "Traceback" not in output, output[-2000:]
     assert all_runs(runs_dir) == [] if runs_dir.exists() else True
+    assert not list(runs_dir.glob("hydra/*")), "a config error leaves no output folder behind"
 
 
 def test_no_server_listening_is_a_clear_error_within_seconds(tmp_path: Path) -> None:
@@ -141,6 +138,22 @@ def test_compare_on_a_store_where_every_run_failed_says_so(tmp_path: Path) -> No
     assert "none of the 3 simulation runs is FINISHED (2 FAILED, 1 KILLED)" in compare.stderr
 
 
+def test_compare_on_a_stopped_sweep_answers_before_loading_the_report_stack(tmp_path: Path) -> None:
+    """A sweep stopped before its first job leaves an experiment with only its parent run: the one-line answer
+    comes from one query, without importing matplotlib and the report writers (which took minutes under load)."""
+    uri = f"sqlite:///{tmp_path}/mlflow.db"
+    client = MlflowClient(uri)
+    parent = client.create_run(client.create_experiment("stopped"), tags={"prism.kind": "sweep"}).info.run_id
+    client.set_terminated(parent, "KILLED")
+    code = ("import sys; from prism_experiments.analysis.cli import main; "
+            f"code = main(['--experiment', 'stopped', '--tracking-uri', '{uri}']); "
+            "print(code, 'matplotlib' in sys.modules)")
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=environment(), capture_output=True,
+                            text=True, timeout=120)
+    assert result.stdout.split() == ["2", "False"], result.stdout + result.stderr[-2000:]
+    assert "experiment 'stopped' has no simulation runs" in result.stderr
+
+
 def test_reproduce_of_a_run_that_never_finished_says_so(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     from prism_experiments.harness.reproduce import main as reproduce_main
 
@@ -151,18 +164,19 @@ def test_reproduce_of_a_run_that_never_finished_says_so(tmp_path: Path, capsys: 
     assert f"run {run_id} never finished (status RUNNING)" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("launcher", LAUNCHERS)
 def test_killed_tracking_server_fails_the_jobs_within_the_budget_and_the_next_sweep_reaps(
-        tmp_path: Path, cache_dir: Path) -> None:
+        tmp_path: Path, cache_dir: Path, launcher: str) -> None:
     """A real `mlflow server` SIGKILLed mid-sweep: bounded retries, every job listed, the sweep exits 1; once a
     server is back on the same backend, the next sweep marks what the dead one left RUNNING and runs the rest."""
     runs_dir, backend, artifacts, port = tmp_path / "runs", tmp_path / "server.db", tmp_path / "artifacts", free_port()
     store = f"sqlite:///{backend}"  # read behind the server's back, so it answers while the server is dead
     server_args = ("tracking=server", f"tracking.uri=http://127.0.0.1:{port}", "tracking.http_max_retries=1",
-                   "tracking.http_timeout_s=3")
+                   "tracking.http_timeout_s=3", *LAUNCHERS[launcher])
     server = start_mlflow_server(backend, artifacts, port)
     try:
         sweep = start(*LONG_SMOKE, *server_args, runs_dir=runs_dir, cache_dir=cache_dir)
-        victim = wait_for_running_job(runs_dir, store=store)
+        victim = wait_for_running_job(runs_dir, timeout=300, store=store)
         stop_server(server, signal.SIGKILL)
         killed_at = time.monotonic()
         stdout, stderr = sweep.communicate(timeout=600)

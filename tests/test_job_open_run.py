@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from mlflow.entities import ViewType
 from mlflow.tracking import MlflowClient
 
 from prism_experiments.config import ExperimentConfig
@@ -37,3 +38,7 @@ def test_a_run_finished_between_the_first_look_and_creation_makes_the_job_skip(
     assert len(looks) == 2
     alive = client.search_runs([experiment_id], f"tags.`{CONFIG_HASH_TAG}` = '{digest}'")
     assert [r.info.run_id for r in alive] == [other], "this job's own run was deleted"
+    withdrawn = client.search_runs([experiment_id], f"tags.`{CONFIG_HASH_TAG}` = '{digest}'",
+                                   run_view_type=ViewType.DELETED_ONLY)
+    assert len(withdrawn) == 1 and withdrawn[0].info.status == "KILLED", "a withdrawn claim never reads RUNNING"
+    assert withdrawn[0].data.tags["prism.error"].startswith("claim withdrawn: ")

@@ -8,12 +8,20 @@ measured failure (docs/cluster.md):
   is refused by an existing cluster), and kept for local mode (small /dev/shm in containers);
 - a task is not retried by Ray when its worker dies (`max_retries: 0`): a retried job would leave
   the dead attempt's run behind; the job is marked FAILED instead and the next sweep re-runs it;
-- a job that fails, or whose worker dies, does not abort the sweep (as with `prism_joblib`).
+- a job that fails, or whose worker dies, does not abort the sweep (as with `prism_joblib`);
+- a local instance is a head this launcher starts itself (`ray start --head` on a free loopback port, its
+  token and log under `<runs_dir>/ray/`), given `start_timeout_s` per attempt and `start_attempts`
+  attempts: `ray.init()`'s own local start gives the node 30 s, which a loaded 2-core machine misses.
+  It starts before the sweep's parent run exists, so a Ray that does not come up is one line, exit 2.
 """
 
 
+import atexit
 import logging
 import os
+import signal
+import socket
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, Sequence
@@ -42,6 +50,14 @@ def _init_defaults() -> Dict[str, Any]:
 class PrismRayConf(RayConf):
     init: Dict[str, Any] = field(default_factory=_init_defaults)
     remote: Dict[str, Any] = field(default_factory=lambda: {"max_retries": 0})
+    #: seconds a local instance may take to come up, per attempt (measured under load: docs/cluster.md)
+    start_timeout_s: float = 180.0
+    #: attempts at starting a local instance before the sweep stops with one line
+    start_attempts: int = 2
+
+
+class RayStartError(RuntimeError):
+    """One line: why Ray could not be started or reached."""
 
 
 @dataclass
@@ -70,24 +86,93 @@ def on_loopback(address: Any) -> bool:
     return host in ("localhost", "::1", "[::1]") or host.startswith("127.")
 
 
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def start_local_instance(home: Path, init: Dict[str, Any], timeout_s: float, attempts: int) -> Dict[str, Any]:
+    """Start a private head for this sweep (stopped at exit, by its PID) and return `ray.init` arguments that
+    connect to it; RayStartError when every attempt failed."""
+    from prism_experiments.harness import ray_head
+
+    reasons = []
+    for attempt in range(1, attempts + 1):
+        try:
+            state = ray_head.start_head(home, port=_free_port(), num_cpus=init.get("num_cpus"), timeout_s=timeout_s,
+                                        object_store_bytes=init.get("object_store_memory"), tied_to_this_process=True)
+            break
+        except ray_head.RayHeadError as error:
+            reasons.append(str(error))
+            if attempt < attempts:
+                log.warning("Ray: the local instance did not start (attempt %d of %d): %s; trying again", attempt,
+                            attempts, error)
+    else:
+        raise RayStartError(f"hydra.launcher.ray: a local Ray instance did not start in {attempts} attempts of "
+                            f"{timeout_s:g} s (start_timeout_s) on this machine: {reasons[-1]}")
+    atexit.register(_stop_local_instance, home)
+    os.environ.update({k: v for k, v in state.client_env().items() if k != "RAY_ADDRESS"})
+    log.info("Ray: local instance on %s (%d CPUs, pid %d)", state.address, state.num_cpus, state.pid)
+    rest = {k: v for k, v in init.items() if k not in ("num_cpus", "object_store_memory")}
+    return rest | {"address": state.address}
+
+
+def _stop_local_instance(home: Path) -> None:
+    import ray
+    from prism_experiments.harness import ray_head
+
+    ray.shutdown()
+    ray_head.stop_head(home)
+
+
+def connect(init: Dict[str, Any], runs_dir: Path, timeout_s: float, attempts: int) -> None:
+    """`ray.init` once per driver: to the cluster `init["address"]` names, else to a local instance started here."""
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    if on_loopback(init.get("address")):
+        # before Ray is imported: keeps a local instance on 127.0.0.1 (else it listens on every
+        # interface), and lets a driver reach a head started by `make ray-head` (docs/cluster.md)
+        os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+    if "ray" in sys.modules and sys.modules["ray"].is_initialized():
+        return
+    if "address" in init:
+        log.info("Ray: connecting to %s", init["address"])
+    else:  # before Ray is imported: it reads the token settings this sets once, at import
+        init = start_local_instance(runs_dir / "ray" / f"local-{os.getpid()}", init, timeout_s, attempts)
+    import ray
+
+    handler = signal.getsignal(signal.SIGTERM)
+    try:
+        ray.init(**init)
+    except Exception as error:
+        raise RayStartError(f"hydra.launcher.ray.init.address: cannot connect to Ray at {init['address']} "
+                            f"({str(error).strip().splitlines()[0]})") from None
+    finally:
+        # ray.init replaces the driver's SIGTERM handler (sys.exit, and its core worker's abort): SIGTERM must
+        # stop a sweep as Ctrl-C does, whatever the launcher
+        if handler is not None:
+            signal.signal(signal.SIGTERM, handler)
+
+
 class PrismRayLauncher(RayLauncher):
+    @staticmethod
+    def prepare_sweep(config: Any, runs_dir: Path) -> None:
+        """Called by the sweep callback before any run exists: Ray up, or RayStartError."""
+        ray_cfg = config.hydra.launcher.ray
+        init = ray_init_arguments(OmegaConf.to_container(ray_cfg.init, resolve=True))  # type: ignore[arg-type]
+        connect(init, runs_dir, float(ray_cfg.start_timeout_s), int(ray_cfg.start_attempts))
+
     def launch(self, job_overrides: Sequence[Sequence[str]], initial_job_idx: int) -> Sequence[JobReturn]:
         setup_globals()
         assert self.config is not None and self.hydra_context is not None and self.task_function is not None
         configure_log(self.config.hydra.hydra_logging, self.config.hydra.verbose)
         sweep_dir = Path(str(self.config.hydra.sweep.dir))
         sweep_dir.mkdir(parents=True, exist_ok=True)
-        os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
         init = ray_init_arguments(OmegaConf.to_container(self.ray_cfg.init, resolve=True))  # type: ignore[arg-type]
-        if on_loopback(init.get("address")):
-            # before Ray is imported: keeps a local instance on 127.0.0.1 (else it listens on every
-            # interface), and lets a driver reach a head started by `make ray-head` (docs/cluster.md)
-            os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+        runs_dir = sweep_dir.parents[2]  # <runs_dir>/hydra/<experiment>/<timestamp>
+        connect(init, runs_dir, float(self.ray_cfg.start_timeout_s), int(self.ray_cfg.start_attempts))
         import ray
 
-        if not ray.is_initialized():
-            log.info("Ray: %s", f"connecting to {init['address']}" if "address" in init else "local instance")
-            ray.init(**init)
         remote_options = OmegaConf.to_container(self.ray_cfg.remote, resolve=True) or {}
         run_remote = ray.remote(**remote_options)(_run_job)  # type: ignore[arg-type]
         pending = []

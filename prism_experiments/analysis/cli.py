@@ -10,8 +10,9 @@ from pydantic import ValidationError
 
 from prism_experiments.analysis.compare import ComparisonSettings
 from prism_experiments.analysis.errors import AnalysisInputError
-from prism_experiments.analysis.experiment_comparison import DEFAULT_SETTINGS, compare_experiment
 from prism_experiments.analysis.selection import DEFAULT_METRICS
+
+DEFAULT_SETTINGS = ComparisonSettings()
 
 EXIT_OK = 0
 EXIT_USAGE = 2
@@ -69,6 +70,10 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as exit_:
         return int(exit_.code or 0)
     try:
+        require_simulation_runs(args.experiment, args.tracking_uri, args.sweep_id)
+        # the report's stack (matplotlib, the cascade and HTML writers) only once there is something to compare
+        from prism_experiments.analysis.experiment_comparison import compare_experiment
+
         settings = ComparisonSettings(
             alpha=args.alpha, n_resamples=args.bootstrap_resamples, bootstrap_seed=args.bootstrap_seed,
             correction=args.correction, family=args.family, power_replicates=args.power_replicates,
@@ -85,6 +90,24 @@ def main(argv: list[str] | None = None) -> int:
         return _fail(_one_line(error))
     print(outcome.power if args.power else outcome.summary)
     return EXIT_OK
+
+
+def require_simulation_runs(experiment: str, tracking_uri: str | None, sweep_id: str | None) -> None:
+    """AnalysisInputError at once when the store, the experiment or its simulation runs are missing (a sweep
+    stopped before its first job leaves an experiment with no runs)."""
+    from mlflow.tracking import MlflowClient
+
+    from prism_experiments.analysis.runs import experiment_id_for, require_existing_store, simulation_filter
+    from prism_experiments.paths import default_tracking_uri
+
+    uri = tracking_uri or default_tracking_uri()
+    require_existing_store(uri)
+    client = MlflowClient(uri)
+    experiment_id = experiment_id_for(client, experiment, uri)
+    if not client.search_runs([experiment_id], simulation_filter(sweep_id), max_results=1):
+        which = f"sweep {sweep_id} of experiment {experiment!r}" if sweep_id else f"experiment {experiment!r}"
+        raise AnalysisInputError(f"runs: {which} has no simulation runs at {uri} (a sweep stopped before its first "
+                                 f"job leaves none); run it with make sweep EXPERIMENT={experiment}")
 
 
 def _fail(message: str) -> int:

@@ -18,7 +18,7 @@ from prism_experiments.config import ExperimentConfig
 from prism_experiments.harness.context import SweepContext
 from prism_experiments.metrics import step_series, summarize
 from prism_experiments.simulation import run_simulation
-from prism_experiments.processes import peak_rss_bytes
+from prism_experiments.processes import interrupt_name, peak_rss_bytes, sigterm_as_interrupt
 from prism_experiments.tracking.artifacts import write_run_files
 from prism_experiments.tracking.errors import error_line
 from prism_experiments.tracking.llm_metrics import llm_metrics
@@ -50,6 +50,8 @@ from prism_experiments.tracking.tags import (
 )
 
 log = logging.getLogger("prism_experiments")
+#: why a job's run ends when the process that started it disappears (a sweep's driver, or Ray's raylet)
+ORPHANED = "the process that started this job (the sweep driver, or Ray's raylet) died; this job stopped with it"
 
 
 @dataclass
@@ -124,6 +126,13 @@ def _failed(message: str, run_id: str | None) -> JobOutcome:
     return JobOutcome(run_id, "FAILED", {}, message)
 
 
+def _withdraw_claim(client: Any, run_id: str, reason: str) -> None:
+    """A claim run that gives way: a terminal status first, so a deleted run never reads RUNNING in the store."""
+    client.set_tag(run_id, ERROR_TAG, f"claim withdrawn: {reason}")
+    client.set_terminated(run_id, "KILLED")
+    client.delete_run(run_id)
+
+
 def _open_run(client: Any, experiment_id: str, cfg: ExperimentConfig, overrides: Sequence[str],
               sweep: SweepContext | None, job_num: int | None, digest: str) -> tuple[str | None, JobOutcome | None]:
     """Create this job's RUNNING run, or the SKIPPED outcome when the config is finished or held live."""
@@ -141,7 +150,7 @@ def _open_run(client: Any, experiment_id: str, cfg: ExperimentConfig, overrides:
     run_id = client.create_run(experiment_id, run_name=f"{tags[CONDITION_TAG]} seed={cfg.seed}", tags=tags).info.run_id
     holder = live_holder(client, experiment_id, digest, run_id)
     if holder is not None:
-        client.delete_run(run_id)
+        _withdraw_claim(client, run_id, f"run {holder.info.run_id} of another process holds this config")
         log.warning("skipping: run %s (pid %s on %s) is running this config (hash %s) right now",
                     holder.info.run_id, holder.data.tags.get(PID_TAG, "?"), holder.data.tags.get(HOST_TAG, "?"),
                     digest)
@@ -150,7 +159,7 @@ def _open_run(client: Any, experiment_id: str, cfg: ExperimentConfig, overrides:
     # sees only RUNNING runs, so look again now that this run is visible to any later job
     finished = None if cfg.force else find_finished_run(client, experiment_id, digest)
     if finished:
-        client.delete_run(run_id)
+        _withdraw_claim(client, run_id, f"run {finished} of this config FINISHED while this job started")
         log.info("skipping: run %s of this config (hash %s) FINISHED while this job started", finished, digest)
         return None, JobOutcome(finished, "SKIPPED", {})
     close_own_duplicates(client, experiment_id, digest, run_id)
@@ -164,6 +173,12 @@ def run_job(cfg: ExperimentConfig, overrides: Sequence[str] = (), sweep: SweepCo
     """Run, measure and log one simulation. An exception marks the run FAILED (re-raised when
     `reraise`); Ctrl-C marks it KILLED and propagates. A config that a live run of another process
     holds is SKIPPED, so two sweeps started together never run a job twice."""
+    with sigterm_as_interrupt():  # from the job's first moment: a run is never created unguarded
+        return _run_job(cfg, overrides, sweep, reraise, job_num)
+
+
+def _run_job(cfg: ExperimentConfig, overrides: Sequence[str], sweep: SweepContext | None, reraise: bool,
+             job_num: int | None) -> JobOutcome:
     uri = sweep.tracking_uri if sweep else resolve_tracking_uri(cfg)
     resolved = cfg.model_dump(mode="json")
     digest = config_hash(resolved)
@@ -179,11 +194,33 @@ def run_job(cfg: ExperimentConfig, overrides: Sequence[str] = (), sweep: SweepCo
         return outcome
     if skipped is not None:
         return skipped
-    work_dir = None
     heartbeat = Heartbeat(lambda: client.set_tag(run_id, HEARTBEAT_TAG, f"{time.time():.0f}"))
     if sweep is not None and sweep.driver_pid not in (0, os.getpid()):  # a worker process of the sweep
         ParentWatch.ensure()
-        ParentWatch.on_orphaned(lambda: end_run(client, run_id, "KILLED", "the sweep driver died; this job stopped with it"))
+        ParentWatch.on_orphaned(lambda: end_run(client, run_id, "KILLED", ORPHANED))
+    try:
+        return _simulate_and_log(cfg, overrides, sweep, client, run_id, resolved, heartbeat)
+    except KeyboardInterrupt as interrupt:
+        reason = f"interrupted ({interrupt_name(interrupt)})"
+        end_run(client, run_id, "KILLED", reason)
+        log.error("run %s KILLED: %s", run_id, reason)
+        interrupt.prism_reported = True  # type: ignore[attr-defined]  # the entry point adds no second line
+        raise
+    except Exception as exc:
+        message = f"{type(exc).__name__}: {exc}"
+        end_run(client, run_id, "FAILED", message)
+        outcome = _failed(message, run_id)
+        if reraise:
+            raise
+        return outcome
+    finally:
+        ParentWatch.on_orphaned(None)
+
+
+def _simulate_and_log(cfg: ExperimentConfig, overrides: Sequence[str], sweep: SweepContext | None, client: Any,
+                      run_id: str, resolved: dict[str, Any], heartbeat: Heartbeat) -> JobOutcome:
+    """The body of a run whose MLflow run exists: simulate, measure, write and log, then mark it FINISHED."""
+    work_dir = None
     try:
         log_params(client, run_id, to_params(resolved))
         started = time.perf_counter()
@@ -213,18 +250,7 @@ def run_job(cfg: ExperimentConfig, overrides: Sequence[str] = (), sweep: SweepCo
         client.set_terminated(run_id, "FINISHED")
         log.info("run %s FINISHED: %s", run_id, _headline(summary))
         return JobOutcome(run_id, "FINISHED", summary)
-    except KeyboardInterrupt:
-        end_run(client, run_id, "KILLED", "interrupted (KeyboardInterrupt)")
-        raise
-    except Exception as exc:
-        message = f"{type(exc).__name__}: {exc}"
-        end_run(client, run_id, "FAILED", message)
-        outcome = _failed(message, run_id)
-        if reraise:
-            raise
-        return outcome
     finally:
-        ParentWatch.on_orphaned(None)
         if work_dir:
             shutil.rmtree(work_dir, ignore_errors=True)
 

@@ -24,7 +24,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from prism_experiments.processes import load_state, process_alive, save_state, stop_process_group
+from prism_experiments.processes import die_with_parent, load_state, process_alive, save_state, stop_process_group
 
 STATE_FILE = "state.json"
 TOKEN_FILE = "auth_token"
@@ -61,13 +61,20 @@ def _port_open(port: int) -> bool:
 
 
 def start(runs_dir: Path, port: int = 6379, num_cpus: int | None = None, timeout_s: float = 120) -> RayHeadState:
-    """Start the head (or return the running one) and wait until a client can connect."""
-    running = read_state(runs_dir)
+    """Start `make ray-head`'s head under `<runs_dir>/ray-head` (or return the running one)."""
+    return start_head(state_dir(runs_dir), port=port, num_cpus=num_cpus, timeout_s=timeout_s)
+
+
+def start_head(home: Path, port: int, num_cpus: int | None = None, timeout_s: float = 120,
+               object_store_bytes: int | None = None, tied_to_this_process: bool = False) -> RayHeadState:
+    """Start a head whose token, log and state live in `home` (or return the one running there), and wait until
+    a client can connect: RayHeadError after `timeout_s`. A head `tied_to_this_process` stops when this process
+    dies, even by SIGKILL (a sweep's private instance)."""
+    running = load_state(home / STATE_FILE, RayHeadState)
     if running is not None and process_alive(running.pid):
         return running
     if _port_open(port):
         raise RayHeadError(f"--port: 127.0.0.1:{port} is in use; choose another (PORT=...)")
-    home = state_dir(runs_dir)
     home.mkdir(parents=True, exist_ok=True)
     token = home / TOKEN_FILE
     if not token.exists():
@@ -83,28 +90,43 @@ def start(runs_dir: Path, port: int = 6379, num_cpus: int | None = None, timeout
     command = [sys.executable, "-m", "ray.scripts.scripts", "start", "--head", "--block", "--port", str(port),
                "--num-cpus", str(cpus), "--node-ip-address", "127.0.0.1", "--include-dashboard", "false",
                "--disable-usage-stats", "--temp-dir", str(temp_dir)]
+    if object_store_bytes is not None:
+        command += ["--object-store-memory", str(object_store_bytes)]
     log_path = home / "ray-head.log"
     with log_path.open("ab") as log:
-        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True,
+                                   preexec_fn=die_with_parent if tied_to_this_process else None)
     deadline = time.monotonic() + timeout_s
     while not _port_open(port) or not (temp_dir / "ray_current_cluster").exists():
         if process.poll() is not None or time.monotonic() > deadline:
             stop_process_group(process.pid)
-            raise RayHeadError(f"ray start --head did not come up on 127.0.0.1:{port} (log: {log_path})")
+            raise RayHeadError(f"ray start --head did not come up on 127.0.0.1:{port} within {timeout_s:.0f} s "
+                               f"({_last_line(log_path)}; log: {log_path})")
         time.sleep(0.5)
     state = RayHeadState(state.address, process.pid, state.token_path, cpus)
     save_state(home / STATE_FILE, state)
     return state
 
 
-def stop(runs_dir: Path) -> bool:
-    """Stop the head and everything it started, by its recorded PID; False if none was recorded."""
-    state = read_state(runs_dir)
+def _last_line(log_path: Path) -> str:
+    """The log's last non-empty line (Ray's reason), or a placeholder."""
+    lines = [line.strip() for line in log_path.read_text(errors="replace").splitlines() if line.strip()]
+    return lines[-1][:200] if lines else "no output"
+
+
+def stop_head(home: Path) -> bool:
+    """Stop the head recorded in `home` and everything it started, by its PID; False if none was recorded."""
+    state = load_state(home / STATE_FILE, RayHeadState)
     if state is None:
         return False
     stop_process_group(state.pid, timeout_s=60)  # Ray's graceful shutdown takes 10-15 s
-    (state_dir(runs_dir) / STATE_FILE).unlink(missing_ok=True)
+    (home / STATE_FILE).unlink(missing_ok=True)
     return True
+
+
+def stop(runs_dir: Path) -> bool:
+    """Stop `make ray-head`'s head, by its recorded PID; False if none was recorded."""
+    return stop_head(state_dir(runs_dir))
 
 
 def export_line(state: RayHeadState) -> str:

@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from prism_experiments.harness.context import current_sweep
+from prism_experiments.harness.context import SweepContext, current_sweep
 from prism_experiments.processes import process_alive
 from prism_experiments.tracking.liveness import this_host
 from prism_experiments.tracking.store import client_for
@@ -33,6 +33,8 @@ OUTCOME_FILE = "prism_outcome.json"
 EXIT_WAIT_S = 15.0  # at most this long, in all, for processes of jobs reported dead to finish exiting
 DIED = "the job's process died (killed by a signal or by the out-of-memory killer); when one joblib worker dies, " \
        "joblib kills the jobs running in the other workers too"
+
+INTERRUPTED = "the sweep was interrupted (Ctrl-C or SIGTERM) while this job ran"
 
 
 @dataclass
@@ -87,6 +89,25 @@ def _wait_for_exit(pid: int, deadline: float) -> None:
     kernel has finished the exit, when the process still looks alive (seen with Ray under load)."""
     while process_alive(pid) and time.monotonic() < deadline:
         time.sleep(0.2)
+
+
+def close_interrupted_jobs(client: Any, context: SweepContext, wait_s: float = 20.0) -> list[str]:
+    """After the driver was interrupted: the sweep's RUNNING runs on this machine whose process is gone (given up
+    to `wait_s` to close their own runs) are marked KILLED; returns their ids."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        runs = client.search_runs([context.experiment_id], filter_string=(
+            f"{tag_equals(SWEEP_ID_TAG, context.sweep_id)} and attributes.status = 'RUNNING'"), max_results=10_000)
+        local = [run for run in runs if run.data.tags.get(HOST_TAG) == this_host()
+                 and run.data.tags.get(PID_TAG, "").isdigit()]
+        dead = [run for run in local if not process_alive(int(run.data.tags[PID_TAG]))]
+        if len(dead) == len(local) or time.monotonic() > deadline:
+            break
+        time.sleep(0.3)
+    for run in dead:
+        client.set_tag(run.info.run_id, ERROR_TAG, INTERRUPTED)
+        client.set_terminated(run.info.run_id, "KILLED")
+    return [run.info.run_id for run in dead]
 
 
 def jobs_left_after_worker_death(sweep_dir: Path, unfinished: list[int]) -> list[int]:

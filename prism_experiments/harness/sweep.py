@@ -24,12 +24,13 @@ from prism_experiments.harness.context import SWEEP_FILE_ENV, SWEEP_FILE_NAME, S
 from prism_experiments.harness.hydra_config import experiment_config
 from prism_experiments.harness.job import find_finished_run
 from prism_experiments.harness.preflight import check_corpus_file, check_runs_dir, check_tracking_server
-from prism_experiments.harness.recovery import failure_lines, read_outcome
+from prism_experiments.harness.recovery import close_interrupted_jobs, failure_lines, read_outcome
 from prism_experiments.tracking.errors import error_line
 from prism_experiments.harness.upfront_embedding import embed_starting_corpora
 from prism_experiments.harness.sweep_summary import log_sweep_summary
 from prism_experiments.tracking.experiment_note import sweep_note, write_sweep_note
 from prism_experiments.tracking.experiment_views import apply_view_tags
+from prism_experiments.tracking.limits import fit_tag
 from prism_experiments.tracking.labels import override_values, varying_override_keys
 from prism_experiments.tracking.params import config_hash
 from prism_experiments.tracking.provenance import git_commit
@@ -37,6 +38,7 @@ from prism_experiments.tracking.run_logger import log_params
 from prism_experiments.tracking.liveness import HEARTBEAT_TAG, Heartbeat, live_holder, liveness_tags, reap_stale_runs
 from prism_experiments.tracking.store import apply_http_budget, client_for, ensure_experiment, resolve_tracking_uri
 from prism_experiments.tracking.tags import (
+    ERROR_TAG,
     GIT_COMMIT_TAG,
     JOBS_TAG,
     JOBS_TO_RUN_TAG,
@@ -80,6 +82,16 @@ def describe_experiment(client: Any, experiment_id: str, experiment: str, jobs: 
         log.error("could not describe experiment %s (%s)", experiment, error_line(exc))
 
 
+def prepare_launcher(config: DictConfig, runs_dir: Path) -> None:
+    """The launcher's own start-up (a local Ray instance), before any run exists, so its failure is one line and
+    exit 2: a launcher class may define `prepare_sweep(config, runs_dir)`."""
+    from hydra.utils import get_class
+
+    prepare = getattr(get_class(config.hydra.launcher._target_), "prepare_sweep", None)
+    if prepare is not None:
+        prepare(config, runs_dir)
+
+
 def _embed_before_fanout(configs: list[ExperimentConfig]) -> None:
     """The starting corpora embedded once before any job starts; a failure stops the sweep before any run exists."""
     try:
@@ -103,6 +115,18 @@ class SweepCallback(Callback):
         return self.__dict__ | {"heartbeat": None}
 
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
+        # Hydra turns a callback's Exception into a warning and goes on without a parent run; every failure
+        # here stops the sweep with one line and exit 2 instead (a parent run already made is marked FAILED)
+        try:
+            self._start(config)
+        except SystemExit:
+            raise
+        except Exception as exc:
+            self._close_parent("FAILED", f"the sweep could not start: {error_line(exc)}")
+            log.error("the sweep could not start: %s", error_line(exc))
+            raise SystemExit(2) from None
+
+    def _start(self, config: DictConfig) -> None:
         jobs = job_overrides(config)
         try:
             configs = [validated_job_config(config, overrides) for overrides in jobs]
@@ -115,7 +139,6 @@ class SweepCallback(Callback):
             for cfg in {str(cfg.corpus.path): cfg for cfg in configs}.values():
                 check_corpus_file(cfg)
         except (ConfigError, HydraException) as exc:
-            # Hydra turns a callback's Exception into a warning; SystemExit stops the sweep before any run
             log.error("%s", str(exc).strip().splitlines()[0])
             raise SystemExit(2) from None
         apply_http_budget(first)
@@ -133,24 +156,26 @@ class SweepCallback(Callback):
                             holder.info.run_id)
                 continue
             pending.append((overrides, cfg))
+        if pending:
+            prepare_launcher(config, first.paths.runs_dir)
         if pending and self.embed_before_fanout:
             _embed_before_fanout([cfg for _, cfg in pending])
         varying = varying_override_keys(jobs)
         sweep_id = f"{first.experiment_name}-{uuid.uuid4().hex[:8]}"
-        parent_id = None
+        self.context = SweepContext(sweep_id, uri, experiment_id, None, varying, len(jobs), os.getpid())
         if pending:
             parent = client.create_run(experiment_id, run_name=f"sweep {sweep_id}", tags={
                 KIND_TAG: SWEEP_KIND, SWEEP_ID_TAG: sweep_id, GIT_COMMIT_TAG: git_commit(),
                 JOBS_TAG: str(len(jobs)), JOBS_TO_RUN_TAG: str(len(pending)), VARYING_TAG: ",".join(varying),
             } | liveness_tags())
-            parent_id = parent.info.run_id
+            parent_id = self.context.parent_run_id = parent.info.run_id
+            atexit.register(self._close_if_interrupted)
             self.heartbeat = Heartbeat(lambda: client.set_tag(parent_id, HEARTBEAT_TAG, f"{time.time():.0f}"))
             self.heartbeat.__enter__()
             sweep_params = {f"sweep.{k}": str(v) for k, v in (config.hydra.sweeper.get("params") or {}).items()}
             sweep_params["sweep.overrides"] = " ".join(config.hydra.overrides.task)
             log_params(client, parent_id, sweep_params)
             client.log_text(parent_id, "\n".join(" ".join(o) for o in jobs) + "\n", "sweep/jobs.txt")
-            atexit.register(self._close_if_interrupted)
             describe_experiment(client, experiment_id, first.experiment_name, jobs, configs, varying, parent_id,
                                 sweep_id)
             log.info("sweep %s: %d jobs, %d to run, %d already FINISHED (skipped); parent run %s",
@@ -158,16 +183,26 @@ class SweepCallback(Callback):
         else:
             log.info("sweep %s: all %d jobs already have FINISHED runs; nothing to run (+force=true reruns)",
                      sweep_id, len(jobs))
-        self.context = SweepContext(sweep_id, uri, experiment_id, parent_id, varying, len(jobs), os.getpid())
         self.sweep_file = self.context.save(Path(config.hydra.sweep.dir) / SWEEP_FILE_NAME)
         os.environ[SWEEP_FILE_ENV] = str(self.sweep_file)
 
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
+        # as at the start: an exception here would be a warning and the sweep would exit 0
+        try:
+            self._end(config)
+        except SystemExit:
+            raise
+        except Exception as exc:
+            log.error("the sweep's end could not be recorded (%s); its jobs' outcomes: %s", error_line(exc),
+                      Path(config.hydra.sweep.dir))
+            raise SystemExit(1) from None
+
+    def _end(self, config: DictConfig) -> None:
+        """List every failed job and exit 1 if there is one, whether or not the store still answers."""
         context = self.context
         os.environ.pop(SWEEP_FILE_ENV, None)
-        if self.heartbeat is not None:
-            self.heartbeat.__exit__(None, None, None)
-        if context is None or context.parent_run_id is None:
+        self._stop_heartbeat()
+        if context is None:
             return
         sweep_dir = Path(config.hydra.sweep.dir)
         outcomes = {num: read_outcome(sweep_dir, num) for num in range(context.n_jobs)}
@@ -183,28 +218,47 @@ class SweepCallback(Callback):
             log.error("the tracking store at %s is unreachable (%s); the next sweep reaps what it left RUNNING",
                       context.tracking_uri, error_line(exc))
         lines = failure_lines(children, outcomes, sweep_dir)
-        if children is not None:
+        if children is not None and context.parent_run_id is not None:
             try:
                 log_sweep_summary(client, context.parent_run_id, children)
             except Exception as exc:
                 log.error("could not log the sweep summary to parent run %s (%s)", context.parent_run_id,
                           error_line(exc))
-            try:
-                client.set_terminated(context.parent_run_id, "FAILED" if lines else "FINISHED")
-            except Exception as exc:
-                log.error("could not close the sweep's parent run %s (%s); the next sweep's reaper will",
-                          context.parent_run_id, error_line(exc))
+        if context.parent_run_id is not None:
+            self._close_parent("FAILED" if lines else "FINISHED")
         if lines:
             log.error("%d of %d jobs failed:\n  %s", len(lines), context.n_jobs, "\n  ".join(lines))
             raise SystemExit(1)
 
-    def _close_if_interrupted(self) -> None:
-        """At exit (Ctrl-C included), a parent run still RUNNING is marked KILLED."""
+    def _close_parent(self, status: str, error: str | None = None) -> None:
+        """End the parent run (if one was made); a store that refuses is reported, the reaper closes it later."""
+        self._stop_heartbeat()
         if self.context is None or self.context.parent_run_id is None:
             return
         try:
             client = client_for(self.context.tracking_uri)
-            if client.get_run(self.context.parent_run_id).info.status == "RUNNING":
-                client.set_terminated(self.context.parent_run_id, "KILLED")
-        except Exception:  # the interpreter is going down; nothing more can be done
+            if error is not None:
+                client.set_tag(self.context.parent_run_id, ERROR_TAG, fit_tag(error))
+            client.set_terminated(self.context.parent_run_id, status)
+        except Exception as exc:
+            log.error("could not close the sweep's parent run %s (%s); the next sweep's reaper will",
+                      self.context.parent_run_id, error_line(exc))
+
+    def _stop_heartbeat(self) -> None:
+        if self.heartbeat is not None:
+            self.heartbeat.__exit__(None, None, None)
+            self.heartbeat = None
+
+    def _close_if_interrupted(self) -> None:
+        """At exit (Ctrl-C or SIGTERM included), a parent run still RUNNING is marked KILLED, and so is every
+        job run of this sweep whose process on this machine is gone (loky SIGKILLs its workers on an abort)."""
+        if self.context is None or self.context.parent_run_id is None:
+            return
+        try:
+            client = client_for(self.context.tracking_uri)
+            if client.get_run(self.context.parent_run_id).info.status != "RUNNING":
+                return
+            client.set_terminated(self.context.parent_run_id, "KILLED")
+            close_interrupted_jobs(client, self.context)
+        except Exception:  # the interpreter is going down; the next sweep's reaper closes what is left
             pass
