@@ -12,6 +12,7 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -25,6 +26,23 @@ def _default_sigterm() -> None:
     """In the child before exec: SIGTERM at its default and unblocked, whatever the pytest worker passed on."""
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM, signal.SIGINT})
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+def start_logged(log: Path, *args: str, runs_dir: Path, cache_dir: Path) -> subprocess.Popen:
+    """`prism-run <args>` with stdout and stderr into `log`, SIGTERM at its default."""
+    with log.open("wb") as sink:
+        return subprocess.Popen(command(*args, runs_dir=runs_dir, cache_dir=cache_dir), cwd=ROOT, env=environment(),
+                                stdout=sink, stderr=subprocess.STDOUT, preexec_fn=_default_sigterm)
+
+
+@contextmanager
+def killed_at_exit(process: subprocess.Popen) -> Iterator[None]:
+    """A test that fails half-way leaves no process behind."""
+    try:
+        yield
+    finally:
+        if process.poll() is None:
+            process.kill()
 
 
 def error_lines(output: str) -> list[str]:
@@ -76,18 +94,12 @@ def _wait_for_progress(log: Path, process: subprocess.Popen, pattern: bytes, tim
 
 def test_sigterm_to_a_single_run_marks_it_killed_with_one_line(tmp_path: Path, warm_smoke_cache: Path) -> None:
     runs_dir, log = tmp_path / "runs", tmp_path / "output.log"
-    with log.open("wb") as sink:
-        process = subprocess.Popen(command("experiment=smoke", "simulation.n_steps=20000", "simulation.show_progress=true",
-                                           runs_dir=runs_dir, cache_dir=warm_smoke_cache),
-                                   cwd=ROOT, env=environment(), stdout=sink, stderr=subprocess.STDOUT,
-                                   preexec_fn=_default_sigterm)
-    try:
+    process = start_logged(log, "experiment=smoke", "simulation.n_steps=20000", "simulation.show_progress=true",
+                           runs_dir=runs_dir, cache_dir=warm_smoke_cache)
+    with killed_at_exit(process):
         _wait_for_progress(log, process, rb"\| *[1-9]\d*/20000 \[")  # tqdm's "| 12/20000 [": the step loop runs
         process.send_signal(signal.SIGTERM)
         process.wait(timeout=120)
-    finally:
-        if process.poll() is None:
-            process.kill()
     output = log.read_text()
     assert process.returncode == 128 + signal.SIGTERM, output[-2000:]
     run, = all_runs(runs_dir)
@@ -100,20 +112,14 @@ def test_sigterm_to_a_single_run_marks_it_killed_with_one_line(tmp_path: Path, w
 def test_sigterm_to_a_sweep_driver_leaves_no_run_running_and_no_process_behind(
         tmp_path: Path, warm_smoke_cache: Path, launcher: str) -> None:
     runs_dir, log = tmp_path / "runs", tmp_path / "output.log"
-    with log.open("wb") as sink:
-        # jobs of a few minutes: the signal lands while every running job is in its step loop
-        sweep = subprocess.Popen(command(*LONG_SMOKE, "simulation.n_steps=2000", *LAUNCHERS[launcher],
-                                         runs_dir=runs_dir, cache_dir=warm_smoke_cache),
-                                 cwd=ROOT, env=environment(), stdout=sink, stderr=subprocess.STDOUT,
-                                 preexec_fn=_default_sigterm)
-    try:
+    # jobs of a few minutes: the signal lands while every running job is in its step loop
+    sweep = start_logged(log, *LONG_SMOKE, "simulation.n_steps=2000", *LAUNCHERS[launcher], runs_dir=runs_dir,
+                         cache_dir=warm_smoke_cache)
+    with killed_at_exit(sweep):
         wait_for_running_job(runs_dir, timeout=300)
         started = descendants(sweep.pid)
         sweep.send_signal(signal.SIGTERM)
         sweep.wait(timeout=180)
-    finally:
-        if sweep.poll() is None:
-            sweep.kill()
     output = log.read_text()
     assert sweep.returncode == 128 + signal.SIGTERM, output[-3000:]
     assert "prism-run: interrupted (SIGTERM)" in output and "Traceback" not in output, output[-3000:]
