@@ -15,18 +15,18 @@ from omegaconf import DictConfig
 
 from prism_experiments.config import ConfigError
 from prism_experiments.harness.context import current_sweep
-from prism_experiments.harness.hydra_config import experiment_config
+from prism_experiments.composition import experiment_config
 from prism_experiments.harness.job import run_job
-from prism_experiments.harness.preflight import check_experiment, check_group_choices, check_runs_dir, runs_dir_from
+from prism_experiments.harness.preflight import check_experiment, check_group_choices, check_runs_dir
 from prism_experiments.harness.recovery import JobRecord, write_outcome
+from prism_experiments.locations import CONFIG_DIR, runs_dir_from
 from prism_experiments.processes import interrupt_name, interrupt_on_sigterm
 from prism_experiments.tracking.store import apply_http_budget, quiet_store_tracebacks, resolve_tracking_uri
 
-CONFIG_DIR = str(Path(__file__).resolve().parent.parent / "conf")
 log = logging.getLogger("prism_experiments")
 
 
-@hydra.main(version_base="1.3", config_path=CONFIG_DIR, config_name="config")
+@hydra.main(version_base="1.3", config_path=str(CONFIG_DIR), config_name="config")
 def hydra_main(cfg: DictConfig) -> dict[str, float] | None:
     quiet_store_tracebacks()
     hydra_cfg = HydraConfig.get()
@@ -68,7 +68,7 @@ def main() -> None:
     """`prism-run`: choices and the runs directory are checked before Hydra creates anything."""
     overrides = [arg for arg in sys.argv[1:] if "=" in arg and not arg.startswith("-")]
     try:
-        check_group_choices(overrides, Path(CONFIG_DIR))
+        check_group_choices(overrides, CONFIG_DIR)
         check_runs_dir(runs_dir_from(overrides))
     except ConfigError as exc:
         print(exc, file=sys.stderr)

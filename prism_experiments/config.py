@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from prism_experiments.agents import AgentsConfig
 from prism_experiments.corpus.synthetic import SyntheticCorpusConfig
 from prism_experiments.network import NetworkConfig
-from prism_experiments.paths import RUNS_DIR_ENV, default_runs_dir
+from prism_experiments.locations import RUNS_DIR_ENV, default_runs_dir
 from prism_experiments.rag import RAGConfig
 from prism_experiments.ranking import DEFAULT_MODE, KNOWN_MODES, RankingConfig, ranking_config
 from prism_experiments.ranking.serving_config import ServingConfig

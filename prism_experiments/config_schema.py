@@ -21,11 +21,11 @@ import yaml
 from pydantic import BaseModel
 
 from prism_experiments.config import ExperimentConfig
+from prism_experiments.locations import CONFIG_DIR
 from prism_experiments.ranking import config_models
 from prism_experiments.ranking.serving_config import ServingConfig
 
-CONF_DIR = Path(__file__).resolve().parents[1] / "conf"
-SCHEMA_DIR = CONF_DIR / "schema"
+SCHEMA_DIR = CONFIG_DIR / "schema"
 REGENERATE = "python -m prism_experiments.config_schema"
 #: top-level keys the root schema leaves out, and why
 ROOT_EXCLUDED: dict[str, str] = {

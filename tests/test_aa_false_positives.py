@@ -14,7 +14,7 @@ from scipy import stats
 from prism_experiments.analysis.compare import ComparisonSettings, compare_conditions
 from prism_experiments.analysis.design import detect_design
 from prism_experiments.analysis.stats import adjust_pvalues, mann_whitney_test, wilcoxon_test
-from prism_experiments.harness.resolvers import arm_of_seed
+from prism_experiments.composition import arm_of_seed
 
 ALPHA = 0.05
 REPLICATES = 2000

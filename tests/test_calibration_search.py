@@ -10,7 +10,7 @@ import pytest
 
 from prism_experiments.calibration.search import CalibrationSettings, run_calibration, world_yaml
 from prism_experiments.calibration.targets import parse_targets
-from prism_experiments.paths import sqlite_tracking_uri
+from prism_experiments.locations import sqlite_tracking_uri
 from prism_experiments.tracking.store import client_for
 from prism_experiments.tracking.tags import CALIBRATION_KIND, CALIBRATION_TRIAL_KIND, KIND_TAG, PARENT_RUN_TAG
 

@@ -6,13 +6,11 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from hydra import compose, initialize_config_dir
-from hydra.core.global_hydra import GlobalHydra
 from hydra.errors import MissingConfigException
 from omegaconf import DictConfig, OmegaConf
 
-from prism_experiments.__main__ import CONFIG_DIR
-from prism_experiments.harness.hydra_config import experiment_config
+from prism_experiments.composition import compose_dictconfig, experiment_config, hydra_context
+from prism_experiments.locations import CONFIG_DIR
 from prism_experiments.config import ConfigError, ExperimentConfig
 from prism_experiments.harness.sweep import job_overrides
 from prism_experiments.ranking import KNOWN_MODES, ranking_config
@@ -25,12 +23,10 @@ Compose = Callable[..., DictConfig]
 
 @pytest.fixture
 def compose_config(tmp_path: Path) -> Iterator[Compose]:
-    """compose(*overrides) with paths redirected to tmp_path; GlobalHydra cleared afterwards."""
-    GlobalHydra.instance().clear()
-    with initialize_config_dir(version_base="1.3", config_dir=CONFIG_DIR):
-        yield lambda *overrides: compose(
-            "config", overrides=[f"paths.runs_dir={tmp_path}", *overrides], return_hydra_config=True)
-    GlobalHydra.instance().clear()
+    """compose(*overrides) with paths redirected to tmp_path, Hydra's own node included (the sweep reads it)."""
+    with hydra_context():
+        yield lambda *overrides: compose_dictconfig([f"paths.runs_dir={tmp_path}", *overrides],
+                                                    return_hydra_config=True)
 
 
 def test_default_config_is_a_meaningful_experiment(compose_config: Compose, tmp_path: Path) -> None:

@@ -259,7 +259,7 @@ def test_compare_reports_on_the_smoke_sweep(swept, tmp_path: Path) -> None:
     artifacts = _artifact_paths(client, analysis[0].info.run_id)
     assert "report.html" in artifacts and "report.md" in artifacts
     note = client.get_experiment(experiment_id).tags["mlflow.note.content"]
-    assert f"**Latest analysis**: [compare-" in note and analysis[0].info.run_id in note and "## smoke" in note
+    assert "**Latest analysis**: [compare-" in note and analysis[0].info.run_id in note and "## smoke" in note
 
 
 class _StrictHtml(HTMLParser):

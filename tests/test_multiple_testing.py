@@ -10,7 +10,7 @@ from scipy import stats
 from prism_experiments.analysis.cli import main
 from prism_experiments.analysis.compare import ComparisonSettings, compare_conditions
 from prism_experiments.analysis.design import detect_design
-from prism_experiments.analysis.stats import adjust_pvalues, bh_adjust, holm_adjust
+from prism_experiments.analysis.stats import adjust_pvalues, bh_adjust
 
 FAST = dict(n_resamples=100, power_replicates=0)
 #: results.csv columns before --correction existed: the default must keep them

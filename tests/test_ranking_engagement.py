@@ -8,8 +8,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from hydra import compose, initialize_config_dir
-from hydra.core.global_hydra import GlobalHydra
 
 from prism_experiments.agents import AgentsConfig, engagement_probabilities, format_affinity_for
 from prism_experiments.ranking.engagement_prediction import (
@@ -23,7 +21,6 @@ from prism_experiments.ranking.engagement_prediction import (
 from prism_experiments.ranking.modes.engagement import EngagementConfig
 from prism_experiments.ranking.rescoring import x_algo_scores
 
-CONFIG_DIR = str(Path(__file__).resolve().parents[1] / "conf")
 
 
 def test_weighted_score_then_oon_and_author_diversity_by_hand() -> None:
@@ -91,15 +88,11 @@ def test_predictor_quality_by_hand() -> None:
 
 
 def simulate(tmp_path: Path, cache_dir: Path, *overrides: str):
-    from prism_experiments.harness.hydra_config import experiment_config
+    from prism_experiments.composition import compose_experiment
     from prism_experiments.simulation import run_simulation
 
-    GlobalHydra.instance().clear()
-    with initialize_config_dir(version_base="1.3", config_dir=CONFIG_DIR):
-        cfg = compose("config", overrides=[f"paths.runs_dir={tmp_path}", f"rag.cache_dir={cache_dir}",
-                                           "experiment=smoke", "simulation.show_progress=false", *overrides])
-    GlobalHydra.instance().clear()
-    return run_simulation(experiment_config(cfg))
+    return run_simulation(compose_experiment([f"paths.runs_dir={tmp_path}", f"rag.cache_dir={cache_dir}",
+                                              "experiment=smoke", "simulation.show_progress=false", *overrides]))
 
 
 def served_log_loss(result, action: str = "like") -> tuple[float, float]:

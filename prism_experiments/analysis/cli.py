@@ -98,9 +98,9 @@ def require_simulation_runs(experiment: str, tracking_uri: str | None, sweep_id:
     from mlflow.tracking import MlflowClient
 
     from prism_experiments.analysis.runs import experiment_id_for, require_existing_store, simulation_filter
-    from prism_experiments.paths import default_tracking_uri
+    from prism_experiments.locations import tracking_uri_for
 
-    uri = tracking_uri or default_tracking_uri()
+    uri = tracking_uri_for(tracking_uri)
     require_existing_store(uri)
     client = MlflowClient(uri)
     experiment_id = experiment_id_for(client, experiment, uri)

@@ -30,7 +30,7 @@ from prism_experiments.analysis.report import (
 from prism_experiments.analysis.runs import experiment_id_for, load_simulation_runs, require_existing_store
 from prism_experiments.analysis.selection import Selection, select_runs
 from prism_experiments.analysis.step_series import load_step_values, step_bands, with_engagement_rate
-from prism_experiments.paths import default_runs_dir, default_tracking_uri
+from prism_experiments.locations import default_runs_dir, tracking_uri_for
 from prism_experiments.tracking.experiment_note import write_analysis_line
 
 DEFAULT_SETTINGS = ComparisonSettings()
@@ -76,7 +76,7 @@ def compare_experiment(
     Raises AnalysisInputError when the store, experiment, options or runs do not allow a comparison.
     """
     now = now or datetime.now()
-    tracking_uri = tracking_uri or default_tracking_uri()
+    tracking_uri = tracking_uri_for(tracking_uri)
     require_existing_store(tracking_uri)
     client = MlflowClient(tracking_uri)
     experiment_id = experiment_id_for(client, experiment, tracking_uri)

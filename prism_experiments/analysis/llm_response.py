@@ -9,7 +9,6 @@ prism_experiments.analysis.llm_response --experiment llm_ranking_modes` prints a
 from __future__ import annotations
 
 import argparse
-import os
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
@@ -18,6 +17,7 @@ import pandas as pd
 import yaml
 
 from prism_experiments.agents import agent_ids
+from prism_experiments.locations import tracking_uri_for
 from prism_experiments.simulation.deciders import llm_agent_mask
 from prism_experiments.tracking.tags import KIND_TAG, SIMULATION_KIND
 
@@ -91,8 +91,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--experiment", required=True)
     parser.add_argument("--tracking-uri", default=None)
     args = parser.parse_args(argv)
-    runs_dir = Path(os.environ.get("PRISM_RUNS_DIR", "runs")).resolve()
-    uri = args.tracking_uri or os.environ.get("MLFLOW_TRACKING_URI") or f"sqlite:///{runs_dir / 'mlflow.db'}"
+    uri = tracking_uri_for(args.tracking_uri)
     tables = [impressions(exp, eng, llm_agent_ids(cfg)) for cfg, exp, eng in load_runs(uri, args.experiment)]
     if not tables:
         raise SystemExit(f"llm_response: no finished runs in {args.experiment!r}")

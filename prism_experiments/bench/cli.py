@@ -17,7 +17,7 @@ from pathlib import Path
 from prism_experiments.bench.context import BenchContext
 from prism_experiments.bench.report import BenchReport, Figure, machine_info, render_table, write_report
 from prism_experiments.bench.sizes import SIZES, Mode
-from prism_experiments.paths import default_runs_dir
+from prism_experiments.locations import default_runs_dir
 
 Section = Callable[[BenchContext], list[Figure]]
 SECTION_NAMES = {1: "embedding", 2: "store", 3: "ranking", 4: "simulation", 5: "sweep", 6: "cluster"}

@@ -24,7 +24,7 @@ from prism_experiments.bench.hydra_runs import LoggedRun, new_runs, run_entry_po
 from prism_experiments.bench.probe.log import read_probe
 from prism_experiments.bench.report import Figure, figure
 from prism_experiments.bench.sizes import Mode
-from prism_experiments.paths import sqlite_tracking_uri
+from prism_experiments.locations import sqlite_tracking_uri
 
 SECTION = 6
 EXPERIMENT = "smoke"

@@ -9,7 +9,7 @@ from pathlib import Path
 from prism_experiments.bench.data import BenchWorld, build_world
 from prism_experiments.bench.sizes import BenchSizes, Mode
 from prism_experiments.embeddings import Embedder
-from prism_experiments.paths import cache_dir
+from prism_experiments.locations import cache_dir
 from prism_experiments.rag import FeedRetriever, RAGConfig
 
 

@@ -13,18 +13,7 @@ import pandas as pd
 
 from prism_experiments.bench.measure import ChildRun, run_child
 from prism_experiments.bench.probe import probe_env
-from prism_experiments.config import ExperimentConfig
 from prism_experiments.tracking.tags import KIND_TAG, SIMULATION_KIND, TIMING_TAG_PREFIX, tag_equals
-
-
-def compose_config(overrides: Sequence[str]) -> ExperimentConfig:
-    """The validated config `python -m prism_experiments <overrides>` would run."""
-    from hydra import compose, initialize_config_dir
-
-    from prism_experiments.__main__ import CONFIG_DIR, experiment_config
-
-    with initialize_config_dir(config_dir=CONFIG_DIR, version_base="1.3"):
-        return experiment_config(compose("config", overrides=list(overrides)))
 
 
 def child_env(probe_dir: Path | None) -> dict[str, str]:

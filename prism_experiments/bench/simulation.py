@@ -15,13 +15,14 @@ from pathlib import Path
 
 from prism_experiments.bench.context import BenchContext
 from prism_experiments.bench.hydra_runs import (
-    active_agent_steps, compose_config, new_runs, run_entry_point, simulation_runs,
+    active_agent_steps, new_runs, run_entry_point, simulation_runs,
 )
 from prism_experiments.bench.measure import timed
 from prism_experiments.bench.probe.log import read_probe
 from prism_experiments.bench.report import Figure, Target, figure
 from prism_experiments.embeddings import Embedder
-from prism_experiments.paths import artifact_root, sqlite_tracking_uri
+from prism_experiments.composition import compose_experiment
+from prism_experiments.locations import artifact_root, sqlite_tracking_uri
 from prism_experiments.simulation import build_world
 
 SECTION = 4
@@ -44,7 +45,7 @@ ENGINE_PEAKS = ("world_peak_gb", "index_peak_gb", "steps_peak_gb", "log_peak_gb"
 
 def warm_up(overrides: Sequence[str], embedder: Embedder, show_progress: bool) -> tuple[int, float, int]:
     """Embed the preset's starting corpus and interests into the cache: (texts encoded, seconds, posts)."""
-    cfg = compose_config(overrides)
+    cfg = compose_experiment(overrides)
     world = build_world(cfg)
     texts = [post.text for post in world.corpus] + sorted({i for agent in world.agents for i in agent.interests})
     before = embedder.encoded_count
@@ -55,7 +56,7 @@ def warm_up(overrides: Sequence[str], embedder: Embedder, show_progress: bool) -
 def timed_run(ctx: BenchContext, overrides: Sequence[str], work: Path, label: str, prefix: str,
               wall_target: Target | None, rss_target: Target | None, note: str) -> list[Figure]:
     """One timed child run of the entry point and the figures read from its probe and its MLflow run."""
-    cfg = compose_config(overrides)
+    cfg = compose_experiment(overrides)
     uri = sqlite_tracking_uri(work)
     before = simulation_runs(uri, cfg.experiment_name)
     probe_dir = work / f"probe-{label}"
@@ -88,7 +89,7 @@ def run_preset(ctx: BenchContext, name: str, rerun: bool) -> list[Figure]:
     overrides = [*PRESETS[name], f"paths.runs_dir={work}", f"rag.cache_dir={ctx.cache_dir}",
                  "simulation.show_progress=false"]
     encoded, warm_s, n_posts = warm_up(overrides, ctx.embedder(), ctx.show_progress)
-    cfg = compose_config(overrides)
+    cfg = compose_experiment(overrides)
     ensure_experiment(sqlite_tracking_uri(work), cfg.experiment_name, artifact_root(work))  # as on a 2nd `make run`
     size = f"{cfg.agents.n_agents:,} agents, {n_posts:,} posts, {cfg.simulation.n_steps} steps"
     figures = [

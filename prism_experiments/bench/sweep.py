@@ -22,7 +22,7 @@ from prism_experiments.bench.hydra_runs import LoggedRun, child_env, new_runs, r
 from prism_experiments.bench.probe.log import read_probe
 from prism_experiments.bench.report import Figure, Target, figure
 from prism_experiments.embeddings import Embedder
-from prism_experiments.paths import sqlite_tracking_uri
+from prism_experiments.locations import sqlite_tracking_uri
 
 SECTION = 5
 N_JOBS = 2

@@ -13,11 +13,9 @@ from pathlib import Path
 
 from prism_experiments.calibration.report import fit_table, write_report
 from prism_experiments.calibration.search import (
-    CONFIG_DIR,
     CalibrationResult,
     CalibrationSettings,
     base_overrides,
-    compose_config,
     open_study,
     param_overrides,
     result_json,
@@ -26,9 +24,11 @@ from prism_experiments.calibration.search import (
     summarize_study,
     world_yaml,
 )
+from prism_experiments.composition import compose_experiment
+from prism_experiments.locations import CONFIG_DIR
 from prism_experiments.calibration.targets import TargetsError, available, load_targets
 from prism_experiments.config import ConfigError
-from prism_experiments.paths import default_runs_dir
+from prism_experiments.locations import default_runs_dir
 
 log = logging.getLogger("prism_experiments")
 
@@ -136,7 +136,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             runs_dir=(args.runs_dir or default_runs_dir()).resolve(), sampler_seed=args.sampler_seed,
             cache_dir=args.cache_dir, overrides=tuple(args.overrides), study_name=args.study,
             show_progress=not args.no_progress)
-        compose_config([*base_overrides(settings), f"seed={settings.seeds[0]}"])  # bad overrides fail before any run
+        compose_experiment([*base_overrides(settings), f"seed={settings.seeds[0]}"])  # bad overrides fail before any run
     except (TargetsError, ConfigError) as exc:
         print(f"prism-calibrate: {exc}", file=sys.stderr)
         return 2

@@ -12,17 +12,15 @@ from pathlib import Path
 from typing import Any
 
 import optuna
-from hydra import compose, initialize_config_dir
-from hydra.core.global_hydra import GlobalHydra
 from tqdm import tqdm
 
 from prism_experiments.calibration.objective import mean_moments, objective
 from prism_experiments.calibration.targets import Parameter, TargetSet
 from prism_experiments.config import ExperimentConfig
-from prism_experiments.harness.hydra_config import experiment_config
+from prism_experiments.composition import compose_experiment
 from prism_experiments.harness.job import end_run
 from prism_experiments.metrics.moments import calibration_moments
-from prism_experiments.paths import artifact_root, default_tracking_uri
+from prism_experiments.locations import artifact_root, tracking_uri_for
 from prism_experiments.simulation import run_simulation
 from prism_experiments.tracking.errors import error_line
 from prism_experiments.tracking.liveness import HEARTBEAT_TAG, Heartbeat, liveness_tags, reap_stale_runs
@@ -43,7 +41,6 @@ from prism_experiments.tracking.tags import (
     VERSION_TAG_PREFIX,
 )
 
-CONFIG_DIR = Path(__file__).resolve().parents[2] / "conf"
 PER_SEED_ATTR = "per_seed_moments"
 RUN_ID_ATTR = "mlflow_run_id"
 log = logging.getLogger("prism_experiments")
@@ -103,17 +100,6 @@ def base_overrides(settings: CalibrationSettings) -> list[str]:
             "simulation.show_progress=false", *settings.target_set.run_overrides, *settings.overrides]
 
 
-def compose_config(overrides: Sequence[str]) -> ExperimentConfig:
-    """The project's Hydra config composed with `overrides`, validated (ConfigError if invalid)."""
-    GlobalHydra.instance().clear()
-    try:
-        with initialize_config_dir(version_base="1.3", config_dir=str(CONFIG_DIR)):
-            cfg = compose("config", overrides=list(overrides))
-    finally:
-        GlobalHydra.instance().clear()
-    return experiment_config(cfg)
-
-
 def param_overrides(params: Mapping[str, float]) -> list[str]:
     """`key=value` for each parameter, in sorted order (repr keeps every float digit)."""
     return [f"{key}={value!r}" for key, value in sorted(params.items())]
@@ -129,7 +115,7 @@ def simulate_moments(overrides: Sequence[str], seeds: Sequence[int]) -> tuple[li
     """Calibration moments of one configuration for each seed, and the first seed's resolved config."""
     per_seed, resolved = [], {}
     for seed in seeds:
-        cfg = compose_config([*overrides, f"seed={seed}"])
+        cfg = compose_experiment([*overrides, f"seed={seed}"])
         resolved = resolved or cfg.model_dump(mode="json")
         per_seed.append(calibration_moments(run_simulation(cfg)))
     return per_seed, resolved
@@ -203,7 +189,7 @@ def open_study(settings: CalibrationSettings) -> optuna.Study:
                                 load_if_exists=True)
     if not study.trials:
         parameters = settings.target_set.parameters
-        baseline = config_values(compose_config(base_overrides(settings)), list(parameters))
+        baseline = config_values(compose_experiment(base_overrides(settings)), list(parameters))
         outside = [k for k, v in baseline.items() if not parameters[k].low <= v <= parameters[k].high]
         if outside:  # the sampler cannot propose it; the study then has no baseline trial
             log.warning("no baseline trial: the config's %s lie outside their ranges", ", ".join(outside))
@@ -218,7 +204,7 @@ def run_calibration(settings: CalibrationSettings) -> CalibrationResult:
     """Run `n_trials` more trials of the study under one MLflow parent run (never left RUNNING)."""
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     study = open_study(settings)
-    uri = settings.tracking_uri or default_tracking_uri(settings.runs_dir)
+    uri = tracking_uri_for(settings.tracking_uri, settings.runs_dir)
     experiment_id = ensure_experiment(uri, settings.experiment_name, artifact_root(settings.runs_dir))
     client = client_for(uri)
     reap_stale_runs(client, [experiment_id])

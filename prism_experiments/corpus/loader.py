@@ -265,7 +265,7 @@ def _read_csv(path: Path) -> tuple[list[str], list[tuple[int, dict[str, Any]]]]:
         frame = pd.read_csv(path, dtype=str, keep_default_na=False, na_filter=False)
     except pd.errors.EmptyDataError:
         raise CorpusFileError(f"{path}: header: the file is empty (expected a header row)") from None
-    except UnicodeDecodeError as error:
+    except UnicodeDecodeError:
         raise _undecodable_row(path, header_lines=1) from None
     except pd.errors.ParserError as error:
         raise CorpusFileError(f"{path}: not a readable CSV file ({str(error).splitlines()[0]})") from None

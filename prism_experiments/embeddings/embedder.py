@@ -10,7 +10,7 @@ from tqdm.auto import tqdm
 
 from prism_experiments.embeddings.cache import EmbeddingCache, text_digest
 from prism_experiments.embeddings.model import DEFAULT_MODEL, load_model, model_cache_key, resolve_model_path
-from prism_experiments.paths import cache_dir as default_cache_dir
+from prism_experiments.locations import cache_dir as default_cache_dir
 
 EMBEDDING_DIM = 384  # all-MiniLM-L6-v2
 #: Bumped whenever the way vectors are computed changes, so old caches are never mixed in.

@@ -8,7 +8,6 @@ caught here, before any run or job exists.
 
 from __future__ import annotations
 
-import os
 import tempfile
 import urllib.error
 import urllib.request
@@ -99,11 +98,3 @@ def check_experiment(cfg: ExperimentConfig, tracking_uri: str) -> None:
     check_corpus_file(cfg)
     check_tracking_server(tracking_uri)
 
-
-def runs_dir_from(overrides: Sequence[str]) -> Path:
-    """The runs directory a command line selects (its override, else $PRISM_RUNS_DIR, else ./runs)."""
-    for override in overrides:
-        key, _, value = override.partition("=")
-        if key.lstrip("+") == "paths.runs_dir":
-            return Path(value).expanduser().resolve()
-    return Path(os.environ.get("PRISM_RUNS_DIR", "runs")).expanduser().resolve()

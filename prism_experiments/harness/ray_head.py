@@ -134,7 +134,7 @@ def export_line(state: RayHeadState) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from prism_experiments.paths import default_runs_dir
+    from prism_experiments.locations import default_runs_dir
 
     parser = argparse.ArgumentParser(prog="ray-head", description=__doc__.splitlines()[0])
     parser.add_argument("action", choices=["start", "stop", "env"])

@@ -14,7 +14,7 @@ import yaml
 
 from prism_experiments.config import ConfigError, ExperimentConfig
 from prism_experiments.metrics import SUMMARY_METRICS, summarize
-from prism_experiments.paths import default_tracking_uri
+from prism_experiments.locations import tracking_uri_for
 from prism_experiments.simulation import run_simulation
 from prism_experiments.tracking.provenance import git_commit
 from prism_experiments.tracking.store import client_for
@@ -62,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     try:
-        rows, warnings = reproduce(args.run_id, args.tracking_uri or default_tracking_uri())
+        rows, warnings = reproduce(args.run_id, tracking_uri_for(args.tracking_uri))
     except ConfigError as exc:
         print(exc, file=sys.stderr)
         return 2

@@ -21,7 +21,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from prism_experiments.config import ConfigError, ExperimentConfig
 from prism_experiments.harness.context import SWEEP_FILE_ENV, SWEEP_FILE_NAME, SweepContext
-from prism_experiments.harness.hydra_config import experiment_config
+from prism_experiments.composition import experiment_config
 from prism_experiments.harness.job import find_finished_run
 from prism_experiments.harness.preflight import check_corpus_file, check_runs_dir, check_tracking_server
 from prism_experiments.harness.recovery import close_interrupted_jobs, failure_lines, read_outcome

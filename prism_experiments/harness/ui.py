@@ -13,7 +13,7 @@ import time
 import webbrowser
 from typing import TYPE_CHECKING
 
-from prism_experiments.paths import default_runs_dir, default_tracking_uri
+from prism_experiments.locations import default_runs_dir, tracking_uri_for
 from prism_experiments.tracking.experiment_views import apply_view_tags, runs_view_url
 from prism_experiments.tracking.store import client_for, sqlite_path
 
@@ -83,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-browser", action="store_true", help="print the URL, do not open a browser")
     args = parser.parse_args(argv)
     default_runs_dir().mkdir(parents=True, exist_ok=True)
-    uri = args.tracking_uri or default_tracking_uri()
+    uri = tracking_uri_for(args.tracking_uri)
     try:
         url = start_url(uri, args.port, args.experiment)
     except UiError as error:

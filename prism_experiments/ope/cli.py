@@ -9,20 +9,17 @@ import tempfile
 from pathlib import Path
 
 import pandas as pd
-from hydra import compose, initialize_config_dir
-from hydra.core.global_hydra import GlobalHydra
 from mlflow.tracking import MlflowClient
 
 from prism_experiments.analysis.errors import AnalysisInputError
 from prism_experiments.analysis.runs import experiment_id_for, require_existing_store, search_all_runs, simulation_filter
 from prism_experiments.config import ConfigError
-from prism_experiments.config_schema import CONF_DIR
 from prism_experiments.domain import SERVING_CANDIDATES
-from prism_experiments.harness.hydra_config import experiment_config
+from prism_experiments.composition import compose_experiment
 from prism_experiments.ope.data import impression_rewards, ope_inputs, target_names
 from prism_experiments.ope.report import estimates_table, markdown, validation_markdown
 from prism_experiments.ope.validation import validate_seed
-from prism_experiments.paths import default_tracking_uri
+from prism_experiments.locations import tracking_uri_for
 from prism_experiments.tracking.tags import SEED_TAG
 
 EXIT_OK, EXIT_USAGE = 0, 2
@@ -52,7 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def estimate_logged_runs(experiment: str, run_id: str | None, tracking_uri: str | None, n_boot: int) -> str:
     """Markdown: every target of every stochastic run of `experiment` (or of run `run_id`)."""
-    uri = tracking_uri or default_tracking_uri()
+    uri = tracking_uri_for(tracking_uri)
     require_existing_store(uri)
     client = MlflowClient(uri)
     runs = [client.get_run(run_id)] if run_id else [
@@ -80,11 +77,7 @@ def validate(experiment: str, seeds: list[int], overrides: list[str], n_boot: in
     """Markdown: estimate vs on-policy truth for every target of conf/experiment/<experiment>.yaml and seed."""
     rows = []
     for seed in seeds:
-        GlobalHydra.instance().clear()
-        with initialize_config_dir(version_base="1.3", config_dir=str(CONF_DIR)):
-            composed = compose("config", overrides=[f"experiment={experiment}", f"seed={seed}", *overrides])
-        GlobalHydra.instance().clear()
-        cfg = experiment_config(composed)
+        cfg = compose_experiment([f"experiment={experiment}", f"seed={seed}", *overrides])
         if cfg.serving is None or not cfg.serving.targets:
             raise AnalysisInputError(f"experiment: {experiment!r} sets no serving.targets to validate")
         rows += validate_seed(cfg.model_copy(update={"simulation": cfg.simulation.model_copy(

@@ -192,7 +192,7 @@ def stop(runs_dir: Path) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from prism_experiments.paths import default_runs_dir
+    from prism_experiments.locations import default_runs_dir
 
     parser = argparse.ArgumentParser(prog="tracking-server", description=__doc__.splitlines()[0])
     parser.add_argument("action", choices=["start", "stop", "status"])

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from prism_experiments.paths import sqlite_tracking_uri
+from prism_experiments.locations import tracking_uri_for
 
 if TYPE_CHECKING:
     from mlflow.tracking import MlflowClient
@@ -19,8 +19,9 @@ if TYPE_CHECKING:
 
 
 def resolve_tracking_uri(cfg: "ExperimentConfig") -> str:
-    """`tracking.uri`, else `$MLFLOW_TRACKING_URI`, else the absolute sqlite store under `paths.runs_dir`."""
-    return cfg.tracking.uri or os.environ.get("MLFLOW_TRACKING_URI") or sqlite_tracking_uri(cfg.paths.runs_dir)
+    """The run's tracking URI by the project's rule (`locations.tracking_uri_for`): `tracking.uri`, else
+    `$MLFLOW_TRACKING_URI`, else the sqlite store under `paths.runs_dir`."""
+    return tracking_uri_for(cfg.tracking.uri, cfg.paths.runs_dir)
 
 
 #: MLflow's environment variables for its HTTP client (mlflow/environment_variables.py).

@@ -11,10 +11,6 @@ import math
 import sys
 from pathlib import Path
 
-from hydra import compose, initialize_config_dir
-from hydra.core.global_hydra import GlobalHydra
-
-CONFIG_DIR = str(Path(__file__).resolve().parents[2] / "conf")
 FIXTURE = Path(__file__).with_name("summary_metrics.json")
 ALL_MODES = ("x_algo", "preference", "random", "chronological", "engagement_recency", "pooled_boost", "context_rerank")
 
@@ -30,15 +26,12 @@ def golden_cases() -> dict[str, list[str]]:
 
 def compute_case(overrides: list[str], runs_dir: Path, cache_dir: Path) -> dict[str, float]:
     """Compose the real config with `overrides`, simulate, and return the run summary."""
-    from prism_experiments.harness.hydra_config import experiment_config
+    from prism_experiments.composition import compose_experiment
     from prism_experiments.metrics import summarize
     from prism_experiments.simulation import run_simulation
 
-    GlobalHydra.instance().clear()
-    with initialize_config_dir(version_base="1.3", config_dir=CONFIG_DIR):
-        cfg = compose("config", overrides=[f"paths.runs_dir={runs_dir}", f"rag.cache_dir={cache_dir}", *overrides])
-    GlobalHydra.instance().clear()
-    return summarize(run_simulation(experiment_config(cfg)))
+    return summarize(run_simulation(compose_experiment([f"paths.runs_dir={runs_dir}", f"rag.cache_dir={cache_dir}",
+                                                         *overrides])))
 
 
 def same_value(expected: float, got: float) -> bool:
