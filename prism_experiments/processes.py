@@ -1,8 +1,7 @@
-"""Processes this project starts and stops (servers, a Ray head): by PID, never by name."""
+"""Processes: whether one is alive, its children, stopping a process group, signals as interrupts, memory."""
 
 from __future__ import annotations
 
-import json
 import os
 import resource
 import signal
@@ -11,13 +10,8 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import asdict
 from pathlib import Path
 from types import FrameType
-from typing import Any, TypeVar
-
-T = TypeVar("T")
-
 
 def _status_kib(field: str) -> int | None:
     try:
@@ -84,16 +78,6 @@ def stop_process_group(pid: int, timeout_s: float = 30) -> None:
         os.killpg(pid, signal.SIGKILL)  # also whatever the group's leader left behind
     except ProcessLookupError:
         pass
-
-
-def save_state(path: Path, state: Any) -> None:
-    """What a started server needs to be found and stopped later (its PIDs, ports), as JSON."""
-    path.write_text(json.dumps(asdict(state)))
-
-
-def load_state(path: Path, kind: type[T]) -> T | None:
-    """The state `save_state` wrote, or None when nothing was started (or it was stopped)."""
-    return kind(**json.loads(path.read_text())) if path.is_file() else None
 
 
 def child_pids(parent: int | None = None) -> list[int]:

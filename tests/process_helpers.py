@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import shutil
@@ -16,6 +15,7 @@ from pathlib import Path
 
 from mlflow.tracking import MlflowClient
 
+from prism_experiments.daemons import free_port, port_open
 from prism_experiments.processes import process_alive
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -26,21 +26,12 @@ def gone_or_zombie(pid: int) -> bool:
     return not process_alive(pid)
 
 
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that nothing listens on (closed again before it is returned)."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def wait_for_port(port: int, timeout: float = 90) -> None:
     deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        with socket.socket() as sock:
-            if sock.connect_ex(("127.0.0.1", port)) == 0:
-                return
+    while not port_open(port):
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"nothing opened port {port}")
         time.sleep(0.3)
-    raise TimeoutError(f"mlflow server did not open port {port}")
 
 
 def start_mlflow_server(backend_db: Path, artifacts: Path, port: int) -> subprocess.Popen:

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from mlflow.tracking import MlflowClient
 
+from prism_experiments.daemons import DaemonError
 from prism_experiments.harness import ray_head
 from prism_experiments.metrics import SUMMARY_METRICS
 from prism_experiments.tracking import server as tracking_server
@@ -118,7 +119,7 @@ def test_a_taken_port_is_one_line_and_the_password_stays_out_of_state_and_argv(p
     _, home = postgres_mlflow
     state = tracking_server.read_state(home)
     assert state is not None
-    with pytest.raises(tracking_server.TrackingServerError, match=r"^--port: 127\.0\.0\.1:\d+ is in use"):
+    with pytest.raises(DaemonError, match=r"^--port: 127\.0\.0\.1:\d+ is in use"):
         tracking_server.start(home / "other", mlflow_port=state.mlflow_port)
     password_file = home / "tracking-server" / "db_password"
     assert oct(password_file.stat().st_mode & 0o777) == "0o600"

@@ -20,7 +20,6 @@ import atexit
 import logging
 import os
 import signal
-import socket
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -86,24 +85,19 @@ def on_loopback(address: Any) -> bool:
     return host in ("localhost", "::1", "[::1]") or host.startswith("127.")
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 def start_local_instance(home: Path, init: Dict[str, Any], timeout_s: float, attempts: int) -> Dict[str, Any]:
     """Start a private head for this sweep (stopped at exit, by its PID) and return `ray.init` arguments that
     connect to it; RayStartError when every attempt failed."""
+    from prism_experiments.daemons import DaemonError, free_port
     from prism_experiments.harness import ray_head
 
     reasons = []
     for attempt in range(1, attempts + 1):
         try:
-            state = ray_head.start_head(home, port=_free_port(), num_cpus=init.get("num_cpus"), timeout_s=timeout_s,
+            state = ray_head.start_head(home, port=free_port(), num_cpus=init.get("num_cpus"), timeout_s=timeout_s,
                                         object_store_bytes=init.get("object_store_memory"), tied_to_this_process=True)
             break
-        except ray_head.RayHeadError as error:
+        except DaemonError as error:
             reasons.append(str(error))
             if attempt < attempts:
                 log.warning("Ray: the local instance did not start (attempt %d of %d): %s; trying again", attempt,

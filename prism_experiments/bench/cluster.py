@@ -24,6 +24,7 @@ from prism_experiments.bench.hydra_runs import LoggedRun, new_runs, run_entry_po
 from prism_experiments.bench.probe.log import read_probe
 from prism_experiments.bench.report import Figure, figure
 from prism_experiments.bench.sizes import Mode
+from prism_experiments.daemons import free_port
 from prism_experiments.locations import sqlite_tracking_uri
 
 SECTION = 6
@@ -162,7 +163,7 @@ def store_figures(work: Path, sizes: ClusterSizes, cache_dir: Path) -> list[Figu
     home = Path(tempfile.mkdtemp(prefix="prism-bench-pg-"))
     home.chmod(0o755)
     try:
-        state = tracking_server.start(home, mlflow_port=tracking_server.free_port())
+        state = tracking_server.start(home, mlflow_port=free_port())
         try:
             postgres = smoke_sweep(work, "bench_postgres", sizes.store_seeds, LAUNCHERS["joblib"],
                                    uri=state.tracking_uri, cache_dir=cache_dir)

@@ -28,7 +28,7 @@ from prism_experiments.tracking.labels import condition_label, overrides_to_pair
 from prism_experiments.tracking.limits import fit_tag
 from prism_experiments.tracking.params import config_hash, to_params
 from prism_experiments.tracking.provenance import git_commit, package_versions
-from prism_experiments.tracking.run_logger import log_files, log_metrics, log_params, set_tags
+from prism_experiments.tracking.run_logger import log_files, log_metric_entries, log_metrics, log_params, set_tags
 from prism_experiments.tracking.store import client_for, ensure_experiment, resolve_tracking_uri
 from prism_experiments.tracking.tags import (
     CONDITION_TAG,
@@ -240,10 +240,8 @@ def _simulate_and_log(cfg: ExperimentConfig, overrides: Sequence[str], sweep: Sw
         log_files(client, run_id, Path(work_dir))
         log_metrics(client, run_id, summary, series)
         llm = cfg.agents.llm
-        entries = llm_metrics(result.decider_stats, result.decider_series, llm.price_per_1k_input_tokens,
-                              llm.price_per_1k_output_tokens)
-        for start in range(0, len(entries), 1000):
-            client.log_batch(run_id, metrics=entries[start : start + 1000])
+        log_metric_entries(client, run_id, llm_metrics(result.decider_stats, result.decider_series,
+                                                        llm.price_per_1k_input_tokens, llm.price_per_1k_output_tokens))
         timings = result.timings | {"simulate_s": simulated, "log_s": time.perf_counter() - logging_started,
                                     "log_peak_gb": peak_rss_bytes() / 1e9}
         set_tags(client, run_id, {f"{TIMING_TAG_PREFIX}{k}": f"{v:.3f}" for k, v in timings.items()})

@@ -17,20 +17,18 @@ import os
 import secrets
 import shlex
 import shutil
-import socket
-import subprocess
 import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from prism_experiments.processes import die_with_parent, load_state, process_alive, save_state, stop_process_group
+from prism_experiments.daemons import DaemonError, StateFile, port_open, require_free_port, start_in_session, wait_until
+from prism_experiments.processes import process_alive, stop_process_group
 
 STATE_FILE = "state.json"
 TOKEN_FILE = "auth_token"
 
 
-class RayHeadError(RuntimeError):
+class RayHeadError(DaemonError):
     """A one-line reason the Ray head could not start."""
 
 
@@ -51,13 +49,12 @@ def state_dir(runs_dir: Path) -> Path:
     return runs_dir.resolve() / "ray-head"
 
 
+def state_file(home: Path) -> StateFile[RayHeadState]:
+    return StateFile(home / STATE_FILE, RayHeadState)
+
+
 def read_state(runs_dir: Path) -> RayHeadState | None:
-    return load_state(state_dir(runs_dir) / STATE_FILE, RayHeadState)
-
-
-def _port_open(port: int) -> bool:
-    with socket.socket() as probe:
-        return probe.connect_ex(("127.0.0.1", port)) == 0
+    return state_file(state_dir(runs_dir)).read()
 
 
 def start(runs_dir: Path, port: int = 6379, num_cpus: int | None = None, timeout_s: float = 120) -> RayHeadState:
@@ -70,11 +67,10 @@ def start_head(home: Path, port: int, num_cpus: int | None = None, timeout_s: fl
     """Start a head whose token, log and state live in `home` (or return the one running there), and wait until
     a client can connect: RayHeadError after `timeout_s`. A head `tied_to_this_process` stops when this process
     dies, even by SIGKILL (a sweep's private instance)."""
-    running = load_state(home / STATE_FILE, RayHeadState)
+    running = state_file(home).read()
     if running is not None and process_alive(running.pid):
         return running
-    if _port_open(port):
-        raise RayHeadError(f"--port: 127.0.0.1:{port} is in use; choose another (PORT=...)")
+    require_free_port(port)
     home.mkdir(parents=True, exist_ok=True)
     token = home / TOKEN_FILE
     if not token.exists():
@@ -93,35 +89,22 @@ def start_head(home: Path, port: int, num_cpus: int | None = None, timeout_s: fl
     if object_store_bytes is not None:
         command += ["--object-store-memory", str(object_store_bytes)]
     log_path = home / "ray-head.log"
-    with log_path.open("ab") as log:
-        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True,
-                                   preexec_fn=die_with_parent if tied_to_this_process else None)
-    deadline = time.monotonic() + timeout_s
-    while not _port_open(port) or not (temp_dir / "ray_current_cluster").exists():
-        if process.poll() is not None or time.monotonic() > deadline:
-            stop_process_group(process.pid)
-            raise RayHeadError(f"ray start --head did not come up on 127.0.0.1:{port} within {timeout_s:.0f} s "
-                               f"({_last_line(log_path)}; log: {log_path})")
-        time.sleep(0.5)
+    process = start_in_session(command, log_path, env, tied_to_this_process)
+    try:
+        wait_until(lambda: port_open(port) and (temp_dir / "ray_current_cluster").exists(), process, timeout_s,
+                   f"ray start --head on 127.0.0.1:{port}", log_path)
+    except DaemonError as error:
+        stop_process_group(process.pid)
+        raise RayHeadError(str(error)) from None
     state = RayHeadState(state.address, process.pid, state.token_path, cpus)
-    save_state(home / STATE_FILE, state)
+    state_file(home).write(state)
     return state
-
-
-def _last_line(log_path: Path) -> str:
-    """The log's last non-empty line (Ray's reason), or a placeholder."""
-    lines = [line.strip() for line in log_path.read_text(errors="replace").splitlines() if line.strip()]
-    return lines[-1][:200] if lines else "no output"
 
 
 def stop_head(home: Path) -> bool:
     """Stop the head recorded in `home` and everything it started, by its PID; False if none was recorded."""
-    state = load_state(home / STATE_FILE, RayHeadState)
-    if state is None:
-        return False
-    stop_process_group(state.pid, timeout_s=60)  # Ray's graceful shutdown takes 10-15 s
-    (home / STATE_FILE).unlink(missing_ok=True)
-    return True
+    # Ray's graceful shutdown takes 10-15 s
+    return state_file(home).stop(lambda state: stop_process_group(state.pid, timeout_s=60))
 
 
 def stop(runs_dir: Path) -> bool:
@@ -158,7 +141,7 @@ def main(argv: list[str] | None = None) -> int:
                 print("no Ray head running (make ray-head)", file=sys.stderr)
                 return 1
             print(export_line(state))
-    except RayHeadError as error:
+    except DaemonError as error:
         print(f"ray-head: {error}", file=sys.stderr)
         return 2
     return 0

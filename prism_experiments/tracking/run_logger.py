@@ -48,6 +48,11 @@ def log_metrics(client: MlflowClient, run_id: str, summary: Mapping[str, float],
         if _numeric(value)
     ]
     entries += [Metric(name, float(value), now, 0) for name, value in summary.items() if _numeric(value)]
+    log_metric_entries(client, run_id, entries)
+
+
+def log_metric_entries(client: MlflowClient, run_id: str, entries: list[Metric]) -> None:
+    """Log ready-made metric entities, `MAX_METRICS_PER_BATCH` per call."""
     for chunk in _chunks(entries, MAX_METRICS_PER_BATCH):
         client.log_batch(run_id, metrics=chunk)
 

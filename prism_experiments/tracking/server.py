@@ -15,14 +15,14 @@ import pwd
 import secrets
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from prism_experiments.processes import load_state, process_alive as pid_alive, save_state, stop_process_group
+from prism_experiments.daemons import DaemonError, StateFile, free_port, port_open, require_free_port, start_in_session, wait_until
+from prism_experiments.processes import process_alive as pid_alive, stop_process_group
 
 STATE_FILE = "state.json"
 DB_NAME = "mlflow"
@@ -31,7 +31,7 @@ DB_ROLE = "prism"
 DB_OS_USER = os.environ.get("PRISM_PG_USER", "postgres")
 
 
-class TrackingServerError(RuntimeError):
+class TrackingServerError(DaemonError):
     """A one-line reason the tracking server could not start or stop."""
 
 
@@ -57,24 +57,6 @@ def postgres_bin() -> Path:
             return Path(candidate)
     raise TrackingServerError("PostgreSQL not found (initdb, pg_ctl): install Debian's postgresql package "
                               "or set PRISM_PG_BIN to its bin directory")
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def wait_for_port(port: int, process: subprocess.Popen | None, timeout: float, what: str, log: Path) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        with socket.socket() as sock:
-            if sock.connect_ex(("127.0.0.1", port)) == 0:
-                return
-        if process is not None and process.poll() is not None:
-            break
-        time.sleep(0.3)
-    raise TrackingServerError(f"{what} did not open 127.0.0.1:{port} (log: {log})")
 
 
 def _as_db_user(command: list[str]) -> list[str]:
@@ -105,8 +87,12 @@ def state_dir(runs_dir: Path) -> Path:
     return runs_dir.resolve() / "tracking-server"
 
 
+def state_file(runs_dir: Path) -> StateFile[ServerState]:
+    return StateFile(state_dir(runs_dir) / STATE_FILE, ServerState)
+
+
 def read_state(runs_dir: Path) -> ServerState | None:
-    return load_state(state_dir(runs_dir) / STATE_FILE, ServerState)
+    return state_file(runs_dir).read()
 
 
 def start(runs_dir: Path, mlflow_port: int = 5000, postgres_port: int | None = None) -> ServerState:
@@ -114,9 +100,7 @@ def start(runs_dir: Path, mlflow_port: int = 5000, postgres_port: int | None = N
     running = read_state(runs_dir)
     if running is not None and pid_alive(running.mlflow_pid) and pid_alive(running.postgres_pid):
         return running
-    with socket.socket() as probe:
-        if probe.connect_ex(("127.0.0.1", mlflow_port)) == 0:
-            raise TrackingServerError(f"--port: 127.0.0.1:{mlflow_port} is in use; choose another (PORT=...)")
+    require_free_port(mlflow_port)
     home = state_dir(runs_dir)
     pgdata, logs, artifacts = home / "pgdata", home / "logs", home / "mlartifacts"
     for directory in (home, logs, artifacts):
@@ -157,38 +141,35 @@ def start(runs_dir: Path, mlflow_port: int = 5000, postgres_port: int | None = N
     # the database URI (with its password) goes through the environment, not the command line (ps shows that)
     server_env = os.environ | {
         "MLFLOW_BACKEND_STORE_URI": f"postgresql+psycopg://{DB_ROLE}:{password}@127.0.0.1:{postgres_port}/{DB_NAME}"}
-    with mlflow_log.open("ab") as log_handle:
-        mlflow = subprocess.Popen(
-            [sys.executable, "-m", "mlflow", "server", "--artifacts-destination", str(artifacts),
-             "--host", "127.0.0.1", "--port", str(mlflow_port), "--workers", "2"],
-            stdout=log_handle, stderr=subprocess.STDOUT, env=server_env, start_new_session=True)
+    mlflow = start_in_session([sys.executable, "-m", "mlflow", "server", "--artifacts-destination", str(artifacts),
+                               "--host", "127.0.0.1", "--port", str(mlflow_port), "--workers", "2"],
+                              mlflow_log, server_env)
     try:
-        wait_for_port(mlflow_port, mlflow, 180, "mlflow server", mlflow_log)
+        wait_until(lambda: port_open(mlflow_port), mlflow, 180, f"mlflow server on 127.0.0.1:{mlflow_port}", mlflow_log)
         time.sleep(0.5)
         if mlflow.poll() is not None:  # the port was taken between the check and the bind
             raise TrackingServerError(f"mlflow server exited at start (log: {mlflow_log})")
-    except TrackingServerError:
+    except DaemonError:
         stop_process_group(mlflow.pid)
         _run(_as_db_user([str(binaries / "pg_ctl"), "-D", str(pgdata), "-m", "fast", "-w", "stop"]), "pg_ctl stop")
         raise
     state = ServerState(f"http://127.0.0.1:{mlflow_port}", mlflow.pid, postgres_pid, postgres_port, mlflow_port)
-    save_state(home / STATE_FILE, state)
+    state_file(runs_dir).write(state)
     return state
 
 
 def stop(runs_dir: Path) -> bool:
     """Stop both servers by their recorded PIDs; False if nothing was recorded."""
-    state = read_state(runs_dir)
-    if state is None:
-        return False
+    return state_file(runs_dir).stop(_stop_servers)
+
+
+def _stop_servers(state: ServerState) -> None:
     stop_process_group(state.mlflow_pid)
     if pid_alive(state.postgres_pid):
         os.kill(state.postgres_pid, signal.SIGINT)  # PostgreSQL's "fast" shutdown
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and pid_alive(state.postgres_pid):
             time.sleep(0.2)
-    (state_dir(runs_dir) / STATE_FILE).unlink(missing_ok=True)
-    return True
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -213,7 +194,7 @@ def main(argv: list[str] | None = None) -> int:
             alive = state is not None and pid_alive(state.mlflow_pid) and pid_alive(state.postgres_pid)
             print(f"running: {state.tracking_uri}" if alive and state else "not running")
             return 0 if alive else 1
-    except TrackingServerError as error:
+    except DaemonError as error:
         print(f"tracking-server: {error}", file=sys.stderr)
         return 2
     return 0
