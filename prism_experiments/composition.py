@@ -48,6 +48,9 @@ def experiment_config(cfg: DictConfig) -> ExperimentConfig:
     data = OmegaConf.to_container(cfg, resolve=False)
     assert isinstance(data, dict)
     data.pop("hydra", None)  # hydra.* interpolations only resolve inside a running job
+    missing = sorted(OmegaConf.missing_keys(OmegaConf.create(data)))
+    if missing:
+        raise ConfigError(f"config error: {missing[0]}: required, no default (set {missing[0]}=...)")
     try:
         resolved = OmegaConf.to_container(OmegaConf.create(data), resolve=True)
     except InterpolationResolutionError as exc:

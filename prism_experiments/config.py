@@ -13,7 +13,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from prism_experiments.agents import AgentsConfig
+from prism_experiments.deciders import DecidingAgentsConfig
+from prism_experiments.deciders import config_models as decider_models
+from prism_experiments.llm import backend_config_models
 from prism_experiments.corpus.synthetic import SyntheticCorpusConfig
 from prism_experiments.network import NetworkConfig
 from prism_experiments.locations import RUNS_DIR_ENV, default_runs_dir
@@ -104,7 +106,7 @@ class ExperimentConfig(BaseModel):
     force: bool = False
     corpus: CorpusConfig = Field(default_factory=CorpusConfig)
     rag: RAGConfig = Field(default_factory=RAGConfig)
-    agents: AgentsConfig = Field(default_factory=AgentsConfig)
+    agents: DecidingAgentsConfig = Field(default_factory=DecidingAgentsConfig)
     network: NetworkConfig = Field(default_factory=NetworkConfig)
     ranking: RankingConfig = Field(default_factory=lambda: ranking_config(DEFAULT_MODE))
     #: null: today's deterministic feed; else a stochastic policy logging propensities (conf/serving/, docs/ope.md)
@@ -135,14 +137,15 @@ class ExperimentConfig(BaseModel):
 def describe_validation_error(exc: ValidationError) -> str:
     """`config error: rag.feed_size: Input should be ... (got 0)`, one line, every problem joined by '; '."""
     parts = []
+    union_tags = {"ranking": set(KNOWN_MODES), "decider": set(decider_models()), "llm": set(backend_config_models())}
     for error in exc.errors():
-        loc = error["loc"]
-        if len(loc) > 2 and loc[0] == "ranking" and loc[1] in KNOWN_MODES:
-            loc = (loc[0], *loc[2:])  # the union's tag is ranking.mode itself, not a level of keys
+        # a discriminated union's tag (ranking.mode, agents.decider.kind, ...llm.backend) is not a level of keys
+        loc = tuple(part for i, part in enumerate(error["loc"])
+                    if not (i and part in union_tags.get(str(error["loc"][i - 1]), ())))
         location = ".".join(str(part) for part in loc)
         message = error["msg"].removeprefix("Value error, ")
         if error["type"] == "union_tag_invalid":  # a discriminated union (ranking) got an unknown tag
-            field = str(error["ctx"]["discriminator"]).strip("'()")
+            field = str(error["ctx"]["discriminator"]).strip("'()").removesuffix("_of")  # kind_of() -> kind
             expected = str(error["ctx"]["expected_tags"]).replace("'", "")
             message = f"{field}: unknown {field} {error['ctx']['tag']!r}; registered {field}s: {expected}"
         named = re.match(r"^([A-Za-z_]\w*): (.*)$", message)

@@ -21,6 +21,8 @@ import yaml
 from pydantic import BaseModel
 
 from prism_experiments.config import ExperimentConfig
+from prism_experiments.deciders import config_models as decider_models
+from prism_experiments.llm import backend_config_models
 from prism_experiments.locations import CONFIG_DIR
 from prism_experiments.ranking import config_models
 from prism_experiments.ranking.serving_config import ServingConfig
@@ -38,6 +40,13 @@ GROUPS_EXCLUDED: dict[str, str] = {
 }
 #: groups that are null in the root (absent: a behaviour off) and whose option files extend the model's defaults
 OPTIONAL_GROUPS: dict[str, type[BaseModel]] = {"serving": ServingConfig}
+#: fields that are config groups of their own (selected by their option files, not written in the parent's base)
+NESTED_GROUPS: dict[str, str] = {
+    "agents.decider": "one base per decider under schema/agents/decider/, from the decider registry",
+    "agents.decider.llm": "one base per backend under schema/agents/decider/llm/, from the backend registry",
+}
+#: Hydra's value for a field the user must set (a model field without a default)
+MISSING = "???"
 
 
 @cache
@@ -105,8 +114,15 @@ def render(model: type[BaseModel], data: dict[str, Any]) -> str:
     return "\n".join([*header, *render_fields(model, data)]) + "\n"
 
 
+def model_defaults(model: type[BaseModel], **fields: Any) -> dict[str, Any]:
+    """The JSON-mode defaults of `model` (with `fields` set); a field without a default is Hydra's `???`."""
+    required = {name: MISSING for name, info in model.model_fields.items() if info.is_required() and name not in fields}
+    return model.model_construct(**required, **fields).model_dump(mode="json")
+
+
 def schema_files() -> dict[Path, str]:
-    """Path under conf/schema -> its generated text: the root keys, one file per group, one per ranking mode."""
+    """Path under conf/schema -> its generated text: the root keys, one file per group, one per ranking mode,
+    decider and LLM backend."""
     defaults = ExperimentConfig().model_dump(mode="json")
     files: dict[Path, str] = {}
     root_fields = [name for name in ExperimentConfig.model_fields
@@ -116,11 +132,17 @@ def schema_files() -> dict[Path, str]:
     for name in ExperimentConfig.model_fields:
         group = nested_model(ExperimentConfig, name)
         if group is not None and name not in GROUPS_EXCLUDED:
-            files[Path(f"{name}.yaml")] = render(group, defaults[name])
+            data = {k: v for k, v in defaults[name].items() if f"{name}.{k}" not in NESTED_GROUPS}
+            files[Path(f"{name}.yaml")] = render(group, data)
     for name, model in OPTIONAL_GROUPS.items():
         files[Path(f"{name}.yaml")] = render(model, model().model_dump(mode="json"))
     for mode, model in config_models().items():
         files[Path("ranking") / f"{mode}.yaml"] = render(model, model().model_dump(mode="json"))
+    for kind, model in decider_models().items():
+        data = {k: v for k, v in model_defaults(model).items() if f"agents.decider.{k}" not in NESTED_GROUPS}
+        files[Path("agents") / "decider" / f"{kind}.yaml"] = render(model, data)
+    for backend, model in backend_config_models().items():
+        files[Path("agents") / "decider" / "llm" / f"{backend}.yaml"] = render(model, model_defaults(model))
     return files
 
 

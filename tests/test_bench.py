@@ -130,12 +130,12 @@ def test_run_child_reports_the_childs_own_peak_memory(tmp_path: Path) -> None:
 @pytest.mark.integration
 def test_exact_reference_and_chroma_store_agree_on_a_toy_corpus(embedder) -> None:
     from prism_experiments.bench.context import drop_store
-    from prism_experiments.bench.data import build_world
+    from prism_experiments.bench.data import build_bench_world
     from prism_experiments.bench.exact import ExactRetriever
     from prism_experiments.bench.ranking import build_exact_store
     from prism_experiments.bench.store import build_store
 
-    world = build_world(embedder, n_agents=20, corpus_posts=300, use_posts=300)
+    world = build_bench_world(embedder, n_agents=20, corpus_posts=300, use_posts=300)
     chroma, exact = build_store(world, embedder, "test"), build_exact_store(world, embedder)
     try:
         queries = np.stack([chroma.embed_interests(agent.interests) for agent in world.agents[:6]]

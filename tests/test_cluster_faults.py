@@ -1,4 +1,4 @@
-"""Faults of the cluster path on real parts (issue 15): a Ray worker or a submitit job killed mid-job, and the
+"""Faults of the cluster path on real parts: a Ray worker or a submitit job killed mid-job, and the
 tracking server (MLflow on PostgreSQL, as `make tracking-server` starts it) paused mid-sweep."""
 
 from __future__ import annotations

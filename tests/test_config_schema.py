@@ -18,6 +18,9 @@ from prism_experiments.config_schema import (
     stale_files,
     write_schema,
 )
+from prism_experiments.deciders import config_models as decider_models
+from prism_experiments.deciders import decider_config
+from prism_experiments.llm import backend_config_models
 from prism_experiments.ranking import KNOWN_MODES, config_models
 from prism_experiments.ranking.modes.x_algo import XAlgoConfig
 from prism_experiments.ranking.serving_config import ServingConfig
@@ -33,7 +36,9 @@ def test_every_group_and_every_mode_has_a_base() -> None:
     groups = {"corpus", "rag", "agents", "network", "simulation", "tracking"}
     optional = {"serving"}  # null in the root; conf/serving/ option files extend the model's defaults
     assert files == ({"root.yaml"} | {f"{g}.yaml" for g in groups | optional}
-                     | {f"ranking/{m}.yaml" for m in KNOWN_MODES})
+                     | {f"ranking/{m}.yaml" for m in KNOWN_MODES}
+                     | {f"agents/decider/{kind}.yaml" for kind in decider_models()}
+                     | {f"agents/decider/llm/{backend}.yaml" for backend in backend_config_models()})
 
 
 @pytest.mark.parametrize("path", sorted(str(p) for p in schema_files()))
@@ -48,8 +53,15 @@ def test_each_base_loads_to_its_models_defaults(path: str) -> None:
     elif path.startswith("ranking/"):
         model = config_models()[Path(path).stem]
         assert model.model_validate(data) == model()
-    else:
-        assert data == defaults[Path(path).stem]
+    elif path.startswith("agents/decider/llm/"):  # a field without a default is Hydra's ??? (set by the user)
+        model = backend_config_models()[Path(path).stem]
+        required = {name: "???" for name, info in model.model_fields.items() if info.is_required()}
+        assert data == model.model_construct(**required).model_dump(mode="json")
+    elif path.startswith("agents/decider/"):  # its `llm` comes from the agents/decider/llm group
+        model = decider_models()[Path(path).stem]
+        assert data == decider_config(Path(path).stem).model_dump(mode="json", exclude={"llm"})
+    else:  # agents' `decider` comes from the agents/decider group
+        assert data == {k: v for k, v in defaults[Path(path).stem].items() if k != "decider"}
 
 
 def test_a_changed_default_makes_the_file_stale_and_regeneration_fixes_it(tmp_path: Path) -> None:

@@ -634,7 +634,7 @@ def test_reply_post_inherits_the_parent_topic_or_falls_back() -> None:
 
 
 def test_pooled_corpora_of_every_seed_draw_their_texts_from_one_pool() -> None:
-    """Issue 17: a pool of N texts per topic bounds the distinct texts (and embeddings) over seeds."""
+    """A pool of N texts per topic bounds the distinct texts (and embeddings) over seeds."""
     config = SyntheticCorpusConfig(n_posts=3000, text_pool_size=20)
     first, second = generate_corpus(config, 1), generate_corpus(config, 2)
     pools = {text for topic in TOPICS for reply in (False, True) for text in text_pool(topic, reply, 0.3, 20)}

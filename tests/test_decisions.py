@@ -8,7 +8,7 @@ import numpy as np
 
 from prism_experiments.agents import ARCHETYPES, AgentsConfig
 from prism_experiments.domain import Post
-from prism_experiments.simulation.decisions import Impressions, decide
+from prism_experiments.deciders import Impressions, rule_decisions
 
 T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
 FEED = 10
@@ -28,7 +28,7 @@ def impressions(agents: list[int]) -> Impressions:
 def run_decide(agents: list[int], config: AgentsConfig, seed: int = 4):
     biases = np.full((N_AGENTS, 3), 2.0)  # strong propensities: plenty of engagements to compare
     archetypes = np.full((N_AGENTS, len(ARCHETYPES)), 1.0 / len(ARCHETYPES))
-    return decide(seed, 7, np.array(agents), impressions(agents), biases, archetypes, config, FEED)
+    return rule_decisions(seed, 7, np.array(agents), impressions(agents), biases, archetypes, config, FEED)
 
 
 def test_an_agents_decisions_do_not_depend_on_who_else_is_active() -> None:

@@ -125,7 +125,7 @@ def test_empty_recording_gives_typed_empty_tables_that_round_trip(tmp_path: Path
 
 
 def test_sparse_float_columns_are_what_from_records_gives() -> None:
-    """Issue 17: score components kept as float arrays, not a dict per row, give the same table."""
+    """Score components kept as float arrays, not a dict per row, give the same table."""
     from prism_experiments.domain.recorder import SparseFloatColumns
 
     rows = [{"b": 1.5, "a": np.float64(2.0)}, {}, {"a": 3, "c": True}, {"b": -0.25}]

@@ -52,7 +52,7 @@ def test_exact_query_is_the_brute_force_top_n_even_with_many_tied_posts(tmp_path
 
 
 def test_answers_kept_between_queries_follow_the_posts_added_since(tmp_path: Path) -> None:
-    """Issue 17: a repeated query merges the new posts into its remembered answer; it must stay the full scan's."""
+    """A repeated query merges the new posts into its remembered answer; it must stay the full scan's."""
     rng = np.random.default_rng(3)
     distinct = _unit_rows(rng, 200)
     vectors = distinct[rng.integers(0, 200, size=2400)]

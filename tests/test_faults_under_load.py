@@ -51,7 +51,7 @@ def error_lines(output: str) -> list[str]:
 
 def test_mlflow_telemetry_is_off_so_its_thread_cannot_break_a_request() -> None:
     """MLflow 3's telemetry thread pops `_MLFLOW_TELEMETRY_SESSION_ID` from os.environ when it cannot reach the
-    internet, racing a request that reads os.environ (KeyError: the issue's failed runs/search). Checked outside
+    internet, racing a request that reads os.environ (KeyError: a failed runs/search). Checked outside
     pytest's and CI's environment variables, which turn the telemetry off by themselves."""
     env = {k: v for k, v in environment().items()
            if not k.startswith("PYTEST") and k not in ("CI", "GITHUB_ACTIONS", "MLFLOW_DISABLE_TELEMETRY")}

@@ -115,7 +115,7 @@ SWEEPS = {  # experiment -> (jobs, keys that vary besides the seed, ranking mode
     "huge": (1, set(), {"x_algo"}),
     "llm_smoke": (4, {"ranking.mode"}, {"x_algo", "chronological"}),
     "llm_ranking_modes": (6, {"ranking.mode"}, {"x_algo", "chronological", "preference"}),
-    "llm_vs_rules": (4, {"agents.decider"}, {"x_algo"}),
+    "llm_vs_rules": (4, {"agents.decider.kind"}, {"x_algo"}),
     "engagement_vs_chronological": (30, {"ranking.mode"}, {"engagement", "chronological", "x_algo"}),
     "aa": (20, {"arm"}, {"x_algo"}),
     "ope_validation": (3, set(), {"x_algo"}),

@@ -24,7 +24,11 @@ FORBIDDEN: dict[tuple[str, str], str] = {
     (f"{PACKAGE}.simulation", f"{PACKAGE}.tracking"): "the engine runs without a tracking backend",
     (f"{PACKAGE}.metrics", f"{PACKAGE}.simulation"): "metrics are pure functions of the event log",
     (f"{PACKAGE}.ranking", f"{PACKAGE}.simulation"): "rankers are built for, not from, the engine",
+    (f"{PACKAGE}.deciders", f"{PACKAGE}.simulation"): "deciders are built for, not from, the engine",
+    (f"{PACKAGE}.analysis", f"{PACKAGE}.simulation"): "the analysis reads what runs logged, never the engine",
 }
+#: The entry point `python -m prism_experiments`: no module may import it (a path or a helper lives elsewhere).
+ENTRY_POINT = f"{PACKAGE}.__main__"
 #: The only nodes that may import the harness: the `prism-run` entry point, `prism-calibrate`, whose
 #: trials compose configs and end runs the way a harness job does, and `prism-ope --validate`, which composes
 #: an experiment's config per seed the same way.
@@ -124,6 +128,8 @@ def forbidden_edges(graph: Graph) -> list[str]:
               for node, targets in graph.items() if HARNESS in targets and node not in HARNESS_IMPORTERS]
     found += [f"{DOMAIN} -> {target}: the domain package depends on no other package of ours"
               for target in sorted(internal(graph).get(DOMAIN, set()))]
+    found += [f"{node} -> {ENTRY_POINT}: nothing imports the entry point" for node, targets in graph.items()
+              if ENTRY_POINT in targets]
     return sorted(found)
 
 
@@ -185,12 +191,15 @@ def test_forbidden_edges_are_reported() -> None:
         f"{PACKAGE}.simulation": {"mlflow", f"{PACKAGE}.tracking"},
         f"{PACKAGE}.metrics": {f"{PACKAGE}.simulation"},
         f"{PACKAGE}.ranking": {f"{PACKAGE}.simulation"},
-        f"{PACKAGE}.analysis": {HARNESS},
+        f"{PACKAGE}.analysis": {HARNESS, f"{PACKAGE}.simulation"},
         f"{PACKAGE}.__main__": {HARNESS},
+        f"{PACKAGE}.bench": {f"{PACKAGE}.__main__"},
         DOMAIN: {f"{PACKAGE}.rag", "numpy"},
     }
     found = forbidden_edges(graph)
-    assert len(found) == 6
+    assert len(found) == 8
+    assert any(line.startswith(f"{PACKAGE}.analysis -> {PACKAGE}.simulation") for line in found)
+    assert any(line.startswith(f"{PACKAGE}.bench -> {ENTRY_POINT}") for line in found)
     assert any(line.startswith(f"{PACKAGE}.analysis -> {HARNESS}") for line in found)
     assert any(line.startswith(f"{DOMAIN} -> {PACKAGE}.rag") for line in found)
     assert not any(line.startswith(f"{PACKAGE}.__main__") for line in found)

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from prism_experiments.agents import LLMConfig
+from prism_experiments.llm.local import LocalLLMConfig
 from prism_experiments.llm import (
     NO_ACTION,
     ActionError,
@@ -108,7 +108,7 @@ def ask(tmp_path: Path, answers: list[str]) -> tuple[FeedActions, CallStats, Scr
     now = datetime(2025, 1, 1, tzinfo=timezone.utc)
     feed = [Post(id=f"p{i}", author_id="a", text=f"post {i}", timestamp=now) for i in range(3)]
     model = ScriptedModel(answers)
-    agents = LLMAgents(LLMConfig(cache_dir=tmp_path), tmp_path, model=model)
+    agents = LLMAgents(LocalLLMConfig(cache_dir=tmp_path), tmp_path, model=model)
     stats = CallStats()
     (actions,) = agents.act(0, 0, now, [(0, SocialAgent(id="u1", interests=["music"]))], [feed], 2000, stats)
     return actions, stats, model

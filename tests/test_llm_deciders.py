@@ -1,4 +1,5 @@
-"""Which agents decide by LLM, and the LLM figures logged to MLflow (pure functions, no model)."""
+"""The decider registry: which agents decide by LLM, config validation before a run exists, and the LLM figures
+logged to MLflow (pure functions and unit-test doubles, no model)."""
 
 from __future__ import annotations
 
@@ -8,42 +9,68 @@ import numpy as np
 import pytest
 
 from prism_experiments.config import ConfigError, ExperimentConfig
-from prism_experiments.simulation.deciders import RulesDecider, build_decider, llm_agent_mask
+from prism_experiments.agents import AgentsConfig, population_arrays
+from prism_experiments.deciders import (DECIDERS, DeciderContext, build_decider, decider_config, hybrid_llm_mask)
 from prism_experiments.tracking.llm_metrics import llm_metric_values, llm_metrics
 
 
-def test_rules_and_llm_masks_are_none_and_all() -> None:
-    assert not llm_agent_mask(0, 50, "rules", 0.9).any()
-    assert llm_agent_mask(0, 50, "llm", 0.0).all()
+def context(tmp_path, n_agents: int, seed: int = 0) -> DeciderContext:
+    from prism_experiments.agents import generate_population
+
+    population = generate_population(AgentsConfig(n_agents=n_agents), ["tech", "food"], seed) if n_agents else []
+    return DeciderContext(seed, AgentsConfig(n_agents=max(n_agents, 1)), population, population_arrays(population),
+                          10, 2000, tmp_path)
+
+
+def test_every_decider_registers_under_its_kind() -> None:
+    assert list(DECIDERS) == ["rules", "llm", "hybrid"]
+    assert all(decider_config(kind).kind == kind for kind in DECIDERS)
+
+
+def test_rules_and_llm_deciders_ask_no_agent_and_every_agent(tmp_path, monkeypatch) -> None:
+    import prism_experiments.llm.agents as llm_agents
+
+    monkeypatch.setattr(llm_agents, "build_chat_model", lambda cfg: SilentModel())
+    assert not build_decider(decider_config("rules"), context(tmp_path, 50)).llm_agents().any()
+    assert build_decider(decider_config("llm"), context(tmp_path, 50)).llm_agents().all()
 
 
 def test_the_hybrid_share_is_seeded_and_close_to_the_fraction() -> None:
-    mask = llm_agent_mask(3, 2000, "hybrid", 0.25)
-    assert np.array_equal(mask, llm_agent_mask(3, 2000, "hybrid", 0.25))
-    assert not np.array_equal(mask, llm_agent_mask(4, 2000, "hybrid", 0.25))
+    mask = hybrid_llm_mask(3, 2000, 0.25)
+    assert np.array_equal(mask, hybrid_llm_mask(3, 2000, 0.25))
+    assert not np.array_equal(mask, hybrid_llm_mask(4, 2000, 0.25))
     assert abs(mask.mean() - 0.25) < 0.03
     # a larger share keeps every agent of a smaller one (one keyed draw per agent)
-    assert np.all(llm_agent_mask(3, 2000, "hybrid", 0.5)[mask])
+    assert np.all(hybrid_llm_mask(3, 2000, 0.5)[mask])
 
 
 def test_a_hybrid_population_without_llm_agents_builds_no_model(tmp_path) -> None:
-    cfg = ExperimentConfig.from_mapping({"agents": {"decider": "hybrid", "llm_fraction": 0.0,
-                                                    "llm": {"backend": "openai", "base_url": "http://127.0.0.1:9/v1"}}})
-    decider = build_decider(0, cfg.agents, [], np.zeros((0, 3)), np.zeros((0, 5)), 10, 2000, tmp_path, False)
-    assert isinstance(decider, RulesDecider)
+    cfg = ExperimentConfig.from_mapping({"agents": {"decider": {
+        "kind": "hybrid", "fraction": 0.0, "llm": {"backend": "openai", "model": "m",
+                                                   "base_url": "http://127.0.0.1:9/v1"}}}})
+    decider = build_decider(cfg.agents.decider, context(tmp_path, 5))
+    assert decider.llm is None and decider.stats() == ({}, [])  # no server was asked: none listens on port 9
 
 
-@pytest.mark.parametrize("key, value, field", [
-    ("decider", "gpt", "agents.decider"), ("llm_fraction", 1.5, "agents.llm_fraction"),
+@pytest.mark.parametrize("decider, field", [
+    ({"kind": "gpt"}, r"agents\.decider\.kind: unknown kind 'gpt'; registered kinds: rules, llm, hybrid"),
+    ({"kind": "hybrid", "fraction": 1.5}, r"agents\.decider\.fraction: "),
+    ({"kind": "rules", "fraction": 0.5}, r"agents\.decider\.fraction: Extra inputs"),
+    ({"kind": "llm", "llm": {"backend": "vllm"}},
+     r"agents\.decider\.llm\.backend: unknown backend 'vllm'; registered backends: local, openai"),
+    ({"kind": "llm", "llm": {"backend": "openai", "model": "m", "base_url": "127.0.0.1:8000/v1"}},
+     r"agents\.decider\.llm\.base_url: must be an http:// or https:// URL"),
+    ({"kind": "llm", "llm": {"backend": "openai", "model": "m", "base_url": "http://127.0.0.1:99999/v1"}},
+     r"agents\.decider\.llm\.base_url: the port"),
+    ({"kind": "llm", "llm": {"backend": "local", "model_path": "/nonexistent/model.gguf"}},
+     r"agents\.decider\.llm\.model_path: no such file /nonexistent/model\.gguf"),
+    ({"kind": "llm", "llm": {"backend": "local", "model": "llama-70b"}}, r"agents\.decider\.llm\.model: the local"),
+    ({"kind": "llm", "llm": {"backend": "local", "base_url": "http://x"}}, r"agents\.decider\.llm\.base_url: Extra"),
 ])
-def test_bad_decider_settings_name_the_field(key: str, value: object, field: str) -> None:
+def test_bad_decider_settings_fail_validation_naming_the_field(decider: dict, field: str) -> None:
+    """Everything that can be checked without the model is checked when the config is validated, before a run."""
     with pytest.raises(ConfigError, match=field):
-        ExperimentConfig.from_mapping({"agents": {key: value}})
-
-
-def test_bad_llm_backend_names_the_field_and_allowed_values() -> None:
-    with pytest.raises(ConfigError, match=r"agents\.llm\.backend: .*'local' or 'openai'"):
-        ExperimentConfig.from_mapping({"agents": {"llm": {"backend": "vllm"}}})
+        ExperimentConfig.from_mapping({"agents": {"decider": decider}})
 
 
 def test_llm_figures_cost_and_hit_rate() -> None:
@@ -78,17 +105,19 @@ def test_in_a_hybrid_run_rule_agents_decide_as_in_a_rules_run(tmp_path, session_
 
     monkeypatch.setattr(llm_agents, "build_chat_model", lambda cfg: SilentModel())
 
-    def run(decider: str):
+    def run(kind: str):
+        decider = {"kind": kind} if kind == "rules" else {"kind": kind, "fraction": 0.5,
+                                                          "llm": {"cache_dir": str(tmp_path / kind)}}
         cfg = ExperimentConfig.from_mapping({
             "corpus": {"n_posts": 150}, "rag": {"cache_dir": str(session_cache_dir)},
-            "agents": {"n_agents": 40, "activity_median": 0.8, "decider": decider, "llm_fraction": 0.5,
-                       "llm": {"cache_dir": str(tmp_path / decider)}},
+            "agents": {"n_agents": 40, "activity_median": 0.8, "decider": decider},
             "simulation": {"n_steps": 1, "show_progress": False, "render_agents": 0},
             "paths": {"runs_dir": str(tmp_path)}})
         return run_simulation(cfg)
 
     rules, hybrid = run("rules"), run("hybrid")
-    llm_ids = {f"{a.id}" for a, m in zip(rules.agents, llm_agent_mask(0, 40, "hybrid", 0.5)) if m}
+    llm_ids = {f"{a.id}" for a, m in zip(rules.agents, hybrid_llm_mask(0, 40, 0.5)) if m}
+    assert set(hybrid.llm_agent_ids) == llm_ids and rules.llm_agent_ids == []
     assert 0 < len(llm_ids) < 40
     columns = ["step", "agent_id", "post_id", "action"]
     kept = rules.engagements[~rules.engagements["agent_id"].isin(llm_ids)][columns].reset_index(drop=True)

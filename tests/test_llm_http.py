@@ -20,10 +20,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from prism_experiments.agents import LLMConfig
 from prism_experiments.config import ExperimentConfig
 from prism_experiments.llm import ChatRequest, LLMUnavailable, action_schema, parse_actions
-from prism_experiments.llm.http import OpenAIChatModel, server_identity
+from prism_experiments.llm.openai_server import OpenAIChatModel, OpenAILLMConfig, server_identity
 from prism_experiments.simulation import run_simulation
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -39,9 +38,9 @@ def free_port() -> int:
 def test_an_unreachable_server_fails_the_run_with_one_line(tmp_path: Path, session_cache_dir: Path) -> None:
     url = f"http://127.0.0.1:{free_port()}/v1"
     cfg = ExperimentConfig.from_mapping({
-        "corpus": {"n_posts": 20}, "agents": {"n_agents": 3, "decider": "llm",
+        "corpus": {"n_posts": 20}, "agents": {"n_agents": 3, "decider": {"kind": "llm",
                                               "llm": {"backend": "openai", "base_url": url, "model": "m",
-                                                      "max_retries": 1, "timeout_s": 2}},
+                                                      "max_retries": 1, "timeout_s": 2}}},
         "rag": {"cache_dir": str(session_cache_dir)}, "simulation": {"n_steps": 1, "show_progress": False},
         "paths": {"runs_dir": str(tmp_path)}})
     with pytest.raises(LLMUnavailable) as failure:
@@ -73,7 +72,7 @@ def server() -> str:
 
 
 def test_the_http_backend_gets_a_valid_answer_and_retries_a_503(server: str) -> None:
-    model = OpenAIChatModel(LLMConfig(backend="openai", base_url=server, model="smollm2-135m-instruct",
+    model = OpenAIChatModel(OpenAILLMConfig(backend="openai", base_url=server, model="smollm2-135m-instruct",
                                       max_retries=2, timeout_s=300))
     assert model.identity.startswith("openai:smollm2-135m-instruct:")
     messages = ({"role": "system", "content": "Answer with JSON."},
@@ -154,10 +153,10 @@ def test_a_server_dying_mid_run_fails_it_and_the_rerun_asks_only_what_was_not_an
     def config(url: str) -> ExperimentConfig:
         return ExperimentConfig.from_mapping({
             "seed": 0, "corpus": {"n_posts": 30, "span_hours": 12},
-            "agents": {"n_agents": 3, "activity_median": 0.9, "activity_min": 0.9, "decider": "llm",
+            "agents": {"n_agents": 3, "activity_median": 0.9, "activity_min": 0.9, "decider": {"kind": "llm",
                        "llm": {"backend": "openai", "base_url": url, "model": "smollm2-135m-instruct",
                                "max_new_tokens": 96, "max_text_chars": 60, "concurrency": 1, "max_retries": 1,
-                               "timeout_s": 300, "cache_dir": str(tmp_path / "llm-cache")}},
+                               "timeout_s": 300, "cache_dir": str(tmp_path / "llm-cache")}}},
             "network": {"mean_out_degree": 2}, "rag": {"feed_size": 3, "cache_dir": str(session_cache_dir)},
             "ranking": {"mode": "preference"},
             "simulation": {"n_steps": 2, "show_progress": False, "render_agents": 0},

@@ -23,9 +23,9 @@ def llm_config(tmp: Path, cache_dir: Path, ranking: dict) -> ExperimentConfig:
     return ExperimentConfig.from_mapping({
         "seed": 0,
         "corpus": {"n_posts": 40, "span_hours": 12},
-        "agents": {"n_agents": 5, "activity_median": 0.9, "activity_min": 0.9, "decider": "llm",
+        "agents": {"n_agents": 5, "activity_median": 0.9, "activity_min": 0.9, "decider": {"kind": "llm",
                    "llm": {"max_new_tokens": 96, "max_text_chars": 60, "batch_size": 5, "threads": 2,
-                           "cache_dir": str(tmp / "llm-cache")}},
+                           "cache_dir": str(tmp / "llm-cache")}}},
         "network": {"mean_out_degree": 2},
         "rag": {"feed_size": 3, "cache_dir": str(cache_dir)},
         "ranking": ranking,

@@ -143,7 +143,7 @@ def test_the_rankers_entropy_is_one_draw_from_the_contexts_stream(context: Ranke
 
 
 def test_a_runs_start_up_imports_neither_scikit_learn_nor_chromadb() -> None:
-    """Issue 17: scikit-learn (learned predictor only) and ChromaDB (opened on demand) stay out of start-up."""
+    """scikit-learn (learned predictor only) and ChromaDB (opened on demand) stay out of start-up."""
     script = ("import sys, prism_experiments.__main__, prism_experiments.harness.job, prism_experiments.ranking; "
               "print(sorted(m for m in ('sklearn', 'chromadb', 'scipy.stats') if m in sys.modules))")
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)

@@ -1,4 +1,4 @@
-"""Reviewing a sweep (issue 16): progress line, note, parent-run tables, runs view, report figures and sentences."""
+"""Reviewing a sweep: progress line, note, parent-run tables, runs view, report figures and sentences."""
 
 from __future__ import annotations
 

@@ -12,7 +12,7 @@ import pytest
 from prism_experiments.config import ConfigError, ExperimentConfig
 from prism_experiments.metrics import cascade_table, summarize
 from prism_experiments.domain import ACTIONS, EventLog
-from prism_experiments.simulation import build_world, run_simulation
+from prism_experiments.simulation import build_starting_world, run_simulation
 
 pytestmark = pytest.mark.integration
 
@@ -68,8 +68,8 @@ def test_modes_share_world_activation_and_authoring(runs, session_cache_dir: Pat
         ["post_id", "author_id", "text", "created_step"]].reset_index(drop=True)
     pd.testing.assert_frame_equal(authored(x_algo), authored(random))
     # identical agents and initial graph, rebuilt from the seed alone
-    world_a = build_world(small_config(session_cache_dir))
-    world_b = build_world(small_config(session_cache_dir, ranking__mode="random"))
+    world_a = build_starting_world(small_config(session_cache_dir))
+    world_b = build_starting_world(small_config(session_cache_dir, ranking__mode="random"))
     assert world_a.graph.edges() == world_b.graph.edges()
     assert [a.model_dump() for a in world_a.agents] == [a.model_dump() for a in world_b.agents]
     # but different feeds
@@ -179,7 +179,7 @@ def test_the_starting_index_and_the_model_are_built_once_per_process(session_cac
     assert embedder.encoded_count - encoded <= len(unseen) < len(second.posts) // 10
     # the second run started from pristine counters: the first run's engagement did not leak into it
     start = lambda r: r.posts[r.posts["created_step"] == -1].set_index("post_id")["likes"]
-    world = build_world(small_config(session_cache_dir, seed=21))
+    world = build_starting_world(small_config(session_cache_dir, seed=21))
     initial = pd.Series({p.id: p.likes for p in world.corpus})
     gained = second.engagements[second.engagements["action"] == "like"].groupby("post_id").size()
     expected = initial.add(gained, fill_value=0).reindex(start(second).index).astype(int)

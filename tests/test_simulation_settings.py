@@ -5,13 +5,13 @@ from __future__ import annotations
 from datetime import datetime, timezone
 
 from prism_experiments.config import ExperimentConfig
-from prism_experiments.simulation import EngineSettings, RunSettings, WorldSettings
+from prism_experiments.simulation import EngineSettings, RunSettings, StartingWorldSettings
 
 
 def test_experiment_config_satisfies_the_run_and_world_settings() -> None:
     cfg = ExperimentConfig()
     assert isinstance(cfg, RunSettings)
-    assert isinstance(cfg, WorldSettings)
+    assert isinstance(cfg, StartingWorldSettings)
 
 
 def test_a_settings_object_missing_a_group_is_not_run_settings() -> None:
@@ -19,7 +19,7 @@ def test_a_settings_object_missing_a_group_is_not_run_settings() -> None:
         seed = 0
         corpus = rag = agents = network = simulation = cache_dir = None
 
-    assert isinstance(NoRanking(), WorldSettings)
+    assert isinstance(NoRanking(), StartingWorldSettings)
     assert not isinstance(NoRanking(), RunSettings)
 
 

@@ -1,4 +1,4 @@
-"""The sweep driver embeds every pending job's starting corpus once, before fan-out (issue 15)."""
+"""The sweep driver embeds every pending job's starting corpus once, before fan-out."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from prism_experiments.config import ExperimentConfig
 from prism_experiments.embeddings import Embedder
 from prism_experiments.embeddings.cache import text_digest
 from prism_experiments.harness.upfront_embedding import embed_starting_corpora, starting_texts_by_cache, world_key
-from prism_experiments.simulation.world import build_world
+from prism_experiments.simulation.starting_world import build_starting_world
 
 SMALL = {"agents": {"n_agents": 12}, "corpus": {"n_posts": 40}, "network": {"mean_out_degree": 4}}
 
@@ -33,7 +33,7 @@ def test_one_pass_embeds_each_distinct_world_once_and_a_second_pass_encodes_noth
     configs = [small_config(tmp_path, seed, mode) for seed in (0, 1) for mode in ("x_algo", "random", "chronological")]
     by_cache, n_worlds = starting_texts_by_cache(configs, show_progress=False)
     assert n_worlds == 2
-    expected = {post.text for seed in (0, 1) for post in build_world(small_config(tmp_path, seed, "x_algo")).corpus}
+    expected = {post.text for seed in (0, 1) for post in build_starting_world(small_config(tmp_path, seed, "x_algo")).corpus}
     assert list(by_cache) == [(configs[0].rag.embedding_model, configs[0].cache_dir)]
     assert set(next(iter(by_cache.values()))) == expected
 

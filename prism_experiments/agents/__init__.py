@@ -18,12 +18,13 @@ from prism_experiments.agents.behaviour import (
     format_affinity_for,
 )
 from prism_experiments.agents.config import AgentsConfig, BehaviourConfig, EngagementCoefficients
-from prism_experiments.agents.llm_config import PACKAGED_MODEL, LLMConfig
 from prism_experiments.agents.population import (
+    PopulationArrays,
     agent_id_width,
     agent_ids,
     archetype_matrix,
     generate_population,
+    population_arrays,
     topic_popularity,
 )
 from prism_experiments.agents.seeding import Seed, as_seed_sequence, stream_rng
@@ -38,8 +39,7 @@ __all__ = [
     "AgentsConfig",
     "BehaviourConfig",
     "EngagementCoefficients",
-    "LLMConfig",
-    "PACKAGED_MODEL",
+    "PopulationArrays",
     "Seed",
     "SocialAgent",
     "agent_id_width",
@@ -55,6 +55,7 @@ __all__ = [
     "format_indices",
     "format_affinity_matrix",
     "generate_population",
+    "population_arrays",
     "stream_rng",
     "topic_popularity",
 ]

@@ -1,4 +1,4 @@
-"""Rule-based behaviour: pure, vectorised probabilities (DESIGN.md, "Agent behaviour").
+"""Rule-based behaviour: pure, vectorised probabilities (docs/model.md, "Agent behaviour").
 
 The engine draws the Bernoulli outcomes from its own keyed streams; these functions
 only turn plain arrays into probabilities. Defaults and sources: docs/model.md.

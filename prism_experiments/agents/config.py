@@ -5,7 +5,6 @@ Defaults and their sources are documented in docs/model.md and conf/agents/defau
 
 from __future__ import annotations
 
-from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -16,7 +15,6 @@ from prism_experiments.agents.archetypes import (
     DEFAULT_FORMAT_ARCHETYPE_BIAS,
     POST_FORMATS,
 )
-from prism_experiments.agents.llm_config import LLMConfig
 
 class EngagementCoefficients(BaseModel):
     """Logit-linear coefficients of one action (like, reshare or reply).
@@ -55,7 +53,7 @@ def _reply() -> EngagementCoefficients:
 
 
 class BehaviourConfig(BaseModel):
-    """Coefficients of the rule-based behaviour model (DESIGN.md, "Agent behaviour")."""
+    """Coefficients of the rule-based behaviour model (docs/model.md, "Agent behaviour")."""
 
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
@@ -153,13 +151,6 @@ class AgentsConfig(BaseModel):
         default_factory=lambda: {k: list(v) for k, v in DEFAULT_ARCHETYPE_DISLIKED_FORMATS.items()}
     )
     behaviour: BehaviourConfig = Field(default_factory=BehaviourConfig)
-    #: who decides what an agent does with its feed: rules (the behaviour model above), llm (every
-    #: agent asks `llm`'s model), hybrid (a seeded `llm_fraction` of agents ask the model, the rest use rules)
-    decider: Literal["rules", "llm", "hybrid"] = "rules"
-    #: hybrid: share of agents that decide by LLM, drawn once per seed (ignored by rules and llm)
-    llm_fraction: float = Field(default=0.1, ge=0.0, le=1.0)
-    #: the model LLM-deciding agents ask (docs/llm.md)
-    llm: LLMConfig = Field(default_factory=LLMConfig)
 
     @field_validator("interest_count_weights")
     @classmethod

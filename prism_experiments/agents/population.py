@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -115,3 +116,25 @@ def generate_population(config: AgentsConfig, topics: Sequence[str], seed: Seed)
 def archetype_matrix(agents: Sequence[SocialAgent]) -> np.ndarray:
     """(len(agents), len(ARCHETYPES)) archetype weights, rows in agent order."""
     return np.array([agent.archetype_vector() for agent in agents], dtype=float).reshape(len(agents), len(ARCHETYPES))
+
+
+@dataclass(frozen=True)
+class PopulationArrays:
+    """What the step loop and the deciders read of each agent, one row per agent, computed once per run."""
+
+    activity: np.ndarray
+    post_rate: np.ndarray
+    #: (n, 3): like, reshare and reply logit offsets
+    biases: np.ndarray
+    #: (n, n_archetypes): archetype weights (`archetype_matrix`)
+    archetypes: np.ndarray
+
+
+def population_arrays(agents: Sequence[SocialAgent]) -> PopulationArrays:
+    """The per-agent arrays of a population."""
+    return PopulationArrays(
+        activity=np.array([a.activity for a in agents], dtype=float),
+        post_rate=np.array([a.post_rate for a in agents], dtype=float),
+        biases=np.array([[a.like_bias, a.reshare_bias, a.reply_bias] for a in agents], dtype=float).reshape(-1, 3),
+        archetypes=archetype_matrix(agents),
+    )

@@ -1,6 +1,6 @@
 """Named, independent random streams derived from one seed without mutating it.
 
-Common random numbers (DESIGN.md): every component draws from its own stream, so
+Common random numbers (docs/model.md, "Common random numbers"): every component draws from its own stream, so
 changing one component's parameters never shifts another component's draws.
 """
 

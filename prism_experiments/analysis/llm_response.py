@@ -1,8 +1,7 @@
 """Do LLM agents respond to media, feed position and topic the way the rule model assumes?
 
 Per impression: engaged = the agent liked, reshared or replied to the post in that step. Rates are
-split by who decided (llm / rules; the LLM agents are recomputed from the run's config with the
-same keyed draw the engine uses) and by one factor at a time. `python -m
+split by who decided (llm / rules, from the run's `tables/agents.parquet`) and by one factor at a time. `python -m
 prism_experiments.analysis.llm_response --experiment llm_ranking_modes` prints a Markdown table.
 """
 
@@ -11,24 +10,18 @@ from __future__ import annotations
 import argparse
 import tempfile
 from collections.abc import Iterable
-from pathlib import Path
 
 import pandas as pd
-import yaml
 
-from prism_experiments.agents import agent_ids
 from prism_experiments.locations import tracking_uri_for
-from prism_experiments.simulation.deciders import llm_agent_mask
 from prism_experiments.tracking.tags import KIND_TAG, SIMULATION_KIND
 
 POSITION_BANDS = ((0, 2, "1-3"), (3, 5, "4-6"), (6, 10**6, "7+"))
 
 
-def llm_agent_ids(config: dict) -> set[str]:
-    """The agents of a run (resolved config) that decided by LLM."""
-    agents = config["agents"]
-    mask = llm_agent_mask(int(config["seed"]), int(agents["n_agents"]), agents["decider"], float(agents["llm_fraction"]))
-    return {agent for agent, chosen in zip(agent_ids(int(agents["n_agents"])), mask) if chosen}
+def llm_agent_ids(agents: pd.DataFrame) -> set[str]:
+    """The agents of a run (its agents table) that decided by LLM."""
+    return set(agents.loc[agents["decider"] == "llm", "agent_id"])
 
 
 def impressions(exposures: pd.DataFrame, engagements: pd.DataFrame, llm_ids: set[str]) -> pd.DataFrame:
@@ -70,8 +63,8 @@ def markdown(table: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
-def load_runs(tracking_uri: str, experiment: str) -> Iterable[tuple[dict, pd.DataFrame, pd.DataFrame]]:
-    """(resolved config, exposures, engagements) of every FINISHED run of the experiment."""
+def load_runs(tracking_uri: str, experiment: str) -> Iterable[tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]]:
+    """(agents, exposures, engagements) tables of every FINISHED run of the experiment."""
     from mlflow import MlflowClient
 
     client = MlflowClient(tracking_uri)
@@ -80,10 +73,10 @@ def load_runs(tracking_uri: str, experiment: str) -> Iterable[tuple[dict, pd.Dat
         raise SystemExit(f"llm_response: no experiment {experiment!r} at {tracking_uri}")
     for run in client.search_runs([found.experiment_id], f"attributes.status = 'FINISHED' and tags.`{KIND_TAG}` = '{SIMULATION_KIND}'"):
         with tempfile.TemporaryDirectory() as tmp:
-            config = yaml.safe_load(Path(client.download_artifacts(run.info.run_id, "config/resolved.yaml", tmp)).read_text())
+            agents = pd.read_parquet(client.download_artifacts(run.info.run_id, "tables/agents.parquet", tmp))
             exposures = pd.read_parquet(client.download_artifacts(run.info.run_id, "tables/exposures.parquet", tmp))
             engagements = pd.read_parquet(client.download_artifacts(run.info.run_id, "tables/engagements.parquet", tmp))
-        yield config, exposures, engagements
+        yield agents, exposures, engagements
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -92,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tracking-uri", default=None)
     args = parser.parse_args(argv)
     uri = tracking_uri_for(args.tracking_uri)
-    tables = [impressions(exp, eng, llm_agent_ids(cfg)) for cfg, exp, eng in load_runs(uri, args.experiment)]
+    tables = [impressions(exp, eng, llm_agent_ids(agents)) for agents, exp, eng in load_runs(uri, args.experiment)]
     if not tables:
         raise SystemExit(f"llm_response: no finished runs in {args.experiment!r}")
     print(markdown(response_table(pd.concat(tables, ignore_index=True))))

@@ -1,4 +1,4 @@
-"""Section 6 (opt-in, `--sections 6`): what the cluster path costs (issue 15, docs/cluster.md).
+"""Section 6 (opt-in, `--sections 6`): what the cluster path costs (docs/cluster.md).
 
 Every sweep here is the real entry point on smoke runs with a warm embedding cache:
 - per-launcher cost: one sweep each on `prism_joblib`, `prism_ray` (local instance) and `prism_submitit_local`;

@@ -6,7 +6,7 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from prism_experiments.bench.data import BenchWorld, build_world
+from prism_experiments.bench.data import BenchWorld, build_bench_world
 from prism_experiments.bench.sizes import BenchSizes, Mode
 from prism_experiments.embeddings import Embedder
 from prism_experiments.locations import cache_dir
@@ -41,7 +41,7 @@ class BenchContext:
         """The agents and embedded corpus sections 2 and 3 share."""
         if self._world is None:
             sizes = self.sizes
-            self._world = build_world(self.embedder(), sizes.agents, sizes.corpus_posts, sizes.world_posts,
+            self._world = build_bench_world(self.embedder(), sizes.agents, sizes.corpus_posts, sizes.world_posts,
                                       sizes.cold_cache_posts, show_progress=self.show_progress)
         return self._world
 

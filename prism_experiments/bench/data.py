@@ -18,7 +18,7 @@ from prism_experiments.embeddings import Embedder, text_digest
 from prism_experiments.network import DictSocialGraph, NetworkConfig, generate_follow_graph, with_following
 from prism_experiments.domain import TOPICS, Post
 
-#: the seed of every benchmark world (issue 8); fixed so the embedding cache is reused across runs
+#: the seed of every benchmark world; fixed so the embedding cache is reused across runs
 BENCH_SEED = 8
 _SUBSET_SEED = 80
 
@@ -70,7 +70,7 @@ def uncached_count(embedder: Embedder, texts: list[str]) -> int:
     return int((embedder.cache.rows(digests) < 0).sum())
 
 
-def build_world(embedder: Embedder, n_agents: int, corpus_posts: int, use_posts: int,
+def build_bench_world(embedder: Embedder, n_agents: int, corpus_posts: int, use_posts: int,
                 cold_cache_posts: int | None = None, show_progress: bool = False) -> BenchWorld:
     """Agents, graph and `use_posts` posts of the `corpus_posts`-post bench corpus, embedded through the cache.
 

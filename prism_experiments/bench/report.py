@@ -23,7 +23,7 @@ class Target(BaseModel):
 
     op: Comparison
     threshold: float
-    source: str = "issue 8"
+    source: str = "docs/bench.md"
 
     def met_by(self, value: float | None) -> bool | None:
         if value is None or math.isnan(value):

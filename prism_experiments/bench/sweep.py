@@ -35,8 +35,8 @@ SWEEP_ARGUMENTS = (
 )
 RUN_TIMINGS = ("world_s", "index_s", "simulate_s", "log_s", "total_s")
 ZERO = Target(op="==", threshold=0)
-#: issue 17: a warm smoke run costs at most 2 s of worker time outside its simulation and logging
-OVERHEAD_TARGET = Target(op="<=", threshold=2.0, source="issue 17")
+#: docs/bench.md: a warm smoke run costs at most 2 s of worker time outside its simulation and logging
+OVERHEAD_TARGET = Target(op="<=", threshold=2.0, source="docs/bench.md")
 
 MODEL_LOAD_SCRIPT = """
 import json, time

@@ -82,7 +82,7 @@ class SyntheticCorpusConfig(BaseModel):
     topics: tuple[str, ...] = Field(default=TOPICS, description="Topics of generated authors.")
     #: 0: every text composed from the templates afresh; N > 0: texts (and the run's new posts and
     #: replies) drawn from a fixed pool of N texts per topic, shared by every seed, so that a
-    #: million-post corpus is embedded once (issue 17; docs/corpus.md "Text pools")
+    #: million-post corpus is embedded once (docs/corpus.md "Text pools")
     text_pool_size: int = Field(default=0, ge=0)
 
     @field_validator("reference_time")

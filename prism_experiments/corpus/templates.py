@@ -190,7 +190,7 @@ def text_pool(topic: str, reply: bool, hashtag_fraction: float, size: int) -> tu
     """`size` texts (or replies) on `topic` from the templates, the same for every run seed.
 
     Corpora and new posts drawn from pools repeat texts, so the embedding cache holds at most
-    2 x topics x `size` vectors however many posts and seeds there are (issue 17's huge world).
+    2 x topics x `size` vectors however many posts and seeds there are (the huge preset's million posts).
     """
     rng = np.random.default_rng([TEXT_POOL_SEED, TOPICS.index(topic), int(reply)])
     return tuple(compose_text(topic, row, reply, hashtag_fraction) for row in rng.random((size, TEXT_DRAWS)).tolist())

@@ -23,7 +23,7 @@ class SparseFloatColumns:
     """Rows of {name: number} kept as one float64 array per name, NaN where a row lacks the name.
 
     What `DataFrame.from_records(rows).astype(float)` would give, at 8 bytes a value instead of a
-    dict per row (4 million exposure rows held 1.7 GB of dicts in the huge preset: issue 17).
+    dict per row (4 million exposure rows held 1.7 GB of dicts in the huge preset, docs/bench.md).
     """
 
     def __init__(self) -> None:

@@ -239,9 +239,8 @@ def _simulate_and_log(cfg: ExperimentConfig, overrides: Sequence[str], sweep: Sw
                         ranker_debug=result.ranker_debug, label=run_label(cfg, overrides, sweep))
         log_files(client, run_id, Path(work_dir))
         log_metrics(client, run_id, summary, series)
-        llm = cfg.agents.llm
         log_metric_entries(client, run_id, llm_metrics(result.decider_stats, result.decider_series,
-                                                        llm.price_per_1k_input_tokens, llm.price_per_1k_output_tokens))
+                                                        *cfg.agents.decider.token_prices()))
         timings = result.timings | {"simulate_s": simulated, "log_s": time.perf_counter() - logging_started,
                                     "log_peak_gb": peak_rss_bytes() / 1e9}
         set_tags(client, run_id, {f"{TIMING_TAG_PREFIX}{k}": f"{v:.3f}" for k, v in timings.items()})

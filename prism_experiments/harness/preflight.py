@@ -21,10 +21,13 @@ SERVER_CHECK_TIMEOUT_S = 5.0
 
 
 def group_options(config_dir: Path) -> dict[str, list[str]]:
-    """Config group -> its options, from the folders of `conf/`."""
+    """Config group -> its options, from the folders of `conf/` and their subfolders (`agents/decider`), the
+    generated `schema/` left out."""
+    groups = [folder for folder in sorted(config_dir.rglob("*")) if folder.is_dir()]
     return {
-        group.name: sorted(p.stem for p in group.glob("*.yaml"))
-        for group in sorted(config_dir.iterdir()) if group.is_dir() and not group.name.startswith(("_", "."))
+        folder.relative_to(config_dir).as_posix(): sorted(p.stem for p in folder.glob("*.yaml"))
+        for folder in groups
+        if not any(part.startswith(("_", ".")) or part == "schema" for part in folder.relative_to(config_dir).parts)
     }
 
 

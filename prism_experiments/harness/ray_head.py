@@ -2,7 +2,7 @@
 
 Started as `ray start --head --block` in its own session, so `stop` ends it and every process it
 spawned (GCS, raylet, workers) through its PID's process group, never by name. Four settings come
-from failures measured against Ray 2.60 (issue 15, docs/cluster.md "A Ray cluster"):
+from failures measured against Ray 2.60 (docs/cluster.md "A Ray cluster"):
 - token authentication is on by default: the token is generated here, kept 0600 in the state
   directory, and passed to both sides with `RAY_AUTH_MODE=token` and `RAY_AUTH_TOKEN_PATH`;
 - `--node-ip-address=127.0.0.1` alone still listens on every interface and makes clients dial the

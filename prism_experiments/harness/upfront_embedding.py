@@ -19,7 +19,7 @@ from tqdm.auto import tqdm
 
 from prism_experiments.simulation.settings import RunSettings
 from prism_experiments.simulation.stores import shared_embedder
-from prism_experiments.simulation.world import build_world
+from prism_experiments.simulation.starting_world import build_starting_world
 
 log = logging.getLogger(__name__)
 
@@ -49,7 +49,7 @@ def starting_texts_by_cache(configs: Sequence[RunSettings], show_progress: bool 
     for cfg in tqdm(list(worlds.values()), desc="building starting worlds", unit="world",
                     disable=not show_progress or len(worlds) < 2):
         bucket = texts.setdefault((cfg.rag.embedding_model, cfg.cache_dir), {})
-        bucket.update(dict.fromkeys(post.text for post in build_world(cfg).corpus))
+        bucket.update(dict.fromkeys(post.text for post in build_starting_world(cfg).corpus))
     return {key: list(bucket) for key, bucket in texts.items()}, len(worlds)
 
 

@@ -8,11 +8,12 @@ from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 
-from prism_experiments.agents import LLMConfig, SocialAgent
+from prism_experiments.agents import SocialAgent
 from prism_experiments.domain import Post
 from prism_experiments.llm.actions import NO_ACTION, ActionError, FeedActions, action_schema, parse_actions, repair_message
 from prism_experiments.llm.cache import ResponseCache
-from prism_experiments.llm.chat import ChatModel, ChatRequest, LLMUnavailable
+from prism_experiments.llm.backend import BackendConfig, build_chat_model
+from prism_experiments.llm.chat import ChatModel, ChatRequest
 from prism_experiments.llm.prompt import build_prompt
 from prism_experiments.llm.replay import CachedChat, CallStats
 
@@ -24,28 +25,15 @@ def sampling_seed(seed: int, step: int, agent: int) -> int:
     return int.from_bytes(hashlib.sha256(f"{seed}:{step}:{agent}".encode()).digest()[:4], "big")
 
 
-def build_chat_model(cfg: LLMConfig) -> ChatModel:
-    """The configured backend; LLMUnavailable (one line) when it cannot be reached or found."""
-    if cfg.backend == "local":
-        from prism_experiments.llm.local import LocalChatModel
-
-        return LocalChatModel(cfg)
-    if cfg.backend == "openai":
-        from prism_experiments.llm.http import OpenAIChatModel
-
-        return OpenAIChatModel(cfg)
-    raise LLMUnavailable(f"agents.llm.backend: unknown {cfg.backend!r}; allowed: local, openai")
-
-
 class LLMAgents:
     """Asks the model what each LLM agent does with its feed."""
 
-    def __init__(self, cfg: LLMConfig, cache_dir: Path, show_progress: bool = False,
+    def __init__(self, cfg: BackendConfig, cache_dir: Path, show_progress: bool = False,
                  model: ChatModel | None = None) -> None:
         self.cfg = cfg
         model = model or build_chat_model(cfg)
         cache = ResponseCache(cfg.cache_dir or Path(cache_dir) / "llm") if cfg.cache else None
-        self.chat = CachedChat(model, cache, chunk=cfg.batch_size if cfg.backend == "local" else 10**6,
+        self.chat = CachedChat(model, cache, chunk=cfg.prompts_per_call,
                                show_progress=show_progress)
 
     def act(self, seed: int, step: int, now: datetime, agents: Sequence[tuple[int, SocialAgent]],

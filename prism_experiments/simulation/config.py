@@ -12,7 +12,7 @@ class SimulationConfig(BaseModel):
 
     #: 48 steps of 60 minutes: two simulated days
     n_steps: int = Field(default=48, ge=1)
-    #: simulated minutes per step; timestamps and "3h ago" rendering use it (DESIGN.md)
+    #: simulated minutes per step; timestamps and "3h ago" rendering use it (docs/model.md)
     step_minutes: float = Field(default=60.0, gt=0)
     #: velocity = engagements over the last `velocity_window` steps, per step
     velocity_window: int = Field(default=3, ge=1)

@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 import numpy as np
 from tqdm.auto import tqdm
 
-from prism_experiments.agents import SocialAgent, archetype_matrix
+from prism_experiments.agents import PopulationArrays, SocialAgent, population_arrays
 from prism_experiments.corpus.authoring import AUTHORING_DRAWS, authored_post, original_post, reply_post, writers
 from prism_experiments.domain import EventRecorder, Post
 from prism_experiments.embeddings import Embedder
@@ -24,25 +24,24 @@ from prism_experiments.processes import peak_rss_bytes
 from prism_experiments.rag import FeedRetriever, format_feed_for_prompt
 from prism_experiments.ranking import RankedCandidate, Ranker, RankerContext, ReshareLog, build_ranker
 from prism_experiments.ranking.feedback import ServedFeedback
-from prism_experiments.simulation.deciders import Decider, StepActions, build_decider
-from prism_experiments.simulation.decisions import Impressions
+from prism_experiments.deciders import Decider, DeciderContext, Impressions, StepActions, build_decider
 from prism_experiments.simulation.result import SimulationResult
 from prism_experiments.simulation.serving import ServedFeed, StochasticServer, build_server
 from prism_experiments.simulation.settings import EngineSettings, RunSettings
 from prism_experiments.simulation.stores import run_store
-from prism_experiments.simulation.streams import LIKE, RESHARE, Stream, component_seed, keyed_generator, keyed_uniforms
-from prism_experiments.simulation.world import World, build_world
+from prism_experiments.random_streams import LIKE, RESHARE, Stream, component_seed, keyed_generator, keyed_uniforms
+from prism_experiments.simulation.starting_world import StartingWorld, build_starting_world
 
 log = logging.getLogger(__name__)
 
 
-def run_simulation(cfg: RunSettings, world: World | None = None, embedder: Embedder | None = None
+def run_simulation(cfg: RunSettings, world: StartingWorld | None = None, embedder: Embedder | None = None
                    ) -> SimulationResult:
     """Run one simulation and return its event log; `cfg` is an `ExperimentConfig` or anything shaped like it
     (without a `serving` attribute, or with `serving` None, feeds are the mode's deterministic order)."""
     timings: dict[str, float] = {}
     started = time.perf_counter()
-    world = world or build_world(cfg)
+    world = world or build_starting_world(cfg)
     timings["world_s"] = time.perf_counter() - started
     # peak memory so far at the end of each phase (where a big world's peak comes from: docs/bench.md)
     timings["world_peak_gb"] = peak_rss_bytes() / 1e9
@@ -55,12 +54,13 @@ def run_simulation(cfg: RunSettings, world: World | None = None, embedder: Embed
                                 reshares, agents=cfg.agents, depth=serving.depth if serving is not None else None)
         ranker = build_ranker(cfg.ranking, context)
         settings = EngineSettings.of(cfg)
-        engine = _Engine(settings, world.agents, graph, retriever, ranker, reshares)
-        if serving is not None:
-            engine.server = build_server(serving, cfg.seed, cfg.ranking, context, retriever.config.feed_size)
-        engine.decider = build_decider(cfg.seed, cfg.agents, world.agents, engine.biases, engine.archetypes,
-                                       retriever.config.feed_size, settings.prompt_max_chars, cfg.cache_dir,
-                                       cfg.simulation.show_progress)
+        arrays = population_arrays(world.agents)
+        server = build_server(serving, cfg.seed, cfg.ranking, context, retriever.config.feed_size) \
+            if serving is not None else None
+        decider = build_decider(cfg.agents.decider, DeciderContext(
+            cfg.seed, cfg.agents, world.agents, arrays, retriever.config.feed_size, settings.prompt_max_chars,
+            cfg.cache_dir, cfg.simulation.show_progress))
+        engine = _Engine(settings, world.agents, arrays, graph, retriever, ranker, reshares, decider, server)
         timings["index_s"] = time.perf_counter() - started - timings["world_s"]
         timings["index_peak_gb"] = peak_rss_bytes() / 1e9
         result = engine.run()
@@ -72,10 +72,12 @@ def run_simulation(cfg: RunSettings, world: World | None = None, embedder: Embed
 
 
 class _Engine:
-    """The step loop over one run's agents, follow graph, store and ranker (all owned by the run)."""
+    """The step loop over one run's agents, follow graph, store, ranker, decider and (stochastic) server, all owned
+    by the run and built before it."""
 
-    def __init__(self, settings: EngineSettings, agents: list[SocialAgent], graph: DictSocialGraph,
-                 retriever: FeedRetriever, ranker: Ranker, reshares: ReshareLog) -> None:
+    def __init__(self, settings: EngineSettings, agents: list[SocialAgent], arrays: PopulationArrays,
+                 graph: DictSocialGraph, retriever: FeedRetriever, ranker: Ranker, reshares: ReshareLog,
+                 decider: Decider, server: StochasticServer | None = None) -> None:
         self.settings = settings
         self.seed = settings.seed
         self.agents = agents
@@ -84,10 +86,10 @@ class _Engine:
         self.ranker = ranker
         self.reshares = reshares
         self.events = EventRecorder(post.id for post in retriever.posts)
-        self.archetypes = archetype_matrix(self.agents)
-        self.activity = np.array([a.activity for a in self.agents])
-        self.post_rate = np.array([a.post_rate for a in self.agents])
-        self.biases = np.array([[a.like_bias, a.reshare_bias, a.reply_bias] for a in self.agents])
+        self.activity = arrays.activity
+        self.post_rate = arrays.post_rate
+        self.decider = decider
+        self.server = server
         self.seen: dict[str, set[str]] = {}
         self.done: set[tuple[int, int, int]] = set()  # (agent, row, action) likes and reshares happen once
         self.cascade_members: dict[int, set[str]] = {}
@@ -98,8 +100,6 @@ class _Engine:
         self.render_steps = set(np.linspace(0, sim.n_steps - 1, num=min(sim.render_steps, sim.n_steps),
                                             dtype=int).tolist()) if sim.render_steps else set()
         self.timings = {"rank_s": 0.0, "decide_s": 0.0, "index_new_s": 0.0}
-        self.decider: Decider | None = None
-        self.server: StochasticServer | None = None
 
     # ------------------------------------------------------------------ loop
     def run(self) -> SimulationResult:
@@ -153,7 +153,6 @@ class _Engine:
         impressions = Impressions(agent_idx=agent_idx, positions=np.array([pos for _, pos, _ in pairs]),
                                   posts=[cand.post for _, _, cand in pairs],
                                   in_network=np.array([cand.in_network for _, _, cand in pairs]), similarity=similarity)
-        assert self.decider is not None, "run_simulation sets the decider"
         actions = self.decider.decide_step(step, now, active, feeds, impressions)
         decided = actions.decisions
         liked, reshared, replied, follows = decided.liked, decided.reshared, decided.replied, decided.follows
@@ -222,7 +221,6 @@ class _Engine:
     def _author(self, step: int, now: datetime, active: np.ndarray, actions: StepActions | None) -> list[Post]:
         """Active rule agents write new posts on their interests, some with media; then what LLM agents wrote."""
         draws = keyed_uniforms(self.seed, Stream.AUTHORING, step, active, np.arange(AUTHORING_DRAWS))
-        assert self.decider is not None, "run_simulation sets the decider"
         rule_authors = self.decider.rule_authors(active)
         posts = []
         for row in writers(draws, self.post_rate[active]):
@@ -319,7 +317,8 @@ class _Engine:
             ranker_debug=list(getattr(self.ranker, "debug_records", lambda: [])()),
             ranker_series=self.ranker.step_metrics(),
             timings=dict(self.timings),
-            decider_stats=self.decider.stats()[0] if self.decider is not None else {},
-            decider_series=self.decider.stats()[1] if self.decider is not None else [],
+            decider_stats=self.decider.stats()[0],
+            decider_series=self.decider.stats()[1],
+            llm_agent_ids=[agent.id for agent, asks in zip(self.agents, self.decider.llm_agents()) if asks],
             serving_candidates=self.events.serving_candidates(),
         )

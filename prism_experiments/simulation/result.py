@@ -26,5 +26,7 @@ class SimulationResult(EventLog):
     decider_stats: dict[str, float] = field(default_factory=dict)
     #: the same figures per step
     decider_series: list[dict[str, float]] = field(default_factory=list)
+    #: the agents that decided by asking a model (llm: all, hybrid: a seeded share, rules: none)
+    llm_agent_ids: list[str] = field(default_factory=list)
     #: stochastic serving's candidate cells and their propensities (no rows without it; docs/ope.md)
     serving_candidates: pd.DataFrame = field(default_factory=lambda: empty_table(SERVING_CANDIDATES))

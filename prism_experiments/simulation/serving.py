@@ -25,7 +25,7 @@ from prism_experiments.ranking.serving_policy import (
     sample_slates,
     serving_scores,
 )
-from prism_experiments.simulation.streams import Stream, component_seed, keyed_generator
+from prism_experiments.random_streams import Stream, component_seed, keyed_generator
 
 if TYPE_CHECKING:
     from prism_experiments.agents import SocialAgent

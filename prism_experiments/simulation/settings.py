@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from prism_experiments.agents import AgentsConfig
+from prism_experiments.deciders import DecidingAgentsConfig
 from prism_experiments.network import NetworkConfig
 from prism_experiments.rag import RAGConfig
 from prism_experiments.ranking import RankingConfig
@@ -38,7 +39,7 @@ class CorpusSettings(Protocol):
 
 
 @runtime_checkable
-class WorldSettings(Protocol):
+class StartingWorldSettings(Protocol):
     """What the starting world is built from."""
 
     @property
@@ -52,9 +53,11 @@ class WorldSettings(Protocol):
 
 
 @runtime_checkable
-class RunSettings(WorldSettings, Protocol):
-    """Everything one simulation reads: the world's settings plus store, ranker and step loop."""
+class RunSettings(StartingWorldSettings, Protocol):
+    """Everything one simulation reads: the world's settings plus store, ranker, decider and step loop."""
 
+    @property
+    def agents(self) -> DecidingAgentsConfig: ...
     @property
     def rag(self) -> RAGConfig: ...
     @property

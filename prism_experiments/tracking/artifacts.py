@@ -16,6 +16,19 @@ from prism_experiments.plotting import ccdf_figure, step_figure
 from prism_experiments.simulation import SimulationResult
 
 
+def agents_table(result: SimulationResult) -> pd.DataFrame:
+    """One row per agent: id, interests, activity, post rate, accounts followed at the start, who decided (llm, rules)."""
+    asks = set(result.llm_agent_ids)
+    return pd.DataFrame({
+        "agent_id": [a.id for a in result.agents],
+        "interests": [",".join(a.interests) for a in result.agents],
+        "activity": [a.activity for a in result.agents],
+        "post_rate": [a.post_rate for a in result.agents],
+        "n_following_at_start": [len(a.following) for a in result.agents],
+        "decider": ["llm" if a.id in asks else "rules" for a in result.agents],
+    })
+
+
 def write_run_files(
     directory: Path,
     resolved_config: Mapping[str, Any],
@@ -43,6 +56,7 @@ def write_run_files(
     series.to_csv(tables_dir / "step_series.csv")
     if tables:
         result.to_parquet(tables_dir)
+        agents_table(result).to_parquet(tables_dir / "agents.parquet", index=False)
         if len(result.serving_candidates):  # stochastic serving only (docs/ope.md)
             result.serving_candidates.to_parquet(tables_dir / f"{SERVING_CANDIDATES}.parquet", index=False)
     if result.rendered_feeds:

@@ -66,7 +66,7 @@ def sqlite_path(uri: str) -> Path | None:
 @contextmanager
 def store_lock(uri: str, lock_dir: Path) -> Iterator[None]:
     """An exclusive lock around first-time initialisation (a fresh sqlite store corrupts under
-    concurrent initialisation, DESIGN.md "Tracking")."""
+    concurrent initialisation; docs/model.md, "Faults and recovery")."""
     path = sqlite_path(uri)
     folder = path.parent if path else lock_dir
     folder.mkdir(parents=True, exist_ok=True)

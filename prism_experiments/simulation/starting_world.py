@@ -1,4 +1,5 @@
-"""The world a run starts from: agents, follow graph and starting corpus, all from the seed.
+"""The starting world of a run: agents, follow graph and starting corpus, all from the seed (not to be confused
+with `conf/world/`, the calibrated parameter sets a run is configured with).
 
 Everything here is independent of the ranker (common random numbers): two runs with one seed
 and different ranking modes start from identical worlds.
@@ -14,12 +15,12 @@ from prism_experiments.agents import SocialAgent, generate_population
 from prism_experiments.corpus import SyntheticCorpusConfig, generate_corpus, load_posts
 from prism_experiments.domain import TOPICS, Post
 from prism_experiments.network import DictSocialGraph, generate_follow_graph, with_following
-from prism_experiments.simulation.settings import CorpusSettings, WorldSettings
-from prism_experiments.simulation.streams import Stream, component_seed
+from prism_experiments.simulation.settings import CorpusSettings, StartingWorldSettings
+from prism_experiments.random_streams import Stream, component_seed
 
 
 @dataclass(frozen=True)
-class World:
+class StartingWorld:
     agents: list[SocialAgent]
     graph: DictSocialGraph
     corpus: list[Post]
@@ -30,12 +31,12 @@ def corpus_topics(corpus: CorpusSettings) -> tuple[str, ...]:
     return tuple(corpus.topics) if corpus.source == "synthetic" else TOPICS
 
 
-def build_world(cfg: WorldSettings) -> World:
+def build_starting_world(cfg: StartingWorldSettings) -> StartingWorld:
     """Agents, their initial follow graph and the starting corpus for `cfg.seed`."""
     population = generate_population(cfg.agents, corpus_topics(cfg.corpus), component_seed(cfg.seed, Stream.POPULATION))
     graph = generate_follow_graph(population, cfg.network, component_seed(cfg.seed, Stream.NETWORK))
     agents = with_following(population, graph)
-    return World(agents=agents, graph=graph, corpus=build_corpus(cfg.corpus, cfg.seed, agents))
+    return StartingWorld(agents=agents, graph=graph, corpus=build_corpus(cfg.corpus, cfg.seed, agents))
 
 
 def build_corpus(corpus: CorpusSettings, seed: int, agents: list[SocialAgent]) -> list[Post]:

@@ -11,20 +11,55 @@ import os
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Any, Literal
+from urllib.parse import urlsplit
 
-from prism_experiments.agents import LLMConfig
+from pydantic import Field, field_validator
+
+from prism_experiments.llm.backend import BackendConfig, register_backend
 from prism_experiments.llm.chat import ChatRequest, ChatResponse, LLMUnavailable
 
 
+class OpenAILLMConfig(BackendConfig):
+    """An OpenAI-compatible chat-completions server; the key is read from `api_key_env`, never stored."""
+
+    backend: Literal["openai"] = "openai"
+    #: the server's model name (GET /v1/models lists them)
+    model: str = Field(min_length=1)
+    #: the server's base URL, e.g. http://127.0.0.1:8000/v1
+    base_url: str
+    #: the environment variable holding the API key (the key is never logged)
+    api_key_env: str = Field(default="OPENAI_API_KEY", min_length=1)
+    #: requests in flight at once
+    concurrency: int = Field(default=4, ge=1, le=64)
+    #: seconds one request may take
+    timeout_s: float = Field(default=120.0, gt=0)
+    #: retries of a timed-out / 5xx / refused request, with exponential backoff (openai client)
+    max_retries: int = Field(default=2, ge=0, le=10)
+
+    @field_validator("base_url")
+    @classmethod
+    def _http_url(cls, value: str) -> str:
+        """Checked before a run exists: an http(s) URL with a host (and a valid port, if one is given)."""
+        parts = urlsplit(value)
+        try:
+            parts.port  # noqa: B018  (raises on a port that is not a number in range)
+        except ValueError:
+            raise ValueError("base_url: the port is not a number from 0 to 65535") from None
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError("base_url: must be an http:// or https:// URL with a host, e.g. http://127.0.0.1:8000/v1")
+        return value
+
+
+@register_backend
 class OpenAIChatModel:
     """Requests go out `concurrency` at a time; the identity is the server-reported model id."""
 
-    def __init__(self, cfg: LLMConfig) -> None:
+    config_model = OpenAILLMConfig
+
+    def __init__(self, cfg: OpenAILLMConfig) -> None:
         import openai
 
-        if not cfg.base_url:
-            raise LLMUnavailable("agents.llm.base_url: required with agents.llm.backend=openai")
         self.cfg = cfg
         self._errors = (openai.APIConnectionError, openai.APITimeoutError, openai.APIStatusError)
         # a local server needs no key; the client insists on a non-empty one
@@ -35,7 +70,7 @@ class OpenAIChatModel:
         except self._errors as exc:
             raise LLMUnavailable(f"LLM server {cfg.base_url} unreachable: {type(exc).__name__}") from None
         if cfg.model not in served:
-            raise LLMUnavailable(f"agents.llm.model: {cfg.model!r} is not served by {cfg.base_url}; "
+            raise LLMUnavailable(f"agents.decider.llm.model: {cfg.model!r} is not served by {cfg.base_url}; "
                                  f"served: {', '.join(sorted(served)) or 'none'}")
         self.identity = server_identity(cfg.model, served[cfg.model])
 

@@ -1,4 +1,4 @@
-"""Common random numbers: independent, keyed random streams from one seed (DESIGN.md).
+"""Common random numbers: independent, keyed random streams from one seed (docs/model.md, "Common random numbers").
 
 Setup components (corpus, population, graph, ranker) each get their own child of one
 `numpy.random.SeedSequence`. Per-step draws are keyed, not sequential: the uniform for

@@ -1,0 +1,23 @@
+"""Who decides what an agent does with its feed: self-registering deciders behind one interface, as ranking modes
+are (`rules`, `llm`, `hybrid`; docs/llm.md "Adding a decider")."""
+
+from prism_experiments.deciders.base import (
+    BaseDeciderConfig,
+    Decider,
+    DeciderContext,
+    Decisions,
+    Impressions,
+    StepActions,
+)
+from prism_experiments.deciders.config import DeciderConfig, DecidingAgentsConfig, decider_config
+from prism_experiments.deciders.hybrid import HybridDecider, HybridDeciderConfig, hybrid_llm_mask
+from prism_experiments.deciders.llm import LLMDecider, LLMDeciderConfig, ModelDecider
+from prism_experiments.deciders.registry import DECIDERS, build_decider, config_models
+from prism_experiments.deciders.rules import RulesDecider, RulesDeciderConfig, rule_decisions
+
+__all__ = [
+    "DECIDERS", "BaseDeciderConfig", "Decider", "DeciderConfig", "DeciderContext", "DecidingAgentsConfig",
+    "Decisions", "HybridDecider", "HybridDeciderConfig", "Impressions", "LLMDecider", "LLMDeciderConfig",
+    "ModelDecider", "RulesDecider", "RulesDeciderConfig", "StepActions", "build_decider", "config_models",
+    "decider_config", "hybrid_llm_mask", "rule_decisions",
+]

@@ -1,0 +1,103 @@
+"""The llm decider: every agent reads its rendered feed and asks a model (`agents.decider.llm`, docs/llm.md).
+
+`ModelDecider` is also the base of `hybrid`: rules for the rule agents, the model for a mask of LLM agents. Rule
+draws are keyed by (step, agent, slot), so overwriting the LLM agents' rows leaves every rule agent's decisions as
+in a pure rules run.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+import numpy as np
+from pydantic import Field
+
+from prism_experiments.deciders.base import BaseDeciderConfig, DeciderContext, Decisions, Impressions, StepActions
+from prism_experiments.deciders.registry import register_decider
+from prism_experiments.deciders.rules import RulesDecider, RulesDeciderConfig
+from prism_experiments.llm import CallStats, LLMAgents, LLMConfig, llm_config
+from prism_experiments.ranking import RankedCandidate
+
+
+class ModelDeciderConfig(BaseDeciderConfig):
+    """A decider that asks a model: the backend it asks (`agents/decider/llm=<backend>`) and that backend's settings."""
+
+    #: the model LLM-deciding agents ask: `local` (in process) or `openai` (a server), docs/llm.md
+    llm: LLMConfig = Field(default_factory=llm_config)
+
+    def token_prices(self) -> tuple[float, float]:
+        return self.llm.price_per_1k_input_tokens, self.llm.price_per_1k_output_tokens
+
+
+class LLMDeciderConfig(ModelDeciderConfig):
+    """Every agent asks the model."""
+
+    kind: Literal["llm"] = "llm"
+
+
+class ModelDecider:
+    """Rules for rule agents, the model for the agents of `llm_mask`; per-step call figures for tracking. The model
+    is only reached when some agent asks it."""
+
+    def __init__(self, config: ModelDeciderConfig, context: DeciderContext, llm_mask: np.ndarray) -> None:
+        self.context, self.mask = context, llm_mask
+        self.rules = RulesDecider(RulesDeciderConfig(), context)
+        self.llm = LLMAgents(config.llm, context.cache_dir, context.show_progress) if llm_mask.any() else None
+        self.total = CallStats()
+        self.series: list[dict[str, float]] = []
+
+    def decide_step(self, step: int, now: datetime, active: np.ndarray, feeds: list[list[RankedCandidate]],
+                    impressions: Impressions) -> StepActions:
+        base = self.rules.decide_step(step, now, active, feeds, impressions)
+        if self.llm is None:
+            return base
+        decided = base.decisions
+        liked, reshared = decided.liked.copy(), decided.reshared.copy()
+        replied, follows = decided.replied.copy(), decided.follows.copy()
+        offsets = np.r_[0, np.cumsum([len(f) for f in feeds])].astype(int)
+        chosen = [row for row, a in enumerate(active) if self.mask[a]]
+        stats = CallStats()
+        population = self.context.population
+        actions = self.llm.act(self.context.seed, step, now, [(int(active[r]), population[active[r]]) for r in chosen],
+                               [[c.post for c in feeds[r]] for r in chosen], self.context.prompt_max_chars, stats)
+        reply_texts: dict[int, str] = {}
+        new_posts: dict[int, str] = {}
+        for row, act in zip(chosen, actions):
+            start, end = offsets[row], offsets[row + 1]
+            for array, numbers in ((liked, act.like), (reshared, act.reshare), (follows, act.follow)):
+                array[start:end] = False
+                for n in numbers:
+                    array[start + n - 1] = True
+            replied[start:end] = False
+            if act.reply is not None:
+                replied[start + act.reply.to - 1] = True
+                reply_texts[int(start + act.reply.to - 1)] = act.reply.text
+            if act.post:
+                new_posts[int(active[row])] = act.post
+        self.total.add(stats)
+        self.series.append({"step": float(step), **stats.as_dict()})
+        return StepActions(Decisions(liked=liked, reshared=reshared, replied=replied, follows=follows),
+                           reply_texts, new_posts)
+
+    def rule_authors(self, active: np.ndarray) -> np.ndarray:
+        """LLM agents write only what the model writes, also in a step whose feeds are all empty."""
+        return ~self.mask[np.asarray(active, dtype=np.int64)]
+
+    def llm_agents(self) -> np.ndarray:
+        return self.mask.copy()
+
+    def stats(self) -> tuple[dict[str, float], list[dict[str, float]]]:
+        if self.llm is None:
+            return {}, []
+        return self.total.as_dict(), list(self.series)
+
+
+@register_decider
+class LLMDecider(ModelDecider):
+    """Every agent asks the model."""
+
+    config_model = LLMDeciderConfig
+
+    def __init__(self, config: LLMDeciderConfig, context: DeciderContext) -> None:
+        super().__init__(config, context, np.ones(len(context.population), dtype=bool))

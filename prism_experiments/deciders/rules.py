@@ -1,0 +1,83 @@
+"""The rule decider: what agents do with the feeds they are shown (look, like, reshare, reply, follow) as keyed coin
+flips against the behaviour model's probabilities (docs/model.md)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+import numpy as np
+
+from prism_experiments.agents import (
+    AgentsConfig,
+    attention_probability,
+    engagement_probabilities,
+    follow_probability,
+    format_affinity_for,
+)
+from prism_experiments.deciders.base import BaseDeciderConfig, DeciderContext, Decisions, Impressions, StepActions
+from prism_experiments.deciders.registry import register_decider
+from prism_experiments.ranking import RankedCandidate
+from prism_experiments.random_streams import BEHAVIOUR_SLOTS, FOLLOW, LIKE, LOOK, REPLY, RESHARE, Stream, keyed_uniforms
+
+
+def rule_decisions(seed: int, step: int, active: np.ndarray, impressions: Impressions, biases: np.ndarray,
+           archetypes: np.ndarray, agents: AgentsConfig, feed_size: int) -> Decisions:
+    """Each impression's looks and engagements, from the behaviour model and the (step, agent, slot) uniforms.
+
+    `active` are the step's active agents in ascending order; `biases` and `archetypes` have one row per agent.
+    """
+    agent_idx, positions, posts = impressions.agent_idx, impressions.positions, impressions.posts
+    behaviour = agents.behaviour
+    probabilities = engagement_probabilities(
+        impressions.similarity,
+        np.array([p.has_media for p in posts]),
+        np.array([p.likes for p in posts]),
+        impressions.in_network,
+        biases[agent_idx, 0], biases[agent_idx, 1], biases[agent_idx, 2],
+        behaviour,
+        format_affinity=format_affinity_for(agents, archetypes[agent_idx], [p.format for p in posts]),
+    )
+    draws = keyed_uniforms(seed, Stream.BEHAVIOUR, step, active, np.arange(BEHAVIOUR_SLOTS * feed_size))
+    draw_row = np.searchsorted(active, agent_idx)
+
+    def coin(slot: int) -> np.ndarray:
+        return draws[draw_row, BEHAVIOUR_SLOTS * positions + slot]
+
+    looked = coin(LOOK) < attention_probability(positions, behaviour)
+    liked = looked & (coin(LIKE) < probabilities["like"])
+    reshared = looked & (coin(RESHARE) < probabilities["reshare"])
+    replied = looked & (coin(REPLY) < probabilities["reply"])
+    follows = (liked | reshared | replied) & (coin(FOLLOW) < follow_probability(behaviour))
+    return Decisions(liked=liked, reshared=reshared, replied=replied, follows=follows)
+
+
+class RulesDeciderConfig(BaseDeciderConfig):
+    """Every agent decides by the rule model (`agents.behaviour`)."""
+
+    kind: Literal["rules"] = "rules"
+
+
+@register_decider
+class RulesDecider:
+    """The logistic rule model with keyed uniforms (`rule_decisions`)."""
+
+    config_model = RulesDeciderConfig
+
+    def __init__(self, config: RulesDeciderConfig, context: DeciderContext) -> None:
+        self.context = context
+
+    def decide_step(self, step: int, now: datetime, active: np.ndarray, feeds: list[list[RankedCandidate]],
+                    impressions: Impressions) -> StepActions:
+        context = self.context
+        return StepActions(rule_decisions(context.seed, step, active, impressions, context.arrays.biases,
+                                          context.arrays.archetypes, context.agents, context.feed_size))
+
+    def rule_authors(self, active: np.ndarray) -> np.ndarray:
+        return np.ones(len(active), dtype=bool)
+
+    def llm_agents(self) -> np.ndarray:
+        return np.zeros(len(self.context.population), dtype=bool)
+
+    def stats(self) -> tuple[dict[str, float], list[dict[str, float]]]:
+        return {}, []
