@@ -11,7 +11,7 @@ export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
 .DEFAULT_GOAL := help
-.PHONY: help setup run sweep compare ope ui reproduce calibrate test test-fast bench bench-quick clean tracking-server tracking-server-stop ray-head ray-head-stop bench-cluster
+.PHONY: help setup run sweep compare ope ui reproduce calibrate lint test test-fast bench bench-quick clean tracking-server tracking-server-stop ray-head ray-head-stop bench-cluster
 
 help: ## Show this help
 	@grep -hE '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  \033[36m%-12s\033[0m %s\n", $$1, $$2}'
@@ -34,7 +34,12 @@ setup: $(STAMP) ## Create .venv and install the project (re-runs only when pypro
 run: $(STAMP) ## Run one experiment with the default config (extra Hydra overrides: ARGS="ranking=x_algo seed=3")
 	$(BIN)/python -m prism_experiments $(ARGS)
 
-test: $(STAMP) ## Run every test, the real-stack integration tests included (2 workers, one test file per worker)
+lint: $(STAMP) ## ruff (lint and format check) and mypy over the package, with the settings in pyproject.toml
+	$(BIN)/ruff check prism_experiments hydra_plugins tests
+	$(BIN)/ruff format --check prism_experiments hydra_plugins tests
+	$(BIN)/mypy
+
+test: $(STAMP) lint ## make lint, then every test, the real-stack integration tests included (2 workers, one test file per worker)
 	# --dist loadfile: a file's module fixtures (a sweep, a server) are built once, on one worker
 	$(BIN)/python -m pytest -n 2 --dist loadfile --durations=15 $(ARGS)
 

@@ -13,9 +13,9 @@ from hydra.core.hydra_config import HydraConfig
 from hydra.types import RunMode
 from omegaconf import DictConfig
 
+from prism_experiments.composition import experiment_config
 from prism_experiments.config import ConfigError
 from prism_experiments.harness.context import current_sweep
-from prism_experiments.composition import experiment_config
 from prism_experiments.harness.job import run_job
 from prism_experiments.harness.preflight import check_experiment, check_group_choices, check_runs_dir
 from prism_experiments.harness.recovery import JobRecord, write_outcome
@@ -85,4 +85,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

@@ -56,7 +56,7 @@ def experiment_config(cfg: DictConfig) -> ExperimentConfig:
     except InterpolationResolutionError as exc:
         raise ConfigError(f"config error: {str(exc).splitlines()[0]}") from None
     assert isinstance(resolved, dict)
-    return ExperimentConfig.from_mapping(resolved)
+    return ExperimentConfig.from_mapping({str(key): value for key, value in resolved.items()})
 
 
 @contextmanager

@@ -13,12 +13,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from prism_experiments.corpus.synthetic import SyntheticCorpusConfig
 from prism_experiments.deciders import DecidingAgentsConfig
 from prism_experiments.deciders import config_models as decider_models
 from prism_experiments.llm import backend_config_models
-from prism_experiments.corpus.synthetic import SyntheticCorpusConfig
-from prism_experiments.network import NetworkConfig
 from prism_experiments.locations import RUNS_DIR_ENV, default_runs_dir
+from prism_experiments.network import NetworkConfig
 from prism_experiments.rag import RAGConfig
 from prism_experiments.ranking import DEFAULT_MODE, KNOWN_MODES, RankingConfig, ranking_config
 from prism_experiments.ranking.serving_config import ServingConfig
@@ -38,7 +38,7 @@ class CorpusConfig(SyntheticCorpusConfig):
     path: Path | None = None
 
     @model_validator(mode="after")
-    def _file_needs_path(self) -> "CorpusConfig":
+    def _file_needs_path(self) -> CorpusConfig:
         if self.source == "file" and self.path is None:
             raise ValueError("path: required when source is 'file'")
         return self
@@ -88,7 +88,7 @@ class TrackingConfig(BaseModel):
     http_timeout_s: int = Field(default=10, ge=1, le=600)
 
     @model_validator(mode="after")
-    def _server_needs_uri(self) -> "TrackingConfig":
+    def _server_needs_uri(self) -> TrackingConfig:
         if self.backend == "server" and not (self.uri or os.environ.get("MLFLOW_TRACKING_URI")):
             raise ValueError("uri: required with tracking=server (or set MLFLOW_TRACKING_URI)")
         return self
@@ -116,9 +116,11 @@ class ExperimentConfig(BaseModel):
     paths: PathsConfig = Field(default_factory=PathsConfig)
 
     @model_validator(mode="after")
-    def _depth_covers_the_feed(self) -> "ExperimentConfig":
+    def _depth_covers_the_feed(self) -> ExperimentConfig:
         if self.serving is not None and self.serving.depth < self.rag.feed_size:
-            raise ValueError(f"serving.depth: must be >= rag.feed_size ({self.rag.feed_size}), got {self.serving.depth}")
+            raise ValueError(
+                f"serving.depth: must be >= rag.feed_size ({self.rag.feed_size}), got {self.serving.depth}"
+            )
         return self
 
     @property
@@ -126,7 +128,7 @@ class ExperimentConfig(BaseModel):
         return self.rag.cache_dir or self.paths.cache_dir
 
     @classmethod
-    def from_mapping(cls, data: dict[str, Any]) -> "ExperimentConfig":
+    def from_mapping(cls, data: dict[str, Any]) -> ExperimentConfig:
         """Validate a plain dict; a bad value raises ConfigError with a one-line message."""
         try:
             return cls.model_validate({k: v for k, v in data.items() if k != "hydra"})
@@ -140,8 +142,11 @@ def describe_validation_error(exc: ValidationError) -> str:
     union_tags = {"ranking": set(KNOWN_MODES), "decider": set(decider_models()), "llm": set(backend_config_models())}
     for error in exc.errors():
         # a discriminated union's tag (ranking.mode, agents.decider.kind, ...llm.backend) is not a level of keys
-        loc = tuple(part for i, part in enumerate(error["loc"])
-                    if not (i and part in union_tags.get(str(error["loc"][i - 1]), ())))
+        loc = tuple(
+            part
+            for i, part in enumerate(error["loc"])
+            if not (i and part in union_tags.get(str(error["loc"][i - 1]), ()))
+        )
         location = ".".join(str(part) for part in loc)
         message = error["msg"].removeprefix("Value error, ")
         if error["type"] == "union_tag_invalid":  # a discriminated union (ranking) got an unknown tag
@@ -160,11 +165,11 @@ def describe_validation_error(exc: ValidationError) -> str:
 
 
 __all__ = [
+    "RUNS_DIR_ENV",
     "ConfigError",
     "CorpusConfig",
     "ExperimentConfig",
     "PathsConfig",
-    "RUNS_DIR_ENV",
     "TrackingConfig",
     "describe_validation_error",
 ]

@@ -65,7 +65,7 @@ def field_comments(model: type[BaseModel]) -> dict[str, list[str]]:
         assert isinstance(node, ast.ClassDef)
         for statement in node.body:
             if isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name):
-                above = []
+                above: list[str] = []
                 index = statement.lineno - 2
                 while index >= 0 and lines[index].strip().startswith("#:"):
                     above.insert(0, lines[index].strip().removeprefix("#:").strip())
@@ -116,8 +116,10 @@ def render(model: type[BaseModel], data: dict[str, Any]) -> str:
 
 def model_defaults(model: type[BaseModel], **fields: Any) -> dict[str, Any]:
     """The JSON-mode defaults of `model` (with `fields` set); a field without a default is Hydra's `???`."""
-    required = {name: MISSING for name, info in model.model_fields.items() if info.is_required() and name not in fields}
-    return model.model_construct(**required, **fields).model_dump(mode="json")
+    values: dict[str, Any] = {
+        name: MISSING for name, info in model.model_fields.items() if info.is_required() and name not in fields
+    }
+    return model.model_construct(**values, **fields).model_dump(mode="json")
 
 
 def schema_files() -> dict[Path, str]:
@@ -125,9 +127,11 @@ def schema_files() -> dict[Path, str]:
     decider and LLM backend."""
     defaults = ExperimentConfig().model_dump(mode="json")
     files: dict[Path, str] = {}
-    root_fields = [name for name in ExperimentConfig.model_fields
-                   if nested_model(ExperimentConfig, name) is None and name not in ROOT_EXCLUDED
-                   and name not in GROUPS_EXCLUDED]
+    root_fields = [
+        name
+        for name in ExperimentConfig.model_fields
+        if nested_model(ExperimentConfig, name) is None and name not in ROOT_EXCLUDED and name not in GROUPS_EXCLUDED
+    ]
     files[Path("root.yaml")] = render(ExperimentConfig, {name: defaults[name] for name in root_fields})
     for name in ExperimentConfig.model_fields:
         group = nested_model(ExperimentConfig, name)
@@ -137,7 +141,7 @@ def schema_files() -> dict[Path, str]:
     for name, model in OPTIONAL_GROUPS.items():
         files[Path(f"{name}.yaml")] = render(model, model().model_dump(mode="json"))
     for mode, model in config_models().items():
-        files[Path("ranking") / f"{mode}.yaml"] = render(model, model().model_dump(mode="json"))
+        files[Path("ranking") / f"{mode}.yaml"] = render(model, model_defaults(model))
     for kind, model in decider_models().items():
         data = {k: v for k, v in model_defaults(model).items() if f"agents.decider.{k}" not in NESTED_GROUPS}
         files[Path("agents") / "decider" / f"{kind}.yaml"] = render(model, data)
@@ -149,8 +153,11 @@ def schema_files() -> dict[Path, str]:
 def stale_files(schema_dir: Path = SCHEMA_DIR) -> list[Path]:
     """Generated files that are missing or differ from the models, and schema files no model produces."""
     expected = schema_files()
-    stale = [path for path, text in expected.items()
-             if not (schema_dir / path).is_file() or (schema_dir / path).read_text() != text]
+    stale = [
+        path
+        for path, text in expected.items()
+        if not (schema_dir / path).is_file() or (schema_dir / path).read_text() != text
+    ]
     present = {path.relative_to(schema_dir) for path in schema_dir.rglob("*.yaml")} if schema_dir.is_dir() else set()
     return sorted(stale + [path for path in present if path not in expected])
 

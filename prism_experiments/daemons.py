@@ -42,24 +42,31 @@ def require_free_port(port: int, option: str = "--port") -> None:
         raise DaemonError(f"{option}: 127.0.0.1:{port} is in use; choose another (PORT=...)")
 
 
-def start_in_session(command: Sequence[str], log_path: Path, env: Mapping[str, str] | None = None,
-                     tied_to_this_process: bool = False) -> subprocess.Popen[bytes]:
+def start_in_session(
+    command: Sequence[str], log_path: Path, env: Mapping[str, str] | None = None, tied_to_this_process: bool = False
+) -> subprocess.Popen[bytes]:
     """`command` in a new session (its PID is its process group: `stop_process_group` ends all it spawns), output
     appended to `log_path`; `tied_to_this_process`: it gets SIGTERM when this process dies, even by SIGKILL."""
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with log_path.open("ab") as log:
-        return subprocess.Popen(list(command), stdout=log, stderr=subprocess.STDOUT, env=dict(env or os.environ),
-                                start_new_session=True, preexec_fn=die_with_parent if tied_to_this_process else None)
+        return subprocess.Popen(
+            list(command),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env=dict(env or os.environ),
+            start_new_session=True,
+            preexec_fn=die_with_parent if tied_to_this_process else None,
+        )
 
 
-def wait_until(ready: Callable[[], bool], process: subprocess.Popen[bytes] | None, timeout_s: float, what: str,
-               log_path: Path) -> None:
+def wait_until(
+    ready: Callable[[], bool], process: subprocess.Popen[bytes] | None, timeout_s: float, what: str, log_path: Path
+) -> None:
     """Poll `ready` until it holds; DaemonError (with the log's last line) when `process` exits or time runs out."""
     deadline = time.monotonic() + timeout_s
     while not ready():
         if (process is not None and process.poll() is not None) or time.monotonic() > deadline:
-            raise DaemonError(f"{what} did not come up within {timeout_s:g} s ({last_line(log_path)}; "
-                              f"log: {log_path})")
+            raise DaemonError(f"{what} did not come up within {timeout_s:g} s ({last_line(log_path)}; log: {log_path})")
         time.sleep(0.3)
 
 

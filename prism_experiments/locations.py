@@ -39,7 +39,7 @@ def sqlite_tracking_uri(runs_dir: Path | str) -> str:
 
 
 def tracking_uri_for(explicit: str | None = None, runs_dir: Path | str | None = None) -> str:
-    """`explicit`, else `$MLFLOW_TRACKING_URI`, else the sqlite store under `runs_dir` (default: `default_runs_dir()`)."""
+    """`explicit`, else `$MLFLOW_TRACKING_URI`, else the sqlite store under `runs_dir` (or `default_runs_dir()`)."""
     return explicit or os.environ.get(TRACKING_URI_ENV) or sqlite_tracking_uri(runs_dir or default_runs_dir())
 
 

@@ -64,8 +64,9 @@ def plain_log_axes(axes: Axes, integer_x: bool = True) -> None:
     axes.yaxis.set_minor_formatter(NullFormatter())
 
 
-def ccdf_figure(pooled: pd.DataFrame, conditions: Sequence[str], path: Path,
-                title: str = "Cascade size CCDF, pooled over runs") -> Path:
+def ccdf_figure(
+    pooled: pd.DataFrame, conditions: Sequence[str], path: Path, title: str = "Cascade size CCDF, pooled over runs"
+) -> Path:
     """Cascade-size CCDF P(size >= s) per condition on one log-log axis, one style per condition."""
     figure = new_figure(2)
     axes = figure.add_subplot()
@@ -77,9 +78,12 @@ def ccdf_figure(pooled: pd.DataFrame, conditions: Sequence[str], path: Path,
             continue
         x, p = ccdf(sizes)
         style = styles[condition]
-        axes.step(x, p, where="pre", color=style.color, linestyle=style.linestyle, label=f"{condition} (n={sizes.size})")
-        axes.plot(x, p, linestyle="none", marker=style.marker, color=style.color, markersize=4,
-                  markevery=max(1, x.size // 12))
+        axes.step(
+            x, p, where="pre", color=style.color, linestyle=style.linestyle, label=f"{condition} (n={sizes.size})"
+        )
+        axes.plot(
+            x, p, linestyle="none", marker=style.marker, color=style.color, markersize=4, markevery=max(1, x.size // 12)
+        )
         drawn = True
     if drawn:
         if (pooled["size"] > 0).all():

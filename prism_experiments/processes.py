@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from types import FrameType
 
+
 def _status_kib(field: str) -> int | None:
     try:
         for line in Path("/proc/self/status").read_text().splitlines():
@@ -142,7 +143,7 @@ def sigterm_as_interrupt() -> Iterator[None]:
 
 
 def interrupt_name(error: KeyboardInterrupt) -> str:
-    """"SIGTERM" for an interrupt raised by these handlers, "Ctrl-C" for Python's own SIGINT."""
+    """ "SIGTERM" for an interrupt raised by these handlers, "Ctrl-C" for Python's own SIGINT."""
     if error.args:
         return str(error.args[0])
     return RECEIVED_SIGNALS[-1] if RECEIVED_SIGNALS else "Ctrl-C"

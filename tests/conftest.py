@@ -42,8 +42,13 @@ def warm_smoke_cache(session_cache_dir: Path) -> Path:
     """The session cache with the smoke corpora of seeds 0 and 1 embedded (for tests that kill a job mid-run)."""
     from process_helpers import run
 
-    warm = run("-m", "experiment=smoke", "simulation.n_steps=1", runs_dir=session_cache_dir / "warm-runs",
-               cache_dir=session_cache_dir)
+    warm = run(
+        "-m",
+        "experiment=smoke",
+        "simulation.n_steps=1",
+        runs_dir=session_cache_dir / "warm-runs",
+        cache_dir=session_cache_dir,
+    )
     assert warm.returncode == 0, warm.stderr[-2000:]
     return session_cache_dir
 

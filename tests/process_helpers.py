@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
-import shutil
 import tempfile
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from mlflow.tracking import MlflowClient
@@ -37,9 +37,26 @@ def wait_for_port(port: int, timeout: float = 90) -> None:
 def start_mlflow_server(backend_db: Path, artifacts: Path, port: int) -> subprocess.Popen:
     """A real `mlflow server` on 127.0.0.1:`port` in its own process group (stopped by `stop_server`)."""
     server = subprocess.Popen(
-        [sys.executable, "-m", "mlflow", "server", "--backend-store-uri", f"sqlite:///{backend_db}",
-         "--artifacts-destination", str(artifacts), "--host", "127.0.0.1", "--port", str(port), "--workers", "1"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        [
+            sys.executable,
+            "-m",
+            "mlflow",
+            "server",
+            "--backend-store-uri",
+            f"sqlite:///{backend_db}",
+            "--artifacts-destination",
+            str(artifacts),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--workers",
+            "1",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     wait_for_port(port)
     return server
 
@@ -47,30 +64,42 @@ def start_mlflow_server(backend_db: Path, artifacts: Path, port: int) -> subproc
 def stop_server(server: subprocess.Popen, sig: int = signal.SIGTERM) -> None:
     """Signal the server's whole process group (by its PID) and wait for it."""
     if server.poll() is None:
-        try:
+        with suppress(ProcessLookupError):
             os.killpg(server.pid, sig)
-        except ProcessLookupError:
-            pass
     server.wait(timeout=30)
 
 
-def prism(*args: str, runs_dir: Path, cwd: Path | None = None, timeout: int = 600,
-          env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+def prism(
+    *args: str, runs_dir: Path, cwd: Path | None = None, timeout: int = 600, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess:
     """`python -m prism_experiments <args>` into `runs_dir`, no progress bars, offline."""
     environment = {k: v for k, v in os.environ.items() if k not in ("MLFLOW_TRACKING_URI", "PRISM_RUNS_DIR")}
     environment |= {"HF_HUB_OFFLINE": "1"} | (env or {})
     return subprocess.run(
-        [sys.executable, "-m", "prism_experiments", *args, f"paths.runs_dir={runs_dir}",
-         "simulation.show_progress=false"],
-        cwd=cwd or ROOT, env=environment, capture_output=True, text=True, timeout=timeout,
+        [
+            sys.executable,
+            "-m",
+            "prism_experiments",
+            *args,
+            f"paths.runs_dir={runs_dir}",
+            "simulation.show_progress=false",
+        ],
+        cwd=cwd or ROOT,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
     )
 
 
 #: smoke, made long enough (about 5-10 s per job) to kill a job while it runs
 LONG_SMOKE = ("-m", "experiment=smoke", "simulation.n_steps=40", "simulation.show_progress=false")
 #: every launcher a sweep can use on one machine, as overrides
-LAUNCHERS: dict[str, tuple[str, ...]] = {"prism_joblib": (), "prism_ray": ("hydra/launcher=prism_ray",),
-                                         "prism_submitit_local": ("hydra/launcher=prism_submitit_local",)}
+LAUNCHERS: dict[str, tuple[str, ...]] = {
+    "prism_joblib": (),
+    "prism_ray": ("hydra/launcher=prism_ray",),
+    "prism_submitit_local": ("hydra/launcher=prism_submitit_local",),
+}
 
 
 def descendants(pid: int) -> list[int]:
@@ -86,8 +115,14 @@ def descendants(pid: int) -> list[int]:
 
 
 def command(*args: str, runs_dir: Path, cache_dir: Path) -> list[str]:
-    return [sys.executable, "-m", "prism_experiments", *args, f"paths.runs_dir={runs_dir}",
-            f"rag.cache_dir={cache_dir}"]
+    return [
+        sys.executable,
+        "-m",
+        "prism_experiments",
+        *args,
+        f"paths.runs_dir={runs_dir}",
+        f"rag.cache_dir={cache_dir}",
+    ]
 
 
 def environment() -> dict[str, str]:
@@ -96,13 +131,25 @@ def environment() -> dict[str, str]:
 
 
 def run(*args: str, runs_dir: Path, cache_dir: Path, timeout: int = 600) -> subprocess.CompletedProcess:
-    return subprocess.run(command(*args, runs_dir=runs_dir, cache_dir=cache_dir), cwd=ROOT, env=environment(),
-                          capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        command(*args, runs_dir=runs_dir, cache_dir=cache_dir),
+        cwd=ROOT,
+        env=environment(),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 def start(*args: str, runs_dir: Path, cache_dir: Path) -> subprocess.Popen:
-    return subprocess.Popen(command(*args, runs_dir=runs_dir, cache_dir=cache_dir), cwd=ROOT, env=environment(),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        command(*args, runs_dir=runs_dir, cache_dir=cache_dir),
+        cwd=ROOT,
+        env=environment(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def all_runs(runs_dir: Path, kind: str = "simulation", store: str | None = None, experiment: str = "smoke") -> list:
@@ -114,15 +161,19 @@ def all_runs(runs_dir: Path, kind: str = "simulation", store: str | None = None,
     return client.search_runs([found.experiment_id], f"tags.`prism.kind` = '{kind}'", max_results=1000)
 
 
-def wait_for_running_job(runs_dir: Path, timeout: float = 120, store: str | None = None,
-                         experiment: str = "smoke") -> object:
+def wait_for_running_job(
+    runs_dir: Path, timeout: float = 120, store: str | None = None, experiment: str = "smoke"
+) -> object:
     """Poll the store until a simulation run is RUNNING with its process id."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         # the sweep file is written after the driver initialised the store: opening it earlier would race that
         if list(runs_dir.glob(f"hydra/{experiment}/*/prism_sweep.json")):
-            running = [r for r in all_runs(runs_dir, store=store, experiment=experiment)
-                       if r.info.status == "RUNNING" and "prism.pid" in r.data.tags]
+            running = [
+                r
+                for r in all_runs(runs_dir, store=store, experiment=experiment)
+                if r.info.status == "RUNNING" and "prism.pid" in r.data.tags
+            ]
             if running:
                 return running[0]
         time.sleep(0.2)

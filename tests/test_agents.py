@@ -22,8 +22,18 @@ from prism_experiments.agents import (
 )
 
 TOPICS = (
-    "crypto", "technology", "politics", "sports", "music", "climate",
-    "health", "gaming", "food", "travel", "science", "finance",
+    "crypto",
+    "technology",
+    "politics",
+    "sports",
+    "music",
+    "climate",
+    "health",
+    "gaming",
+    "food",
+    "travel",
+    "science",
+    "finance",
 )
 CONF = Path(__file__).resolve().parents[1] / "conf" / "schema" / "agents.yaml"  # conf/agents/default.yaml extends it
 
@@ -34,6 +44,7 @@ def big_population() -> list[SocialAgent]:
 
 
 # --- config ---------------------------------------------------------------------------------
+
 
 def test_yaml_mirrors_the_pydantic_defaults() -> None:
     from_yaml = AgentsConfig.model_validate(OmegaConf.to_container(OmegaConf.load(CONF)))
@@ -65,10 +76,38 @@ def test_yaml_mirrors_the_pydantic_defaults() -> None:
         ({"behaviour": {"attention_decay": 0.0}}, "attention_decay", "greater than 0"),
         ({"behaviour": {"follow_probability": -0.1}}, "follow_probability", "greater than or equal to 0"),
         ({"behaviour": {"media_post_probability": 2}}, "media_post_probability", "less than or equal to 1"),
-        ({"behaviour": {"like": {"intercept": 0, "w_similarity": -1, "w_media": 0, "w_social": 0,
-                                 "w_in_network": 0, "w_format": 0}}}, "w_similarity", "greater than or equal to 0"),
-        ({"behaviour": {"reshare": {"intercept": float("inf"), "w_similarity": 1, "w_media": 0, "w_social": 0,
-                                    "w_in_network": 0, "w_format": 0}}}, "intercept", "finite number"),
+        (
+            {
+                "behaviour": {
+                    "like": {
+                        "intercept": 0,
+                        "w_similarity": -1,
+                        "w_media": 0,
+                        "w_social": 0,
+                        "w_in_network": 0,
+                        "w_format": 0,
+                    }
+                }
+            },
+            "w_similarity",
+            "greater than or equal to 0",
+        ),
+        (
+            {
+                "behaviour": {
+                    "reshare": {
+                        "intercept": float("inf"),
+                        "w_similarity": 1,
+                        "w_media": 0,
+                        "w_social": 0,
+                        "w_in_network": 0,
+                        "w_format": 0,
+                    }
+                }
+            },
+            "intercept",
+            "finite number",
+        ),
         ({"behaviour": {"reply": {"intercept": 0}}}, "w_similarity", "Field required"),
         ({"behaviour": {"speed": 1}}, "speed", "Extra inputs are not permitted"),
     ],
@@ -125,6 +164,7 @@ def test_interest_count_probabilities_are_normalised() -> None:
 
 # --- SocialAgent ----------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize(
     ("fields", "field"),
     [
@@ -153,6 +193,7 @@ def test_agent_archetype_weights_are_completed_in_archetype_order() -> None:
 
 
 # --- generation -----------------------------------------------------------------------------
+
 
 def test_population_is_deterministic_in_the_seed() -> None:
     config = AgentsConfig(n_agents=50)
@@ -235,7 +276,7 @@ def test_activity_is_heavy_tailed_and_clipped(big_population: list[SocialAgent])
     assert activity.mean() > 1.3 * median
     assert activity.max() / median > 8
     # Top 10% of agents carry a disproportionate share of activity (participation inequality).
-    top_decile_share = np.sort(activity)[-len(activity) // 10:].sum() / activity.sum()
+    top_decile_share = np.sort(activity)[-len(activity) // 10 :].sum() / activity.sum()
     assert top_decile_share > 0.3
 
 

@@ -31,13 +31,21 @@ def _at(**changes: float) -> dict[str, float]:
     """Engagement probabilities at the calibration reference point with some inputs changed."""
     point = {**REFERENCE_POINT, **changes}
     probs = engagement_probabilities(
-        point["similarity"], point["has_media"], point["likes"], point["in_network"],
-        point["bias"], point["bias"], point["bias"], CFG, format_affinity=point["format_affinity"],
+        point["similarity"],
+        point["has_media"],
+        point["likes"],
+        point["in_network"],
+        point["bias"],
+        point["bias"],
+        point["bias"],
+        CFG,
+        format_affinity=point["format_affinity"],
     )
     return {action: float(p) for action, p in probs.items()}
 
 
 # --- attention ------------------------------------------------------------------------------
+
 
 def test_attention_decays_strictly_from_look_top() -> None:
     p = attention_probability(np.arange(20), CFG)
@@ -59,6 +67,7 @@ def test_attention_rejects_bad_positions(positions: np.ndarray) -> None:
 
 
 # --- engagement -----------------------------------------------------------------------------
+
 
 def test_hand_computed_logistic_value() -> None:
     coefficients = EngagementCoefficients(
@@ -82,8 +91,14 @@ def test_probabilities_are_in_unit_interval_for_extreme_inputs() -> None:
     rng = np.random.default_rng(0)
     n = 10_000
     probs = engagement_probabilities(
-        rng.uniform(-5, 5, n), rng.random(n) < 0.5, rng.integers(0, 10**9, n), rng.random(n) < 0.5,
-        rng.normal(0, 30, n), rng.normal(0, 30, n), rng.normal(0, 30, n), CFG,
+        rng.uniform(-5, 5, n),
+        rng.random(n) < 0.5,
+        rng.integers(0, 10**9, n),
+        rng.random(n) < 0.5,
+        rng.normal(0, 30, n),
+        rng.normal(0, 30, n),
+        rng.normal(0, 30, n),
+        CFG,
         format_affinity=rng.uniform(-1, 1, n),
     )
     for p in probs.values():
@@ -93,8 +108,12 @@ def test_probabilities_are_in_unit_interval_for_extreme_inputs() -> None:
 
 @settings(max_examples=60, deadline=None)
 @given(
-    low=st.floats(0.0, 1.0), delta=st.floats(0.01, 1.0), likes=st.integers(0, 10_000),
-    media=st.booleans(), network=st.booleans(), bias=st.floats(-3, 3),
+    low=st.floats(0.0, 1.0),
+    delta=st.floats(0.01, 1.0),
+    likes=st.integers(0, 10_000),
+    media=st.booleans(),
+    network=st.booleans(),
+    bias=st.floats(-3, 3),
 )
 def test_engagement_is_monotone_in_similarity(
     low: float, delta: float, likes: int, media: bool, network: bool, bias: float
@@ -148,9 +167,7 @@ def test_missing_format_affinity_means_neutral() -> None:
     assert all(liked[action] > without[action] for action in without)
 
 
-@pytest.mark.parametrize(
-    ("similarity", "likes", "message"), [(float("nan"), 0, "similarity"), (0.5, -1, "likes")]
-)
+@pytest.mark.parametrize(("similarity", "likes", "message"), [(float("nan"), 0, "similarity"), (0.5, -1, "likes")])
 def test_bad_engagement_inputs_are_rejected(similarity: float, likes: int, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         engagement_probabilities(similarity, False, likes, False, 0, 0, 0, CFG)
@@ -162,6 +179,7 @@ def test_follow_probability_comes_from_the_config() -> None:
 
 
 # --- format affinity ------------------------------------------------------------------------
+
 
 def test_format_affinity_hand_computed() -> None:
     config = AgentsConfig()
@@ -188,5 +206,6 @@ def test_format_affinity_rejects_bad_input() -> None:
     with pytest.raises(ValueError, match="format: unknown"):
         format_affinity_for(config, np.full(5, 0.2), ["limerick"])
     with pytest.raises(ValueError, match="archetype_weights"):
-        format_affinity(np.full(4, 0.25), ["list"], config.archetype_preferred_formats,
-                        config.archetype_disliked_formats)
+        format_affinity(
+            np.full(4, 0.25), ["list"], config.archetype_preferred_formats, config.archetype_disliked_formats
+        )

@@ -52,10 +52,10 @@ def test_recall_at_k_on_hand_made_feeds() -> None:
 
 def test_exact_top_k_orders_by_similarity_then_row() -> None:
     vectors = np.array([[1, 0], [0, 1], [1, 0], [-1, 0], [0.6, 0.8]], dtype=np.float32)
-    (rows, sims), = exact_top_k(vectors, np.array([[1.0, 0.0]]), 4)
+    ((rows, sims),) = exact_top_k(vectors, np.array([[1.0, 0.0]]), 4)
     assert rows.tolist() == [0, 2, 4, 1]  # rows 0 and 2 tie: lower row first
     assert sims == pytest.approx([1.0, 1.0, 0.8, 0.5])  # (1 + cos) / 2
-    (rows, _), = exact_top_k(vectors, np.array([[1.0, 0.0]]), 99)
+    ((rows, _),) = exact_top_k(vectors, np.array([[1.0, 0.0]]), 99)
     assert rows.tolist() == [0, 2, 4, 1, 3]
     assert exact_top_k(vectors, np.array([[1.0, 0.0]]), 0)[0][0].size == 0
 
@@ -70,8 +70,12 @@ def test_target_and_figure_pass_or_miss() -> None:
 
 
 def test_render_table_lists_every_figure_with_its_result() -> None:
-    table = render_table([figure(2, "store.feed_p50_ms@10000", 12.5, "ms", Target(op="<", threshold=200)),
-                          figure(3, "rank.x_algo.slowdown@10000", 7.0, "x", Target(op="<=", threshold=5))])
+    table = render_table(
+        [
+            figure(2, "store.feed_p50_ms@10000", 12.5, "ms", Target(op="<", threshold=200)),
+            figure(3, "rank.x_algo.slowdown@10000", 7.0, "x", Target(op="<=", threshold=5)),
+        ]
+    )
     lines = table.splitlines()
     assert lines[0].split() == ["sec", "figure", "value", "unit", "target", "result"]
     assert "store.feed_p50_ms@10000" in lines[2] and lines[2].endswith("PASS")
@@ -118,8 +122,9 @@ def test_probe_summary_counts_repeats(tmp_path: Path) -> None:
 
 
 def test_run_child_reports_the_childs_own_peak_memory(tmp_path: Path) -> None:
-    run = run_child([sys.executable, "-c", "x = bytearray(300_000_000); x[::4096] = b'1' * len(x[::4096])"],
-                    tmp_path / "child.log")
+    run = run_child(
+        [sys.executable, "-c", "x = bytearray(300_000_000); x[::4096] = b'1' * len(x[::4096])"], tmp_path / "child.log"
+    )
     assert run.returncode == 0
     assert run.peak_rss_bytes >= 300_000_000
     failed = run_child([sys.executable, "-c", "print('boom'); raise SystemExit(3)"], tmp_path / "failed.log")
@@ -138,8 +143,10 @@ def test_exact_reference_and_chroma_store_agree_on_a_toy_corpus(embedder) -> Non
     world = build_bench_world(embedder, n_agents=20, corpus_posts=300, use_posts=300)
     chroma, exact = build_store(world, embedder, "test"), build_exact_store(world, embedder)
     try:
-        queries = np.stack([chroma.embed_interests(agent.interests) for agent in world.agents[:6]]
-                           + [world.vectors[i] for i in (0, 57, 123, 299)])
+        queries = np.stack(
+            [chroma.embed_interests(agent.interests) for agent in world.agents[:6]]
+            + [world.vectors[i] for i in (0, 57, 123, 299)]
+        )
         for (c_rows, c_sims), (e_rows, e_sims) in zip(chroma.query_rows(queries, 10), exact.query_rows(queries, 10)):
             assert set(c_rows.tolist()) == set(e_rows.tolist())
             assert c_sims == pytest.approx(e_sims, abs=1e-5)
@@ -153,8 +160,9 @@ def test_exact_reference_and_chroma_store_agree_on_a_toy_corpus(embedder) -> Non
 
 
 @pytest.mark.integration
-def test_tiny_bench_writes_a_report_that_validates(tmp_path: Path, session_cache_dir: Path,
-                                                  capsys: pytest.CaptureFixture[str]) -> None:
+def test_tiny_bench_writes_a_report_that_validates(
+    tmp_path: Path, session_cache_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     runs = tmp_path / "runs"
     runs.mkdir()
     (runs / "cache").symlink_to(session_cache_dir)  # share the session's embeddings with the test above
@@ -166,8 +174,15 @@ def test_tiny_bench_writes_a_report_that_validates(tmp_path: Path, session_cache
     assert report.mode == "tiny" and report.sections == [1, 2, 3] and report.errors == {}
     assert report.machine.cpu_count >= 1 and "numpy" in report.versions and report.git_commit
     names = {f.name for f in report.figures}
-    assert {"embed.cold_texts_per_s", "embed.warm_encoded", "store.feed_p50_ms@300", "store.add_posts_per_s@300",
-            "rank.x_algo.recall@10", "rank.context_rerank.slowdown@300", "rank.x_algo.feed_p95_ms@300"} <= names
+    assert {
+        "embed.cold_texts_per_s",
+        "embed.warm_encoded",
+        "store.feed_p50_ms@300",
+        "store.add_posts_per_s@300",
+        "rank.x_algo.recall@10",
+        "rank.context_rerank.slowdown@300",
+        "rank.x_algo.feed_p95_ms@300",
+    } <= names
     assert {f.section for f in report.figures} == {1, 2, 3}
     for f in report.figures:
         assert f.passed == (f.target.met_by(f.value) if f.target else None)
@@ -206,8 +221,10 @@ def test_a_sweeps_overhead_per_run_is_the_worker_time_outside_simulate_and_log()
     from prism_experiments.bench.hydra_runs import LoggedRun
 
     # 4 runs of 4 s each on 2 workers, started at 0, 0, 5 and 5 s (1 s each outside simulate + log)
-    runs = [LoggedRun(str(i), {"prism.timing.simulate_s": "3.0", "prism.timing.log_s": "1.0"}, start, start + 5_000)
-            for i, start in enumerate((0, 0, 5_000, 5_000))]
+    runs = [
+        LoggedRun(str(i), {"prism.timing.simulate_s": "3.0", "prism.timing.log_s": "1.0"}, start, start + 5_000)
+        for i, start in enumerate((0, 0, 5_000, 5_000))
+    ]
     timing = SweepTiming(wall_s=25.0, runs=runs)
     assert timing.span_s == 10.0 and timing.startup_s == 15.0 and timing.runs_per_min == 24.0
     assert timing.overhead_per_run_s(workers=2) == pytest.approx(10 * 2 / 4 - 4)

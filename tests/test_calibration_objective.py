@@ -55,16 +55,20 @@ def test_objective_weights_and_leaves_out_excluded() -> None:
 
 def test_mean_moments_and_ci() -> None:
     assert mean_moments([{"x": 1.0}, {"x": math.nan}, {"x": 3.0}], ["x"]) == {"x": 2.0}
-    mean, low, high = mean_ci([1.0, 2.0, 3.0])
+    mean, _low, high = mean_ci([1.0, 2.0, 3.0])
     assert mean == 2.0
     assert high - mean == pytest.approx(4.302653 / math.sqrt(3), rel=1e-5)  # t(0.975, 2) * sd 1 / sqrt(3)
     assert math.isnan(mean_ci([1.0])[1])
 
 
 def test_fit_table_marks_within_and_excluded() -> None:
-    targets = {"a": target(value=0.5, scale=0.05, tolerance=0.05),
-               "c": target(metric="cascade_size_max", value=1000, excluded="too small")}
-    table = fit_table(targets, [{"inn_share": 0.52, "cascade_size_max": 4.0}, {"inn_share": 0.54, "cascade_size_max": 6.0}])
+    targets = {
+        "a": target(value=0.5, scale=0.05, tolerance=0.05),
+        "c": target(metric="cascade_size_max", value=1000, excluded="too small"),
+    }
+    table = fit_table(
+        targets, [{"inn_share": 0.52, "cascade_size_max": 4.0}, {"inn_share": 0.54, "cascade_size_max": 6.0}]
+    )
     assert table["within_tolerance"].tolist() == ["yes", "excluded"]
     assert table.loc[0, "sim_mean"] == pytest.approx(0.53)
     assert table.loc[0, "reference"] == "0.5 ± 0.05"

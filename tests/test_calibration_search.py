@@ -18,17 +18,26 @@ pytestmark = [pytest.mark.integration]
 SOURCE = {"citation": "test", "locator": "test", "statement": "test"}
 # experiment=smoke (30 agents, 300 posts, mean out-degree 6) cut to 3 steps: in-network share 0.54 at the
 # smoke world's own value, 0.82 at 15 follows; the target 0.8 is reached by following more accounts.
-TINY = parse_targets({
-    "name": "tiny",
-    "run_overrides": ["experiment=smoke", "simulation.n_steps=3"],
-    "targets": {"inn": {"metric": "inn_share", "value": 0.8, "scale": 0.05, "source": SOURCE}},
-    "parameters": {"network.mean_out_degree": {"low": 1.0, "high": 20.0}},
-})
+TINY = parse_targets(
+    {
+        "name": "tiny",
+        "run_overrides": ["experiment=smoke", "simulation.n_steps=3"],
+        "targets": {"inn": {"metric": "inn_share", "value": 0.8, "scale": 0.05, "source": SOURCE}},
+        "parameters": {"network.mean_out_degree": {"low": 1.0, "high": 20.0}},
+    }
+)
 
 
 def settings(runs_dir: Path, cache_dir: Path, n_trials: int = 4, **kwargs: object) -> CalibrationSettings:
-    return CalibrationSettings(target_set=kwargs.pop("target_set", TINY), n_trials=n_trials, seeds=(0,),
-                               runs_dir=runs_dir, cache_dir=cache_dir, show_progress=False, **kwargs)
+    return CalibrationSettings(
+        target_set=kwargs.pop("target_set", TINY),
+        n_trials=n_trials,
+        seeds=(0,),
+        runs_dir=runs_dir,
+        cache_dir=cache_dir,
+        show_progress=False,
+        **kwargs,
+    )
 
 
 def runs_of(runs_dir: Path, kind: str) -> list:
@@ -61,9 +70,13 @@ def test_loop_improves_is_deterministic_and_logs_child_runs(tmp_path: Path, sess
 def test_failed_trials_are_marked_failed_never_running(tmp_path: Path, session_cache_dir: Path) -> None:
     # activity_max below activity_min is rejected by the config model: every trial fails before simulating
     # (the config's own activity_max, 1.0, is outside the range: no baseline trial)
-    broken = parse_targets({**TINY.model_dump(mode="json"),
-                            "run_overrides": ["experiment=smoke", "agents.activity_min=0.5"],
-                            "parameters": {"agents.activity_max": {"low": 0.05, "high": 0.4}}})
+    broken = parse_targets(
+        {
+            **TINY.model_dump(mode="json"),
+            "run_overrides": ["experiment=smoke", "agents.activity_min=0.5"],
+            "parameters": {"agents.activity_max": {"low": 0.05, "high": 0.4}},
+        }
+    )
     with pytest.raises(ValueError, match="no trial completed"):
         run_calibration(settings(tmp_path, session_cache_dir, n_trials=2, target_set=broken))
     children = runs_of(tmp_path, CALIBRATION_TRIAL_KIND)

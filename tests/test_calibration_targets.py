@@ -42,17 +42,28 @@ def test_shipped_x2023_loads_with_sources() -> None:
     assert all(t.source.citation and t.source.statement for t in target_set.targets.values())
 
 
-@pytest.mark.parametrize(("path", "value", "expected"), [
-    (("targets", "inn", "metric"), "nope", "targets.inn.metric: unknown metric 'nope'; allowed: feed_topic_entropy"),
-    (("targets", "inn", "interval"), [0.4, 0.6], "targets.inn.value: give exactly one of value and interval"),
-    (("targets", "inn", "scale"), 0, "targets.inn.scale"),
-    (("targets", "inn", "colour"), "red", "targets.inn.colour"),
-    (("targets", "inn", "source"), {"citation": "x"}, "targets.inn.source.locator"),
-    (("targets", "inn", "excluded"), "too small", "targets: every target is excluded"),
-    (("parameters",), {"agents.nope": {"low": 0, "high": 1}}, "parameters: unknown key 'agents.nope'; fittable"),
-    (("parameters",), {"ranking.out_of_network_scale": {"low": 0, "high": 1}}, "unknown key 'ranking.out_of_network_scale'"),
-    (("parameters",), {"network.homophily": {"low": 3, "high": 1}}, "low: must be < high"),
-])
+@pytest.mark.parametrize(
+    ("path", "value", "expected"),
+    [
+        (
+            ("targets", "inn", "metric"),
+            "nope",
+            "targets.inn.metric: unknown metric 'nope'; allowed: feed_topic_entropy",
+        ),
+        (("targets", "inn", "interval"), [0.4, 0.6], "targets.inn.value: give exactly one of value and interval"),
+        (("targets", "inn", "scale"), 0, "targets.inn.scale"),
+        (("targets", "inn", "colour"), "red", "targets.inn.colour"),
+        (("targets", "inn", "source"), {"citation": "x"}, "targets.inn.source.locator"),
+        (("targets", "inn", "excluded"), "too small", "targets: every target is excluded"),
+        (("parameters",), {"agents.nope": {"low": 0, "high": 1}}, "parameters: unknown key 'agents.nope'; fittable"),
+        (
+            ("parameters",),
+            {"ranking.out_of_network_scale": {"low": 0, "high": 1}},
+            "unknown key 'ranking.out_of_network_scale'",
+        ),
+        (("parameters",), {"network.homophily": {"low": 3, "high": 1}}, "low: must be < high"),
+    ],
+)
 def test_bad_files_fail_with_one_line_naming_the_field(path: tuple[str, ...], value: object, expected: str) -> None:
     with pytest.raises(TargetsError) as info:
         parse_targets(with_change(path, value), "t.yaml")

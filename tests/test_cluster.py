@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 from mlflow.tracking import MlflowClient
+from process_helpers import free_port, gone_or_zombie, postgres_tracking_server, prism
 
 from prism_experiments.daemons import DaemonError
 from prism_experiments.harness import ray_head
 from prism_experiments.metrics import SUMMARY_METRICS
 from prism_experiments.tracking import server as tracking_server
 from prism_experiments.tracking.tags import CONFIG_HASH_TAG, PARENT_RUN_TAG, SWEEP_KIND, tag_equals
-from process_helpers import free_port, gone_or_zombie, postgres_tracking_server, prism
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -28,8 +28,16 @@ def postgres_mlflow() -> Iterator[tuple[str, Path]]:
 
 def sweep(uri: str, runs_dir: Path, experiment_name: str, *overrides: str, env: dict[str, str] | None = None) -> str:
     """The sweep's output (Hydra logs the driver to stdout)."""
-    process = prism("-m", "experiment=smoke", f"experiment_name={experiment_name}", "tracking=server",
-                    f"tracking.uri={uri}", *overrides, runs_dir=runs_dir, env={"RAY_USAGE_STATS_ENABLED": "0"} | (env or {}))
+    process = prism(
+        "-m",
+        "experiment=smoke",
+        f"experiment_name={experiment_name}",
+        "tracking=server",
+        f"tracking.uri={uri}",
+        *overrides,
+        runs_dir=runs_dir,
+        env={"RAY_USAGE_STATS_ENABLED": "0"} | (env or {}),
+    )
     assert process.returncode == 0, process.stderr[-3000:]
     return process.stdout + process.stderr
 
@@ -44,17 +52,21 @@ def finished_children(uri: str, experiment_name: str) -> dict[tuple[str, str], d
     assert {run.data.tags[PARENT_RUN_TAG] for run in children} == {parents[0].info.run_id}
     hashes = [run.data.tags[CONFIG_HASH_TAG] for run in children]
     assert len(hashes) == len(set(hashes)), "a job was logged twice"
-    return {(run.data.params["seed"], run.data.params["ranking.mode"]):
-            {name: run.data.metrics[name] for name in SUMMARY_METRICS} for run in children}
+    return {
+        (run.data.params["seed"], run.data.params["ranking.mode"]): {
+            name: run.data.metrics[name] for name in SUMMARY_METRICS
+        }
+        for run in children
+    }
 
 
 @pytest.fixture(scope="module")
-def joblib_four_workers(postgres_mlflow: tuple[str, Path], tmp_path_factory: pytest.TempPathFactory
-                        ) -> dict[tuple[str, str], dict[str, float]]:
+def joblib_four_workers(
+    postgres_mlflow: tuple[str, Path], tmp_path_factory: pytest.TempPathFactory
+) -> dict[tuple[str, str], dict[str, float]]:
     """6 jobs, 4 at once, into PostgreSQL: the reference the other launchers must equal."""
     uri, _ = postgres_mlflow
-    sweep(uri, tmp_path_factory.mktemp("joblib") / "runs", "smoke_joblib", "seed=0,1,2",
-          "hydra.launcher.n_jobs=4")
+    sweep(uri, tmp_path_factory.mktemp("joblib") / "runs", "smoke_joblib", "seed=0,1,2", "hydra.launcher.n_jobs=4")
     return finished_children(uri, "smoke_joblib")
 
 
@@ -75,7 +87,8 @@ def ray_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ray_head.R
 
 
 def test_the_ray_launcher_on_a_ray_cluster_gives_the_joblib_metrics_bit_for_bit(
-        postgres_mlflow, joblib_four_workers, ray_cluster: ray_head.RayHeadState, tmp_path: Path) -> None:
+    postgres_mlflow, joblib_four_workers, ray_cluster: ray_head.RayHeadState, tmp_path: Path
+) -> None:
     uri, _ = postgres_mlflow
     output = sweep(uri, tmp_path / "runs", "smoke_ray", "hydra/launcher=prism_ray", env=ray_cluster.client_env())
     assert f"Ray: connecting to {ray_cluster.address}" in output
@@ -89,8 +102,7 @@ def test_the_ray_launcher_on_a_ray_cluster_gives_the_joblib_metrics_bit_for_bit(
 
 def listening_beyond_loopback(group: int) -> list[str]:
     """`ss` lines of TCP listeners owned by the process group `group` and bound beyond 127.0.0.1."""
-    members = {entry.name for entry in Path("/proc").iterdir() if entry.name.isdigit()
-               and _group_of(entry) == group}
+    members = {entry.name for entry in Path("/proc").iterdir() if entry.name.isdigit() and _group_of(entry) == group}
     lines = subprocess.run(["ss", "-Hltnp"], capture_output=True, text=True, check=True).stdout.splitlines()
     owned = [line for line in lines if any(f"pid={pid}," in line for pid in members)]
     assert owned, "the head's processes listen somewhere"

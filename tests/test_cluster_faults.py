@@ -12,13 +12,15 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
-from prism_experiments.tracking import server as tracking_server
 from process_helpers import LONG_SMOKE, all_runs, postgres_tracking_server, run, start, wait_for_running_job
 
+from prism_experiments.tracking import server as tracking_server
+
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
-LAUNCHERS = {"prism_ray": ("hydra/launcher=prism_ray", "hydra.launcher.ray.init.num_cpus=2"),
-             "prism_submitit_local": ("hydra/launcher=prism_submitit_local",)}
+LAUNCHERS = {
+    "prism_ray": ("hydra/launcher=prism_ray", "hydra.launcher.ray.init.num_cpus=2"),
+    "prism_submitit_local": ("hydra/launcher=prism_submitit_local",),
+}
 
 
 @pytest.fixture(scope="module")
@@ -29,13 +31,17 @@ def server() -> Iterator[tuple[str, Path]]:
 
 
 def finished_once_each(runs: list) -> Counter:
-    return Counter(r.data.tags["prism.config_hash"] for r in runs
-                   if r.info.status == "FINISHED" and r.data.tags["prism.kind"] == "simulation")
+    return Counter(
+        r.data.tags["prism.config_hash"]
+        for r in runs
+        if r.info.status == "FINISHED" and r.data.tags["prism.kind"] == "simulation"
+    )
 
 
 @pytest.mark.parametrize("launcher", LAUNCHERS)
 def test_a_killed_worker_fails_only_its_job_and_the_next_sweep_runs_only_that_job(
-        server: tuple[str, Path], warm_smoke_cache: Path, tmp_path: Path, launcher: str) -> None:
+    server: tuple[str, Path], warm_smoke_cache: Path, tmp_path: Path, launcher: str
+) -> None:
     uri, _ = server
     runs_dir, name = tmp_path / "runs", f"kill_{launcher}"
     args = (*LONG_SMOKE, *LAUNCHERS[launcher], "tracking=server", f"tracking.uri={uri}", f"experiment_name={name}")
@@ -54,8 +60,11 @@ def test_a_killed_worker_fails_only_its_job_and_the_next_sweep_runs_only_that_jo
     assert "1 of 4 jobs failed" in output, output[-3000:]
     assert "Traceback" not in output
     runs = all_runs(runs_dir, store=uri, experiment=name)
-    running = [(r.info.run_id, r.data.tags.get("prism.job_num"), r.data.tags.get("prism.pid")) for r in runs
-               if r.info.status == "RUNNING"]
+    running = [
+        (r.info.run_id, r.data.tags.get("prism.job_num"), r.data.tags.get("prism.pid"))
+        for r in runs
+        if r.info.status == "RUNNING"
+    ]
     assert not running, f"left RUNNING (run, job, pid): {running}; victim job {job}\n{output[-3000:]}"
     killed = next(r for r in runs if r.info.run_id == victim.info.run_id)
     assert killed.info.status == "FAILED" and "process died" in killed.data.tags["prism.error"]
@@ -68,16 +77,25 @@ def test_a_killed_worker_fails_only_its_job_and_the_next_sweep_runs_only_that_jo
     assert len(after) == len(runs) + 1, "the rerun ran only the lost job"
     finished = finished_once_each(after)
     assert len(finished) == 4 and max(finished.values()) == 1
-    assert not [r for r in after + all_runs(runs_dir, "sweep", store=uri, experiment=name) if r.info.status == "RUNNING"]
+    assert not [
+        r for r in after + all_runs(runs_dir, "sweep", store=uri, experiment=name) if r.info.status == "RUNNING"
+    ]
 
 
 def test_a_tracking_server_paused_mid_sweep_delays_the_jobs_and_loses_or_doubles_nothing(
-        server: tuple[str, Path], warm_smoke_cache: Path, tmp_path: Path) -> None:
+    server: tuple[str, Path], warm_smoke_cache: Path, tmp_path: Path
+) -> None:
     """SIGSTOP for 6 s (shorter than `tracking.http_timeout_s`, 10 s): requests wait, nothing is retried."""
     uri, home = server
     runs_dir, name = tmp_path / "runs", "server_pause"
-    sweep = start(*LONG_SMOKE, "tracking=server", f"tracking.uri={uri}", f"experiment_name={name}", runs_dir=runs_dir,
-                  cache_dir=warm_smoke_cache)
+    sweep = start(
+        *LONG_SMOKE,
+        "tracking=server",
+        f"tracking.uri={uri}",
+        f"experiment_name={name}",
+        runs_dir=runs_dir,
+        cache_dir=warm_smoke_cache,
+    )
     state = tracking_server.read_state(home)
     assert state is not None
     try:

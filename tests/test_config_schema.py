@@ -35,10 +35,13 @@ def test_every_group_and_every_mode_has_a_base() -> None:
     files = {str(path) for path in schema_files()}
     groups = {"corpus", "rag", "agents", "network", "simulation", "tracking"}
     optional = {"serving"}  # null in the root; conf/serving/ option files extend the model's defaults
-    assert files == ({"root.yaml"} | {f"{g}.yaml" for g in groups | optional}
-                     | {f"ranking/{m}.yaml" for m in KNOWN_MODES}
-                     | {f"agents/decider/{kind}.yaml" for kind in decider_models()}
-                     | {f"agents/decider/llm/{backend}.yaml" for backend in backend_config_models()})
+    assert files == (
+        {"root.yaml"}
+        | {f"{g}.yaml" for g in groups | optional}
+        | {f"ranking/{m}.yaml" for m in KNOWN_MODES}
+        | {f"agents/decider/{kind}.yaml" for kind in decider_models()}
+        | {f"agents/decider/llm/{backend}.yaml" for backend in backend_config_models()}
+    )
 
 
 @pytest.mark.parametrize("path", sorted(str(p) for p in schema_files()))
@@ -75,8 +78,9 @@ def test_a_changed_default_makes_the_file_stale_and_regeneration_fixes_it(tmp_pa
     assert stale_files(tmp_path) == [] and not (tmp_path / "orphan.yaml").exists()
 
 
-def test_the_check_command_names_the_regeneration_command(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
-                                                          capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_check_command_names_the_regeneration_command(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.setattr("prism_experiments.config_schema.SCHEMA_DIR", tmp_path)
     write_schema(tmp_path)
     (tmp_path / "rag.yaml").unlink()
@@ -95,7 +99,8 @@ def test_field_comments_become_yaml_comments_above_their_key() -> None:
         "(twitter/the-algorithm, home-mixer DiversityDiscountProvider)",
     ]
     assert field_comments(TrackingConfig)["uri"] == [
-        "explicit tracking URI; else $MLFLOW_TRACKING_URI; else sqlite under paths.runs_dir"]
+        "explicit tracking URI; else $MLFLOW_TRACKING_URI; else sqlite under paths.runs_dir"
+    ]
 
 
 def test_a_description_is_the_comment_when_there_is_no_hash_colon_comment() -> None:

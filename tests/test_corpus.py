@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import re
 from collections import Counter
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import numpy as np
@@ -31,7 +32,6 @@ from prism_experiments.corpus import (
     new_post_text,
     save_posts,
 )
-from prism_experiments.corpus.templates import text_pool
 from prism_experiments.corpus.authoring import (
     AUTHORING_DRAWS,
     MEDIA_KIND,
@@ -43,9 +43,10 @@ from prism_experiments.corpus.authoring import (
     reply_post,
     writers,
 )
+from prism_experiments.corpus.templates import text_pool
 from prism_experiments.domain import TOPIC_VOCABULARIES, TOPICS, Post
 
-UTC = timezone.utc
+UTC = UTC
 REFERENCE = datetime(2026, 1, 1, tzinfo=UTC)
 
 
@@ -152,7 +153,7 @@ def test_replies_point_to_earlier_posts_of_the_same_topic(corpus: list[Post]) ->
 
 def test_timestamps_strictly_increase_within_the_span(corpus: list[Post]) -> None:
     stamps = [p.timestamp for p in corpus]
-    assert all(a < b for a, b in zip(stamps, stamps[1:]))
+    assert all(a < b for a, b in itertools.pairwise(stamps))
     assert stamps[0] > REFERENCE - timedelta(hours=72)
     assert stamps[-1] <= REFERENCE
     assert all(s.tzinfo is not None and s.utcoffset() == timedelta(0) for s in stamps)
@@ -239,8 +240,13 @@ def _words(text: str) -> set[str]:
 def test_vocabulary_phrases_never_trigger_a_classifier() -> None:
     for vocabulary in TOPIC_VOCABULARIES.values():
         phrases = (
-            vocabulary.entities + vocabulary.nouns + vocabulary.actions + vocabulary.outcomes
-            + vocabulary.people + vocabulary.image_descriptions + vocabulary.video_descriptions
+            vocabulary.entities
+            + vocabulary.nouns
+            + vocabulary.actions
+            + vocabulary.outcomes
+            + vocabulary.people
+            + vocabulary.image_descriptions
+            + vocabulary.video_descriptions
             + vocabulary.gif_descriptions
         )
         for phrase in phrases:
@@ -250,10 +256,20 @@ def test_vocabulary_phrases_never_trigger_a_classifier() -> None:
 
 
 def test_vocabularies_are_rich_and_hashtags_well_formed() -> None:
-    assert TOPICS == tuple(TOPIC_VOCABULARIES)
+    assert tuple(TOPIC_VOCABULARIES) == TOPICS
     assert set(TOPICS) == {
-        "crypto", "technology", "politics", "sports", "music", "climate",
-        "health", "gaming", "food", "travel", "science", "finance",
+        "crypto",
+        "technology",
+        "politics",
+        "sports",
+        "music",
+        "climate",
+        "health",
+        "gaming",
+        "food",
+        "travel",
+        "science",
+        "finance",
     }
     for topic, vocabulary in TOPIC_VOCABULARIES.items():
         assert vocabulary.topic == topic
@@ -267,8 +283,9 @@ def test_vocabularies_are_rich_and_hashtags_well_formed() -> None:
 
 def test_each_post_is_recoverable_from_its_topic_words(corpus: list[Post]) -> None:
     """A bag-of-words proxy for topic separation: words unique to one topic's vocabulary."""
-    template_words = set().union(*(_words(t) for group in (TWEET_TEMPLATES, REPLY_TEMPLATES)
-                                   for templates in group.values() for t in templates))
+    template_words = set().union(
+        *(_words(t) for group in (TWEET_TEMPLATES, REPLY_TEMPLATES) for templates in group.values() for t in templates)
+    )
     topic_words = {
         topic: set().union(*(_words(p) for p in v.entities + v.nouns + v.actions + v.outcomes + v.people))
         for topic, v in TOPIC_VOCABULARIES.items()
@@ -537,8 +554,13 @@ def test_empty_and_header_only_csv_are_errors(tmp_path: Path) -> None:
 
 def test_timestamps_accept_iso_offsets_naive_and_epoch_seconds(tmp_path: Path) -> None:
     midnight = datetime(2026, 1, 1, tzinfo=UTC)
-    stamps = ["2026-01-01T01:00:00+01:00", "2026-01-01 00:00:00", str(int(midnight.timestamp())),
-              f"{midnight.timestamp():.1f}", "2026-01-01T00:00:00Z"]
+    stamps = [
+        "2026-01-01T01:00:00+01:00",
+        "2026-01-01 00:00:00",
+        str(int(midnight.timestamp())),
+        f"{midnight.timestamp():.1f}",
+        "2026-01-01T00:00:00Z",
+    ]
     rows = [{"id": f"x{i}", "author_id": "u", "text": "t", "timestamp": s} for i, s in enumerate(stamps)]
     posts = load_posts(_write_csv(tmp_path / "posts.csv", rows))
     assert [p.timestamp for p in posts] == [midnight] * len(stamps)
@@ -550,14 +572,39 @@ def test_timestamps_accept_iso_offsets_naive_and_epoch_seconds(tmp_path: Path) -
 
 def test_optional_columns_default_and_format_is_classified(tmp_path: Path) -> None:
     rows = [
-        {"id": "q", "author_id": "u", "text": "Is it real?", "timestamp": "2026-01-01T00:00:00Z",
-         "likes": "", "media_type": "video", "has_media": "", "format": "", "topic": "", "extra": "ignored"},
-        {"id": "t", "author_id": "u", "text": "Tip: sleep -> energy", "timestamp": "2026-01-01T00:00:00Z",
-         "likes": "12.0", "media_type": "", "has_media": "no", "format": "", "topic": "health", "extra": ""},
+        {
+            "id": "q",
+            "author_id": "u",
+            "text": "Is it real?",
+            "timestamp": "2026-01-01T00:00:00Z",
+            "likes": "",
+            "media_type": "video",
+            "has_media": "",
+            "format": "",
+            "topic": "",
+            "extra": "ignored",
+        },
+        {
+            "id": "t",
+            "author_id": "u",
+            "text": "Tip: sleep -> energy",
+            "timestamp": "2026-01-01T00:00:00Z",
+            "likes": "12.0",
+            "media_type": "",
+            "has_media": "no",
+            "format": "",
+            "topic": "health",
+            "extra": "",
+        },
     ]
     question, tip = load_posts(_write_csv(tmp_path / "posts.csv", rows))
     assert (question.likes, question.has_media, question.media_type, question.format, question.topic) == (
-        0, True, "video", "question", None)
+        0,
+        True,
+        "video",
+        "question",
+        None,
+    )
     assert (tip.likes, tip.has_media, tip.media_type, tip.format, tip.topic) == (12, False, "none", "tip", "health")
     assert question.reshares == 0 and question.velocity == 0.0 and question.parent_id is None
 
@@ -568,11 +615,33 @@ def test_optional_columns_default_and_format_is_classified(tmp_path: Path) -> No
 def _tricky_posts() -> list[Post]:
     base = datetime(2025, 12, 31, 23, 59, 59, 123456, tzinfo=UTC)
     return [
-        Post(id="r1", author_id="u1", text='Commas, "quotes"\nand a newline 🎬', timestamp=base,
-             topic="music", has_media=True, media_type="video", media_description="Clip, with comma",
-             likes=10, reshares=2, replies=1, velocity=0.1 + 0.2, parent_id=None, format="storytelling"),
-        Post(id="r2", author_id="u2", text="  leading and trailing spaces  ", timestamp=base + timedelta(seconds=1),
-             topic=None, likes=0, velocity=1e-9, parent_id="r1", format="agree_and_expand"),
+        Post(
+            id="r1",
+            author_id="u1",
+            text='Commas, "quotes"\nand a newline 🎬',
+            timestamp=base,
+            topic="music",
+            has_media=True,
+            media_type="video",
+            media_description="Clip, with comma",
+            likes=10,
+            reshares=2,
+            replies=1,
+            velocity=0.1 + 0.2,
+            parent_id=None,
+            format="storytelling",
+        ),
+        Post(
+            id="r2",
+            author_id="u2",
+            text="  leading and trailing spaces  ",
+            timestamp=base + timedelta(seconds=1),
+            topic=None,
+            likes=0,
+            velocity=1e-9,
+            parent_id="r1",
+            format="agree_and_expand",
+        ),
         Post(id="r3", author_id="123", text="42", timestamp=base + timedelta(days=1), format="question"),
         # Strings pandas would read as missing by default.
         Post(id="NA", author_id="null", text="None", timestamp=base, topic="NaN", format="tip"),
@@ -591,8 +660,9 @@ def test_round_trip_preserves_every_field(tmp_path: Path, corpus: list[Post], su
 # --- authoring during a run ---------------------------------------------------------------------
 
 
-def authoring_row(write: float = 0.0, media: float = 0.9, topic: float = 0.0, time: float = 0.5,
-                  kind: float = 0.0) -> np.ndarray:
+def authoring_row(
+    write: float = 0.0, media: float = 0.9, topic: float = 0.0, time: float = 0.5, kind: float = 0.0
+) -> np.ndarray:
     row = np.zeros(AUTHORING_DRAWS)
     row[[WRITE, WRITE_MEDIA, WRITE_TOPIC, WRITE_TIME, MEDIA_KIND]] = write, media, topic, time, kind
     return row
@@ -605,15 +675,33 @@ def test_writers_are_the_rows_whose_draw_is_below_their_post_rate() -> None:
 
 def test_original_post_takes_topic_time_and_media_from_its_draws() -> None:
     step = timedelta(hours=1)
-    plain = original_post("s0001-a", "a", ["music", "crypto"], authoring_row(topic=0.75, time=0.25),
-                          np.random.default_rng(1), REFERENCE, step, media_probability=0.5, hashtag_fraction=0.0)
+    plain = original_post(
+        "s0001-a",
+        "a",
+        ["music", "crypto"],
+        authoring_row(topic=0.75, time=0.25),
+        np.random.default_rng(1),
+        REFERENCE,
+        step,
+        media_probability=0.5,
+        hashtag_fraction=0.0,
+    )
     assert (plain.topic, plain.author_id, plain.id) == ("crypto", "a", "s0001-a")
     assert plain.timestamp == REFERENCE + timedelta(minutes=15)
     assert not plain.has_media and plain.media_description is None
     assert plain.format == classify_tweet_format(plain.text)
     assert plain.text == new_post_text("crypto", np.random.default_rng(1), hashtag_fraction=0.0)
-    with_media = original_post("s0001-b", "b", ["music"], authoring_row(media=0.1, kind=0.5),
-                               np.random.default_rng(1), REFERENCE, step, media_probability=0.5, hashtag_fraction=0.0)
+    with_media = original_post(
+        "s0001-b",
+        "b",
+        ["music"],
+        authoring_row(media=0.1, kind=0.5),
+        np.random.default_rng(1),
+        REFERENCE,
+        step,
+        media_probability=0.5,
+        hashtag_fraction=0.0,
+    )
     assert with_media.has_media and with_media.media_type == "video"
     rng = np.random.default_rng(1)
     new_post_text("music", rng, hashtag_fraction=0.0)  # the text's draws come first, then the description's
@@ -647,7 +735,8 @@ def test_pooled_corpora_of_every_seed_draw_their_texts_from_one_pool() -> None:
     assert [p.text for p in first] != [p.text for p in second]  # seeds still pick differently
     unpooled = generate_corpus(SyntheticCorpusConfig(n_posts=3000), 1)
     assert [(p.id, p.topic, p.timestamp, p.parent_id) for p in unpooled] == [
-        (p.id, p.topic, p.timestamp, p.parent_id) for p in first]  # only the texts change
+        (p.id, p.topic, p.timestamp, p.parent_id) for p in first
+    ]  # only the texts change
 
 
 def test_pooled_new_post_text_consumes_the_same_draws_and_comes_from_the_pool() -> None:

@@ -38,8 +38,11 @@ def test_a_file_without_rows_is_rejected(tmp_path: Path, suffix: str) -> None:
 
 def test_text_longer_than_the_limit_is_rejected_and_the_limit_itself_accepted(tmp_path: Path) -> None:
     path = tmp_path / "posts.csv"
-    path.write_text(HEADER + f"p1,ana,{'x' * MAX_TEXT_CHARS},2024-01-01T00:00:00Z\n"
-                    + f"p2,ana,{'y' * (MAX_TEXT_CHARS + 1)},2024-01-01T00:00:00Z\n")
+    path.write_text(
+        HEADER
+        + f"p1,ana,{'x' * MAX_TEXT_CHARS},2024-01-01T00:00:00Z\n"
+        + f"p2,ana,{'y' * (MAX_TEXT_CHARS + 1)},2024-01-01T00:00:00Z\n"
+    )
     with pytest.raises(CorpusFileError, match=r"row 2, column 'text': must be at most 25,000 characters, got 25,001"):
         load_posts(path)
     path.write_text(HEADER + f"p1,ana,{'x' * MAX_TEXT_CHARS},2024-01-01T00:00:00Z\n")

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import numpy as np
 
 from prism_experiments.agents import ARCHETYPES, AgentsConfig
-from prism_experiments.domain import Post
 from prism_experiments.deciders import Impressions, rule_decisions
+from prism_experiments.domain import Post
 
-T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
 FEED = 10
 N_AGENTS = 3
 
@@ -19,10 +19,17 @@ def impressions(agents: list[int]) -> Impressions:
     """Full feeds of FEED posts for each agent, feeds one after another."""
     agent_idx = np.repeat(np.array(agents, dtype=np.int64), FEED)
     positions = np.tile(np.arange(FEED), len(agents))
-    posts = [Post(id=f"p{a}-{i}", author_id="x", text="t", timestamp=T0, likes=i, format="list")
-             for a, i in zip(agent_idx, positions)]
-    return Impressions(agent_idx=agent_idx, positions=positions, posts=posts,
-                       in_network=positions % 2 == 0, similarity=np.linspace(0.2, 0.9, len(posts)))
+    posts = [
+        Post(id=f"p{a}-{i}", author_id="x", text="t", timestamp=T0, likes=i, format="list")
+        for a, i in zip(agent_idx, positions)
+    ]
+    return Impressions(
+        agent_idx=agent_idx,
+        positions=positions,
+        posts=posts,
+        in_network=positions % 2 == 0,
+        similarity=np.linspace(0.2, 0.9, len(posts)),
+    )
 
 
 def run_decide(agents: list[int], config: AgentsConfig, seed: int = 4):

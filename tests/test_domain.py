@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
 import numpy as np
@@ -21,7 +21,7 @@ from prism_experiments.domain import (
     from_epoch_microseconds,
 )
 
-T0 = datetime(2026, 1, 1, 12, tzinfo=timezone.utc)
+T0 = datetime(2026, 1, 1, 12, tzinfo=UTC)
 
 
 def post(post_id: str, author: str = "a1", **fields) -> Post:
@@ -32,7 +32,7 @@ def post(post_id: str, author: str = "a1", **fields) -> Post:
 
 
 def test_epoch_microseconds_are_exact_and_round_trip() -> None:
-    moment = datetime(2026, 3, 4, 5, 6, 7, 891_234, tzinfo=timezone.utc)
+    moment = datetime(2026, 3, 4, 5, 6, 7, 891_234, tzinfo=UTC)
     assert epoch_microseconds(EPOCH + timedelta(microseconds=1)) == 1
     # a float timestamp loses the last digit here; the integer keeps it
     assert epoch_microseconds(moment) % 10 == 4
@@ -43,7 +43,7 @@ def test_as_utc_reads_naive_as_utc_and_converts_aware() -> None:
     assert as_utc(datetime(2026, 1, 1, 12)) == T0
     plus_two = timezone(timedelta(hours=2))
     converted = as_utc(datetime(2026, 1, 1, 14, tzinfo=plus_two))
-    assert converted == T0 and converted.tzinfo == timezone.utc
+    assert converted == T0 and converted.tzinfo == UTC
 
 
 # --- schema -------------------------------------------------------------------------------------

@@ -49,7 +49,8 @@ def _drop_checksum(shard: Path) -> None:
 
 @pytest.mark.parametrize("damage", [_truncate, _flip_a_bit, _shuffle_vectors, _drop_checksum])
 def test_damaged_shard_is_quarantined_with_its_path_logged(
-        damage, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    damage, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     digests, _, shard = _filled_cache(tmp_path)
     damage(shard)
     with caplog.at_level(logging.WARNING, logger="prism_experiments.embeddings.cache"):
@@ -85,7 +86,8 @@ def test_embedder_re_encodes_the_texts_of_a_damaged_shard(tmp_path: Path) -> Non
 
 
 def test_a_filesystem_without_locks_warns_once_and_the_cache_still_works(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
     import errno
 
     from prism_experiments.embeddings import cache as cache_module

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import numpy as np
@@ -18,9 +18,11 @@ def _unit_rows(rng: np.random.Generator, n: int) -> np.ndarray:
 
 
 def _store(tmp_path: Path, vectors: np.ndarray) -> FeedRetriever:
-    start = datetime(2026, 1, 1, tzinfo=timezone.utc)
-    posts = [Post(id=f"p{i}", author_id=f"a{i % 7}", text=f"text {i}", timestamp=start + timedelta(seconds=i))
-             for i in range(len(vectors))]
+    start = datetime(2026, 1, 1, tzinfo=UTC)
+    posts = [
+        Post(id=f"p{i}", author_id=f"a{i % 7}", text=f"text {i}", timestamp=start + timedelta(seconds=i))
+        for i in range(len(vectors))
+    ]
     store = FeedRetriever(RAGConfig(collection_name="exact_units", exact_search=True, cache_dir=tmp_path))
     store.add_posts(posts, embeddings=vectors)
     return store
@@ -58,13 +60,22 @@ def test_answers_kept_between_queries_follow_the_posts_added_since(tmp_path: Pat
     vectors = distinct[rng.integers(0, 200, size=2400)]
     store = _store(tmp_path, vectors[:1000])
     queries = np.vstack([_unit_rows(rng, 5), distinct[:3]])
-    start = datetime(2026, 1, 2, tzinfo=timezone.utc)
+    start = datetime(2026, 1, 2, tzinfo=UTC)
     for added, n in ((0, 20), (400, 20), (400, 35), (0, 10), (600, 60)):  # grow the store; ask for more, then less
         if added:
             first = len(store)
-            store.add_posts([Post(id=f"n{first + i}", author_id="b", text=f"new {first + i}",
-                                  timestamp=start + timedelta(seconds=i)) for i in range(added)],
-                            embeddings=vectors[first : first + added])
+            store.add_posts(
+                [
+                    Post(
+                        id=f"n{first + i}",
+                        author_id="b",
+                        text=f"new {first + i}",
+                        timestamp=start + timedelta(seconds=i),
+                    )
+                    for i in range(added)
+                ],
+                embeddings=vectors[first : first + added],
+            )
         for query, (rows, scores) in zip(queries, store.query_rows(queries, n)):
             brute = exact_similarities(store.vectors, query)
             expected = np.lexsort((np.arange(len(store)), -brute))[:n]
@@ -78,9 +89,14 @@ def test_a_kept_answer_holding_the_whole_store_takes_every_new_post_as_a_candida
     store = _store(tmp_path, vectors[:10])
     query = _unit_rows(rng, 1)
     assert len(store.query_rows(query, 15)[0][0]) == 10  # every post: the kept answer is complete
-    start = datetime(2026, 1, 2, tzinfo=timezone.utc)
-    store.add_posts([Post(id=f"n{i}", author_id="b", text=f"new {i}", timestamp=start + timedelta(seconds=i))
-                     for i in range(10, 40)], embeddings=vectors[10:])
+    start = datetime(2026, 1, 2, tzinfo=UTC)
+    store.add_posts(
+        [
+            Post(id=f"n{i}", author_id="b", text=f"new {i}", timestamp=start + timedelta(seconds=i))
+            for i in range(10, 40)
+        ],
+        embeddings=vectors[10:],
+    )
     for n in (15, 5, 30):
         rows, scores = store.query_rows(query, n)[0]
         brute = exact_similarities(store.vectors, query[0])

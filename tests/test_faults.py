@@ -14,12 +14,26 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from process_helpers import (LAUNCHERS, LONG_SMOKE, all_runs, descendants, environment, free_port, gone_or_zombie, run,
-                             start, start_mlflow_server, stop_server, wait_for_running_job)
 from mlflow.tracking import MlflowClient
+from process_helpers import (
+    LAUNCHERS,
+    LONG_SMOKE,
+    all_runs,
+    descendants,
+    environment,
+    free_port,
+    gone_or_zombie,
+    run,
+    start,
+    start_mlflow_server,
+    stop_server,
+    wait_for_running_job,
+)
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 ROOT = Path(__file__).resolve().parents[1]
+
+
 @pytest.fixture(scope="module")
 def cache_dir(warm_smoke_cache: Path) -> Path:
     return warm_smoke_cache
@@ -43,13 +57,14 @@ def test_killed_worker_fails_its_job_and_the_others_run(tmp_path: Path, cache_di
     failed = {r.data.tags["prism.config_hash"] for r in runs if r.info.status == "FAILED"}
     assert len(finished | failed) == 4, "every job ran or is listed as failed; queued jobs were not dropped"
     assert "jobs failed" in stderr and victim.data.tags["prism.overrides"] in stderr
-    parent, = all_runs(runs_dir, "sweep")
+    (parent,) = all_runs(runs_dir, "sweep")
     assert parent.info.status == "FAILED"
 
 
 @pytest.mark.parametrize("launcher", LAUNCHERS)
 def test_killed_driver_takes_its_workers_and_the_next_sweep_reaps_and_finishes(
-        tmp_path: Path, cache_dir: Path, launcher: str) -> None:
+    tmp_path: Path, cache_dir: Path, launcher: str
+) -> None:
     runs_dir = tmp_path / "runs"
     args = (*LONG_SMOKE, *LAUNCHERS[launcher])
     sweep = start(*args, runs_dir=runs_dir, cache_dir=cache_dir)
@@ -64,8 +79,10 @@ def test_killed_driver_takes_its_workers_and_the_next_sweep_reaps_and_finishes(
     assert all(gone_or_zombie(pid) for pid in workers), "every worker, busy or idle, stopped (or ended) with its driver"
     if launcher == "prism_joblib":  # a Ray worker dies with its raylet before it can mark its run: the reaper does
         orphaned = next(r for r in all_runs(runs_dir) if r.info.run_id == job.info.run_id)
-        assert orphaned.info.status == "KILLED" and "(the sweep driver, or Ray's raylet) died" in orphaned.data.tags[
-            "prism.error"]
+        assert (
+            orphaned.info.status == "KILLED"
+            and "(the sweep driver, or Ray's raylet) died" in orphaned.data.tags["prism.error"]
+        )
     rerun = run(*args, runs_dir=runs_dir, cache_dir=cache_dir)
     assert rerun.returncode == 0, rerun.stderr[-3000:]
     runs = all_runs(runs_dir) + all_runs(runs_dir, "sweep")
@@ -73,8 +90,11 @@ def test_killed_driver_takes_its_workers_and_the_next_sweep_reaps_and_finishes(
     # submitit's jobs are batch jobs: like SLURM's, they outlive the process that submitted them and finish
     expected = "FINISHED" if launcher == "prism_submitit_local" else "KILLED"
     assert next(r for r in runs if r.info.run_id == job.info.run_id).info.status == expected
-    finished = Counter(r.data.tags["prism.config_hash"] for r in runs
-                       if r.info.status == "FINISHED" and r.data.tags["prism.kind"] == "simulation")
+    finished = Counter(
+        r.data.tags["prism.config_hash"]
+        for r in runs
+        if r.info.status == "FINISHED" and r.data.tags["prism.kind"] == "simulation"
+    )
     assert len(finished) == 4 and max(finished.values()) == 1, "no job ran twice"
 
 
@@ -91,20 +111,29 @@ def test_the_same_sweep_started_twice_runs_every_job_once(tmp_path: Path, cache_
     assert any("skipped" in out + err or "skipping" in out + err for out, err in outputs), "the second sweep says so"
 
 
-@pytest.mark.parametrize("args, field", [
-    (("ranking=bogus",), "ranking"),
-    (("-m", "experiment=smoke", "ranking=x_algo,bogus"), "ranking"),
-    (("experiment=nope",), "experiment"),
-    (("paths.runs_dir=/proc/nonexistent/runs",), "paths.runs_dir"),
-    (("-m", "experiment=smoke", "corpus=file", "corpus.path=/nonexistent.csv"), "corpus.path"),
-    (("rag.feed_size=0",), "rag.feed_size"),
-    (("-m", "experiment=smoke", "simulation.n_steps=-1"), "simulation.n_steps"),
-])
+@pytest.mark.parametrize(
+    "args, field",
+    [
+        (("ranking=bogus",), "ranking"),
+        (("-m", "experiment=smoke", "ranking=x_algo,bogus"), "ranking"),
+        (("experiment=nope",), "experiment"),
+        (("paths.runs_dir=/proc/nonexistent/runs",), "paths.runs_dir"),
+        (("-m", "experiment=smoke", "corpus=file", "corpus.path=/nonexistent.csv"), "corpus.path"),
+        (("rag.feed_size=0",), "rag.feed_size"),
+        (("-m", "experiment=smoke", "simulation.n_steps=-1"), "simulation.n_steps"),
+    ],
+)
 def test_startup_errors_are_one_line_and_exit_2(tmp_path: Path, args: tuple[str, ...], field: str) -> None:
     runs_dir = tmp_path / "runs"
-    process = subprocess.run([sys.executable, "-m", "prism_experiments", *args, f"rag.cache_dir={tmp_path}"]
-                             + ([] if any(a.startswith("paths.") for a in args) else [f"paths.runs_dir={runs_dir}"]),
-                             cwd=ROOT, env=environment(), capture_output=True, text=True, timeout=120)
+    process = subprocess.run(
+        [sys.executable, "-m", "prism_experiments", *args, f"rag.cache_dir={tmp_path}"]
+        + ([] if any(a.startswith("paths.") for a in args) else [f"paths.runs_dir={runs_dir}"]),
+        cwd=ROOT,
+        env=environment(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert process.returncode == 2, process.stderr[-2000:]
     output = process.stdout + process.stderr  # a sweep's driver logs through Hydra's stdout handler
     errors = [line for line in output.splitlines() if "error" in line.lower()]
@@ -116,9 +145,23 @@ def test_startup_errors_are_one_line_and_exit_2(tmp_path: Path, args: tuple[str,
 def test_no_server_listening_is_a_clear_error_within_seconds(tmp_path: Path) -> None:
     port = free_port()
     started = time.monotonic()
-    process = subprocess.run([sys.executable, "-m", "prism_experiments", "-m", "experiment=smoke", "tracking=server",
-                              f"tracking.uri=http://127.0.0.1:{port}", f"paths.runs_dir={tmp_path / 'runs'}"],
-                             cwd=ROOT, env=environment(), capture_output=True, text=True, timeout=120)
+    process = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "prism_experiments",
+            "-m",
+            "experiment=smoke",
+            "tracking=server",
+            f"tracking.uri=http://127.0.0.1:{port}",
+            f"paths.runs_dir={tmp_path / 'runs'}",
+        ],
+        cwd=ROOT,
+        env=environment(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     elapsed = time.monotonic() - started
     assert process.returncode == 2 and elapsed < 30, process.stderr[-2000:]
     assert f"no MLflow server answers at http://127.0.0.1:{port}" in process.stdout + process.stderr
@@ -129,11 +172,28 @@ def test_compare_on_a_store_where_every_run_failed_says_so(tmp_path: Path) -> No
     client = MlflowClient(uri)
     experiment_id = client.create_experiment("smoke")
     for seed, status in enumerate(["FAILED", "FAILED", "KILLED"]):
-        run_id = client.create_run(experiment_id, tags={"prism.kind": "simulation", "prism.seed": str(seed)}).info.run_id
+        run_id = client.create_run(
+            experiment_id, tags={"prism.kind": "simulation", "prism.seed": str(seed)}
+        ).info.run_id
         client.set_terminated(run_id, status)
-    compare = subprocess.run([sys.executable, "-m", "prism_experiments.analysis.cli", "--experiment", "smoke",
-                              "--tracking-uri", uri, "--out", str(tmp_path / "report")],
-                             cwd=ROOT, env=environment(), capture_output=True, text=True, timeout=120)
+    compare = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "prism_experiments.analysis.cli",
+            "--experiment",
+            "smoke",
+            "--tracking-uri",
+            uri,
+            "--out",
+            str(tmp_path / "report"),
+        ],
+        cwd=ROOT,
+        env=environment(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert compare.returncode == 2, compare.stderr[-2000:]
     assert "none of the 3 simulation runs is FINISHED (2 FAILED, 1 KILLED)" in compare.stderr
 
@@ -145,11 +205,14 @@ def test_compare_on_a_stopped_sweep_answers_before_loading_the_report_stack(tmp_
     client = MlflowClient(uri)
     parent = client.create_run(client.create_experiment("stopped"), tags={"prism.kind": "sweep"}).info.run_id
     client.set_terminated(parent, "KILLED")
-    code = ("import sys; from prism_experiments.analysis.cli import main; "
-            f"code = main(['--experiment', 'stopped', '--tracking-uri', '{uri}']); "
-            "print(code, 'matplotlib' in sys.modules)")
-    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=environment(), capture_output=True,
-                            text=True, timeout=120)
+    code = (
+        "import sys; from prism_experiments.analysis.cli import main; "
+        f"code = main(['--experiment', 'stopped', '--tracking-uri', '{uri}']); "
+        "print(code, 'matplotlib' in sys.modules)"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env=environment(), capture_output=True, text=True, timeout=120
+    )
     assert result.stdout.split() == ["2", "False"], result.stdout + result.stderr[-2000:]
     assert "experiment 'stopped' has no simulation runs" in result.stderr
 
@@ -166,13 +229,19 @@ def test_reproduce_of_a_run_that_never_finished_says_so(tmp_path: Path, capsys: 
 
 @pytest.mark.parametrize("launcher", LAUNCHERS)
 def test_killed_tracking_server_fails_the_jobs_within_the_budget_and_the_next_sweep_reaps(
-        tmp_path: Path, cache_dir: Path, launcher: str) -> None:
+    tmp_path: Path, cache_dir: Path, launcher: str
+) -> None:
     """A real `mlflow server` SIGKILLed mid-sweep: bounded retries, every job listed, the sweep exits 1; once a
     server is back on the same backend, the next sweep marks what the dead one left RUNNING and runs the rest."""
     runs_dir, backend, artifacts, port = tmp_path / "runs", tmp_path / "server.db", tmp_path / "artifacts", free_port()
     store = f"sqlite:///{backend}"  # read behind the server's back, so it answers while the server is dead
-    server_args = ("tracking=server", f"tracking.uri=http://127.0.0.1:{port}", "tracking.http_max_retries=1",
-                   "tracking.http_timeout_s=3", *LAUNCHERS[launcher])
+    server_args = (
+        "tracking=server",
+        f"tracking.uri=http://127.0.0.1:{port}",
+        "tracking.http_max_retries=1",
+        "tracking.http_timeout_s=3",
+        *LAUNCHERS[launcher],
+    )
     server = start_mlflow_server(backend, artifacts, port)
     try:
         sweep = start(*LONG_SMOKE, *server_args, runs_dir=runs_dir, cache_dir=cache_dir)
@@ -185,8 +254,9 @@ def test_killed_tracking_server_fails_the_jobs_within_the_budget_and_the_next_sw
         assert sweep.returncode == 1, output[-3000:]
         assert "Traceback" not in output and "of 4 jobs failed" in output, output[-3000:]
         assert seconds_to_fail < 120, f"the sweep took {seconds_to_fail:.0f} s to give up on a dead server"
-        assert victim.info.run_id in {r.info.run_id for r in all_runs(runs_dir, store=store)
-                                      if r.info.status == "RUNNING"}, "the dead server could not be told"
+        assert victim.info.run_id in {
+            r.info.run_id for r in all_runs(runs_dir, store=store) if r.info.status == "RUNNING"
+        }, "the dead server could not be told"
 
         server = start_mlflow_server(backend, artifacts, port)
         rerun = run(*LONG_SMOKE, *server_args, runs_dir=runs_dir, cache_dir=cache_dir)
@@ -197,8 +267,11 @@ def test_killed_tracking_server_fails_the_jobs_within_the_budget_and_the_next_sw
     assert not [r for r in runs if r.info.status == "RUNNING"], "the reaper closed what the dead server left"
     reaped = next(r for r in runs if r.info.run_id == victim.info.run_id)
     assert reaped.info.status == "KILLED"
-    finished = Counter(r.data.tags["prism.config_hash"] for r in runs
-                       if r.info.status == "FINISHED" and r.data.tags["prism.kind"] == "simulation")
+    finished = Counter(
+        r.data.tags["prism.config_hash"]
+        for r in runs
+        if r.info.status == "FINISHED" and r.data.tags["prism.kind"] == "simulation"
+    )
     assert len(finished) == 4 and max(finished.values()) == 1
 
 
@@ -207,8 +280,9 @@ def small_disk(tmp_path: Path) -> Path:
     """A 64 MiB tmpfs mounted for this test (root only: CI and this machine run as root with CAP_SYS_ADMIN)."""
     mount_point = tmp_path / "disk"
     mount_point.mkdir()
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64m", "tmpfs", str(mount_point)],
-                             capture_output=True, text=True)
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=64m", "tmpfs", str(mount_point)], capture_output=True, text=True
+    )
     if mounted.returncode != 0:
         pytest.skip(f"cannot mount a tmpfs here ({mounted.stderr.strip()}): the disk-full test needs root")
     yield mount_point
@@ -252,5 +326,7 @@ def test_a_full_disk_leaves_the_store_intact_and_the_next_sweep_finishes(small_d
     assert sorted(Counter(r.data.tags["prism.config_hash"] for r in finished).values()) == [1, 1, 1, 1]
     client = MlflowClient(f"sqlite:///{runs_dir}/mlflow.db")
     for finished_run in finished:
-        tables = client.download_artifacts(finished_run.info.run_id, "tables", str(small_disk / finished_run.info.run_id))
+        tables = client.download_artifacts(
+            finished_run.info.run_id, "tables", str(small_disk / finished_run.info.run_id)
+        )
         assert pd.read_parquet(Path(tables) / "exposures.parquet").shape[0] > 0

@@ -16,8 +16,20 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from process_helpers import (LAUNCHERS, LONG_SMOKE, ROOT, all_runs, command, descendants, environment, free_port,
-                             gone_or_zombie, start_mlflow_server, stop_server, wait_for_running_job)
+from process_helpers import (
+    LAUNCHERS,
+    LONG_SMOKE,
+    ROOT,
+    all_runs,
+    command,
+    descendants,
+    environment,
+    free_port,
+    gone_or_zombie,
+    start_mlflow_server,
+    stop_server,
+    wait_for_running_job,
+)
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -31,8 +43,14 @@ def _default_sigterm() -> None:
 def start_logged(log: Path, *args: str, runs_dir: Path, cache_dir: Path) -> subprocess.Popen:
     """`prism-run <args>` with stdout and stderr into `log`, SIGTERM at its default."""
     with log.open("wb") as sink:
-        return subprocess.Popen(command(*args, runs_dir=runs_dir, cache_dir=cache_dir), cwd=ROOT, env=environment(),
-                                stdout=sink, stderr=subprocess.STDOUT, preexec_fn=_default_sigterm)
+        return subprocess.Popen(
+            command(*args, runs_dir=runs_dir, cache_dir=cache_dir),
+            cwd=ROOT,
+            env=environment(),
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+            preexec_fn=_default_sigterm,
+        )
 
 
 @contextmanager
@@ -53,17 +71,24 @@ def test_mlflow_telemetry_is_off_so_its_thread_cannot_break_a_request() -> None:
     """MLflow 3's telemetry thread pops `_MLFLOW_TELEMETRY_SESSION_ID` from os.environ when it cannot reach the
     internet, racing a request that reads os.environ (KeyError: a failed runs/search). Checked outside
     pytest's and CI's environment variables, which turn the telemetry off by themselves."""
-    env = {k: v for k, v in environment().items()
-           if not k.startswith("PYTEST") and k not in ("CI", "GITHUB_ACTIONS", "MLFLOW_DISABLE_TELEMETRY")}
-    code = ("import os, prism_experiments, mlflow; from mlflow.telemetry.client import get_telemetry_client; "
-            "print(get_telemetry_client() is None, '_MLFLOW_TELEMETRY_SESSION_ID' in os.environ)")
-    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True,
-                            timeout=120)
+    env = {
+        k: v
+        for k, v in environment().items()
+        if not k.startswith("PYTEST") and k not in ("CI", "GITHUB_ACTIONS", "MLFLOW_DISABLE_TELEMETRY")
+    }
+    code = (
+        "import os, prism_experiments, mlflow; from mlflow.telemetry.client import get_telemetry_client; "
+        "print(get_telemetry_client() is None, '_MLFLOW_TELEMETRY_SESSION_ID' in os.environ)"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
+    )
     assert result.stdout.split() == ["True", "False"], result.stdout + result.stderr[-2000:]
 
 
 def test_a_store_that_fails_while_the_sweep_starts_stops_it_with_one_line_and_exit_2(
-        tmp_path: Path, warm_smoke_cache: Path) -> None:
+    tmp_path: Path, warm_smoke_cache: Path
+) -> None:
     """A real `mlflow server` that answers /health but whose runs table is gone: the sweep's start step fails.
     Hydra would turn that into a warning and run the jobs without a parent (the sweep then exited 0)."""
     backend, port = tmp_path / "server.db", free_port()
@@ -72,10 +97,24 @@ def test_a_store_that_fails_while_the_sweep_starts_stops_it_with_one_line_and_ex
         with sqlite3.connect(backend) as db:
             db.execute("DROP TABLE runs")
         runs_dir = tmp_path / "runs"
-        result = subprocess.run(command("-m", "experiment=smoke", "simulation.n_steps=2", "tracking=server",
-                                        f"tracking.uri=http://127.0.0.1:{port}", "tracking.http_max_retries=0",
-                                        "tracking.http_timeout_s=5", runs_dir=runs_dir, cache_dir=warm_smoke_cache),
-                                cwd=ROOT, env=environment(), capture_output=True, text=True, timeout=300)
+        result = subprocess.run(
+            command(
+                "-m",
+                "experiment=smoke",
+                "simulation.n_steps=2",
+                "tracking=server",
+                f"tracking.uri=http://127.0.0.1:{port}",
+                "tracking.http_max_retries=0",
+                "tracking.http_timeout_s=5",
+                runs_dir=runs_dir,
+                cache_dir=warm_smoke_cache,
+            ),
+            cwd=ROOT,
+            env=environment(),
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
     finally:
         stop_server(server)
     output = result.stdout + result.stderr
@@ -94,15 +133,21 @@ def _wait_for_progress(log: Path, process: subprocess.Popen, pattern: bytes, tim
 
 def test_sigterm_to_a_single_run_marks_it_killed_with_one_line(tmp_path: Path, warm_smoke_cache: Path) -> None:
     runs_dir, log = tmp_path / "runs", tmp_path / "output.log"
-    process = start_logged(log, "experiment=smoke", "simulation.n_steps=20000", "simulation.show_progress=true",
-                           runs_dir=runs_dir, cache_dir=warm_smoke_cache)
+    process = start_logged(
+        log,
+        "experiment=smoke",
+        "simulation.n_steps=20000",
+        "simulation.show_progress=true",
+        runs_dir=runs_dir,
+        cache_dir=warm_smoke_cache,
+    )
     with killed_at_exit(process):
         _wait_for_progress(log, process, rb"\| *[1-9]\d*/20000 \[")  # tqdm's "| 12/20000 [": the step loop runs
         process.send_signal(signal.SIGTERM)
         process.wait(timeout=120)
     output = log.read_text()
     assert process.returncode == 128 + signal.SIGTERM, output[-2000:]
-    run, = all_runs(runs_dir)
+    (run,) = all_runs(runs_dir)
     assert run.info.status == "KILLED" and run.data.tags["prism.error"] == "interrupted (SIGTERM)"
     assert error_lines(output) == [line for line in output.splitlines() if f"run {run.info.run_id} KILLED" in line]
     assert len(error_lines(output)) == 1 and "Traceback" not in output, output[-2000:]
@@ -110,11 +155,13 @@ def test_sigterm_to_a_single_run_marks_it_killed_with_one_line(tmp_path: Path, w
 
 @pytest.mark.parametrize("launcher", LAUNCHERS)
 def test_sigterm_to_a_sweep_driver_leaves_no_run_running_and_no_process_behind(
-        tmp_path: Path, warm_smoke_cache: Path, launcher: str) -> None:
+    tmp_path: Path, warm_smoke_cache: Path, launcher: str
+) -> None:
     runs_dir, log = tmp_path / "runs", tmp_path / "output.log"
     # jobs of a few minutes: the signal lands while every running job is in its step loop
-    sweep = start_logged(log, *LONG_SMOKE, "simulation.n_steps=2000", *LAUNCHERS[launcher], runs_dir=runs_dir,
-                         cache_dir=warm_smoke_cache)
+    sweep = start_logged(
+        log, *LONG_SMOKE, "simulation.n_steps=2000", *LAUNCHERS[launcher], runs_dir=runs_dir, cache_dir=warm_smoke_cache
+    )
     with killed_at_exit(sweep):
         wait_for_running_job(runs_dir, timeout=300)
         started = descendants(sweep.pid)
@@ -145,11 +192,24 @@ def cpu_burners() -> Iterator[None]:
 
 
 def test_a_local_ray_instance_starts_beside_cpu_bound_work_or_says_why_in_one_line(
-        tmp_path: Path, warm_smoke_cache: Path, cpu_burners: None) -> None:
+    tmp_path: Path, warm_smoke_cache: Path, cpu_burners: None
+) -> None:
     runs_dir, started = tmp_path / "runs", time.time()
-    result = subprocess.run(command("-m", "experiment=smoke", "simulation.n_steps=2", "hydra/launcher=prism_ray",
-                                    runs_dir=runs_dir, cache_dir=warm_smoke_cache),
-                            cwd=ROOT, env=environment(), capture_output=True, text=True, timeout=900)
+    result = subprocess.run(
+        command(
+            "-m",
+            "experiment=smoke",
+            "simulation.n_steps=2",
+            "hydra/launcher=prism_ray",
+            runs_dir=runs_dir,
+            cache_dir=warm_smoke_cache,
+        ),
+        cwd=ROOT,
+        env=environment(),
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     output = result.stdout + result.stderr
     if result.returncode == 2:  # it may not come up in time: then one line, before any run exists
         assert len(error_lines(output)) == 1 and "did not start" in output and all_runs(runs_dir) == [], output[-3000:]
@@ -164,9 +224,21 @@ def test_a_local_ray_instance_starts_beside_cpu_bound_work_or_says_why_in_one_li
 
 def test_a_local_ray_instance_that_does_not_start_in_its_budget_is_one_line_and_exit_2(tmp_path: Path) -> None:
     runs_dir = tmp_path / "runs"
-    result = subprocess.run(command("-m", "experiment=smoke", "hydra/launcher=prism_ray",
-                                    "hydra.launcher.ray.start_timeout_s=0.5", runs_dir=runs_dir, cache_dir=tmp_path),
-                            cwd=ROOT, env=environment(), capture_output=True, text=True, timeout=300)
+    result = subprocess.run(
+        command(
+            "-m",
+            "experiment=smoke",
+            "hydra/launcher=prism_ray",
+            "hydra.launcher.ray.start_timeout_s=0.5",
+            runs_dir=runs_dir,
+            cache_dir=tmp_path,
+        ),
+        cwd=ROOT,
+        env=environment(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     output = result.stdout + result.stderr
     assert result.returncode == 2, output[-3000:]
     errors = error_lines(output)

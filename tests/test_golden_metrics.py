@@ -10,7 +10,6 @@ import json
 from pathlib import Path
 
 import pytest
-
 from golden.cases import FIXTURE, compute_case, golden_cases, same_value
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]

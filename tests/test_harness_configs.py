@@ -10,9 +10,9 @@ from hydra.errors import MissingConfigException
 from omegaconf import DictConfig, OmegaConf
 
 from prism_experiments.composition import compose_dictconfig, experiment_config, hydra_context
-from prism_experiments.locations import CONFIG_DIR
 from prism_experiments.config import ConfigError, ExperimentConfig
 from prism_experiments.harness.sweep import job_overrides
+from prism_experiments.locations import CONFIG_DIR
 from prism_experiments.ranking import KNOWN_MODES, ranking_config
 from prism_experiments.tracking.params import config_hash, to_params
 from prism_experiments.tracking.store import resolve_tracking_uri
@@ -25,8 +25,9 @@ Compose = Callable[..., DictConfig]
 def compose_config(tmp_path: Path) -> Iterator[Compose]:
     """compose(*overrides) with paths redirected to tmp_path, Hydra's own node included (the sweep reads it)."""
     with hydra_context():
-        yield lambda *overrides: compose_dictconfig([f"paths.runs_dir={tmp_path}", *overrides],
-                                                    return_hydra_config=True)
+        yield lambda *overrides: compose_dictconfig(
+            [f"paths.runs_dir={tmp_path}", *overrides], return_hydra_config=True
+        )
 
 
 def test_default_config_is_a_meaningful_experiment(compose_config: Compose, tmp_path: Path) -> None:
@@ -177,8 +178,12 @@ def _flatten(data: dict, prefix: str = "") -> dict:
 
 @pytest.mark.parametrize(
     "override, field",
-    [("rag.feed_size=0", "rag.feed_size"), ("ranking.out_of_network_scale=1.5", "ranking.out_of_network_scale"),
-     ("agents.n_agents=0", "agents.n_agents"), ("seed=-1", "seed")],
+    [
+        ("rag.feed_size=0", "rag.feed_size"),
+        ("ranking.out_of_network_scale=1.5", "ranking.out_of_network_scale"),
+        ("agents.n_agents=0", "agents.n_agents"),
+        ("seed=-1", "seed"),
+    ],
 )
 def test_bad_values_fail_validation_naming_the_field(compose_config: Compose, override: str, field: str) -> None:
     with pytest.raises(ConfigError, match=field.replace(".", r"\.")):

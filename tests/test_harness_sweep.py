@@ -18,10 +18,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from mlflow.tracking import MlflowClient
+from process_helpers import free_port, prism, start_mlflow_server, stop_server, wait_for_port
 
 from prism_experiments.metrics import SUMMARY_METRICS
 from prism_experiments.tracking.experiment_views import view_state_of
-from process_helpers import free_port, prism, start_mlflow_server, stop_server, wait_for_port
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 ROOT = Path(__file__).resolve().parents[1]
@@ -50,8 +50,12 @@ def test_sweep_logs_four_finished_children_under_one_parent(swept) -> None:
     runs_dir, process = swept
     assert process.returncode == 0, process.stderr[-3000:]
     # the driver embedded both seeds' starting corpora (a fresh cache) before any job started
-    upfront = re.search(r"starting corpora of (\d+) worlds: (\d+) distinct texts, (\d+) embedded now", process.stdout + process.stderr)
-    assert upfront and upfront.group(1) == "2" and int(upfront.group(3)) == int(upfront.group(2)) > 0, process.stderr[-3000:]
+    upfront = re.search(
+        r"starting corpora of (\d+) worlds: (\d+) distinct texts, (\d+) embedded now", process.stdout + process.stderr
+    )
+    assert upfront and upfront.group(1) == "2" and int(upfront.group(3)) == int(upfront.group(2)) > 0, process.stderr[
+        -3000:
+    ]
     client = client_for(runs_dir)
     experiment = client.get_experiment_by_name("smoke")
     parents = client.search_runs([experiment.experiment_id], "tags.`prism.kind` = 'sweep'")
@@ -61,7 +65,11 @@ def test_sweep_logs_four_finished_children_under_one_parent(swept) -> None:
     assert {run.info.status for run in children} == {"FINISHED"}
     assert {run.data.tags["mlflow.parentRunId"] for run in children} == {parents[0].info.run_id}
     assert {(run.data.tags["prism.condition"], run.data.tags["prism.seed"]) for run in children} == {
-        ("x_algo", "0"), ("x_algo", "1"), ("random", "0"), ("random", "1")}
+        ("x_algo", "0"),
+        ("x_algo", "1"),
+        ("random", "0"),
+        ("random", "1"),
+    }
     for run in children:
         assert set(SUMMARY_METRICS) <= set(run.data.metrics)
         assert run.data.params["ranking.mode"] in ("x_algo", "random")
@@ -71,11 +79,21 @@ def test_sweep_logs_four_finished_children_under_one_parent(swept) -> None:
         history = client.get_metric_history(run.info.run_id, "step/impressions")
         assert sorted(m.step for m in history) == list(range(6))
         artifacts = _artifact_paths(client, run.info.run_id)
-        for expected in ("config/resolved.yaml", "config/overrides.yaml", "summary.json",
-                         "tables/exposures.parquet", "tables/engagements.parquet", "tables/posts.parquet",
-                         "tables/follows.parquet", "tables/cascade_edges.parquet", "tables/cascades.parquet",
-                         "tables/engagement_by_format.csv", "figures/inn_share.png",
-                         "figures/feed_topic_entropy.png", "figures/cascade_size_ccdf.png"):
+        for expected in (
+            "config/resolved.yaml",
+            "config/overrides.yaml",
+            "summary.json",
+            "tables/exposures.parquet",
+            "tables/engagements.parquet",
+            "tables/posts.parquet",
+            "tables/follows.parquet",
+            "tables/cascade_edges.parquet",
+            "tables/cascades.parquet",
+            "tables/engagement_by_format.csv",
+            "figures/inn_share.png",
+            "figures/feed_topic_entropy.png",
+            "figures/cascade_size_ccdf.png",
+        ):
             assert expected in artifacts, expected
         assert any(path.startswith("feeds/") for path in artifacts)
 
@@ -94,10 +112,15 @@ def test_sweep_describes_its_experiment_and_parent_run_and_reports_progress(swep
     assert view["groupBy"]["groupByKeys"] == [{"mode": "tag", "groupByData": "prism.condition"}]
     assert "metrics.`inn_share`" in view["selectedColumns"]
     assert {k: parent.data.metrics[f"children_{k}"] for k in ("finished", "failed", "killed", "running")} == {
-        "finished": 4, "failed": 0, "killed": 0, "running": 0}
+        "finished": 4,
+        "failed": 0,
+        "killed": 0,
+        "running": 0,
+    }
     means = pd.read_csv(client.download_artifacts(parent.info.run_id, "sweep/condition_means.csv", str(tmp_path)))
-    table = json.loads(Path(client.download_artifacts(parent.info.run_id, "sweep/condition_means.json",
-                                                      str(tmp_path))).read_text())
+    table = json.loads(
+        Path(client.download_artifacts(parent.info.run_id, "sweep/condition_means.json", str(tmp_path))).read_text()
+    )
     assert table["columns"][:2] == ["condition", "n_runs"] and len(table["data"]) == 2
     children = simulation_runs(runs_dir)
     for row in means.itertuples(index=False):
@@ -119,8 +142,11 @@ def test_ui_prints_the_url_of_the_latest_experiments_runs_view(swept) -> None:
                           stderr=subprocess.DEVNULL, text=True, start_new_session=True)  # fmt: skip
     try:
         lines = [ui.stdout.readline(), ui.stdout.readline()]
-        match = re.search(rf"open (http://127\.0\.0\.1:{port}/#/experiments/(\d+)/runs\?viewStateShareKey=([\w-]+)"
-                          r"&workflowType=machine_learning)", lines[1])
+        match = re.search(
+            rf"open (http://127\.0\.0\.1:{port}/#/experiments/(\d+)/runs\?viewStateShareKey=([\w-]+)"
+            r"&workflowType=machine_learning)",
+            lines[1],
+        )
         assert match, lines
         experiment_id, key = match.group(2), match.group(3)
         wait_for_port(port)
@@ -132,21 +158,35 @@ def test_ui_prints_the_url_of_the_latest_experiments_runs_view(swept) -> None:
         tags = {tag["key"]: tag["value"] for tag in experiment["tags"]}
         assert experiment["name"] == "smoke" and experiment["lifecycle_stage"] == "active"
         assert view_state_of(tags[f"mlflow.sharedViewState.{key}"])["groupBy"]["groupByKeys"][0]["groupByData"] == (
-            "prism.condition")
+            "prism.condition"
+        )
         with opener.open(base + "/", timeout=30) as response:
             assert response.status == 200 and b"<html" in response.read().lower()
     finally:
         stop_server(ui)
     with socket.socket() as sock:  # the UI's own server went with it
         assert sock.connect_ex(("127.0.0.1", port)) != 0
-    unknown = subprocess.run([sys.executable, "-m", "prism_experiments.harness.ui", "--tracking-uri", uri,
-                              "--experiment", "nope", "--no-browser"], capture_output=True, text=True, cwd=ROOT)
+    unknown = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "prism_experiments.harness.ui",
+            "--tracking-uri",
+            uri,
+            "--experiment",
+            "nope",
+            "--no-browser",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
     assert unknown.returncode == 2 and unknown.stderr.startswith("prism-ui: error: experiment: no experiment named")
 
 
 def test_logged_tables_reproduce_the_logged_metrics(swept, tmp_path: Path) -> None:
-    from prism_experiments.metrics import summarize
     from prism_experiments.domain import EventLog
+    from prism_experiments.metrics import summarize
 
     runs_dir, _ = swept
     run = simulation_runs(runs_dir)[0]
@@ -166,12 +206,18 @@ def test_nothing_is_written_to_the_current_directory(swept) -> None:
 
 def test_running_the_sweep_again_creates_no_runs(swept) -> None:
     runs_dir, _ = swept
-    before = len(client_for(runs_dir).search_runs(
-        [client_for(runs_dir).get_experiment_by_name("smoke").experiment_id], "", max_results=1000))
+    before = len(
+        client_for(runs_dir).search_runs(
+            [client_for(runs_dir).get_experiment_by_name("smoke").experiment_id], "", max_results=1000
+        )
+    )
     again = prism("-m", "experiment=smoke", runs_dir=runs_dir)
     assert again.returncode == 0, again.stderr[-3000:]
-    after = len(client_for(runs_dir).search_runs(
-        [client_for(runs_dir).get_experiment_by_name("smoke").experiment_id], "", max_results=1000))
+    after = len(
+        client_for(runs_dir).search_runs(
+            [client_for(runs_dir).get_experiment_by_name("smoke").experiment_id], "", max_results=1000
+        )
+    )
     assert after == before
     assert "already have FINISHED runs" in again.stderr + again.stdout
 
@@ -183,8 +229,15 @@ def test_a_failing_job_is_failed_the_others_finish_and_the_sweep_exits_nonzero(s
     blocker = tmp_path / "a-file"
     blocker.write_text("not a directory\n")
     good, bad = tmp_path / "chroma", blocker / "chroma"
-    failing = prism("-m", "experiment=smoke", "seed=7", "ranking=x_algo", "rag.client=persistent",
-                    f"rag.persist_directory={good},{bad}", runs_dir=runs_dir)
+    failing = prism(
+        "-m",
+        "experiment=smoke",
+        "seed=7",
+        "ranking=x_algo",
+        "rag.client=persistent",
+        f"rag.persist_directory={good},{bad}",
+        runs_dir=runs_dir,
+    )
     assert failing.returncode == 1, (failing.stdout + failing.stderr)[-3000:]
     assert "1 of 2 jobs failed" in failing.stderr + failing.stdout
     runs = simulation_runs(runs_dir, extra="tags.`prism.seed` = '7'")
@@ -220,9 +273,19 @@ def test_same_config_logged_twice_gives_identical_metrics_and_reproduce_agrees(s
     for name in SUMMARY_METRICS:
         assert pair[0].data.metrics[name] == pytest.approx(pair[1].data.metrics[name], nan_ok=True, rel=0, abs=0)
     reproduced = subprocess.run(
-        [sys.executable, "-m", "prism_experiments.harness.reproduce", pair[0].info.run_id,
-         "--tracking-uri", f"sqlite:///{runs_dir}/mlflow.db"],
-        capture_output=True, text=True, timeout=600, cwd=ROOT)
+        [
+            sys.executable,
+            "-m",
+            "prism_experiments.harness.reproduce",
+            pair[0].info.run_id,
+            "--tracking-uri",
+            f"sqlite:///{runs_dir}/mlflow.db",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=ROOT,
+    )
     assert reproduced.returncode == 0, reproduced.stdout + reproduced.stderr
     assert f"{len(SUMMARY_METRICS)} of {len(SUMMARY_METRICS)} metrics equal" in reproduced.stdout
 
@@ -231,13 +294,29 @@ def test_compare_reports_on_the_smoke_sweep(swept, tmp_path: Path) -> None:
     runs_dir, _ = swept
     client = client_for(runs_dir)
     experiment_id = client.get_experiment_by_name("smoke").experiment_id
-    first_sweep = min(client.search_runs([experiment_id], "tags.`prism.kind` = 'sweep'"),
-                      key=lambda run: run.info.start_time).data.tags["prism.sweep_id"]
+    first_sweep = min(
+        client.search_runs([experiment_id], "tags.`prism.kind` = 'sweep'"), key=lambda run: run.info.start_time
+    ).data.tags["prism.sweep_id"]
     out = tmp_path / "report"
     process = subprocess.run(
-        [sys.executable, "-m", "prism_experiments.analysis.cli", "--experiment", "smoke", "--sweep-id", first_sweep,
-         "--tracking-uri", f"sqlite:///{runs_dir}/mlflow.db", "--out", str(out)],
-        capture_output=True, text=True, timeout=600, cwd=ROOT)
+        [
+            sys.executable,
+            "-m",
+            "prism_experiments.analysis.cli",
+            "--experiment",
+            "smoke",
+            "--sweep-id",
+            first_sweep,
+            "--tracking-uri",
+            f"sqlite:///{runs_dir}/mlflow.db",
+            "--out",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=ROOT,
+    )
     assert process.returncode == 0, process.stdout + process.stderr
     for name in ("report.md", "results.csv"):
         assert (out / name).is_file()
@@ -265,7 +344,7 @@ def test_compare_reports_on_the_smoke_sweep(swept, tmp_path: Path) -> None:
 class _StrictHtml(HTMLParser):
     """Collects <img> and table cells; fails on a closing tag that does not match the open one."""
 
-    VOID = {"meta", "img", "br", "hr", "link", "input"}
+    VOID = frozenset({"meta", "img", "br", "hr", "link", "input"})
 
     def __init__(self) -> None:
         super().__init__()
@@ -315,14 +394,17 @@ def assert_html_report(out: Path, results: pd.DataFrame) -> None:
     assert parser.stack == []
     sources = {image["data-source"] for image in parser.images}
     metrics = list(dict.fromkeys(results["metric"]))
-    expected = {f"figures/forest_{m}.png" for m in metrics} | {f"figures/{m}.png" for m in metrics} | {
-        f"figures/series_{name}.png" for name in ("inn_share", "feed_topic_entropy", "engagement_rate")} | {
-        "figures/cascade_size_ccdf.png"}
+    expected = (
+        {f"figures/forest_{m}.png" for m in metrics}
+        | {f"figures/{m}.png" for m in metrics}
+        | {f"figures/series_{name}.png" for name in ("inn_share", "feed_topic_entropy", "engagement_rate")}
+        | {"figures/cascade_size_ccdf.png"}
+    )
     assert sources == expected
     for image in parser.images:
         prefix = "data:image/png;base64,"
         assert image["src"].startswith(prefix)
-        assert base64.b64decode(image["src"][len(prefix):]) == (out / image["data-source"]).read_bytes()
+        assert base64.b64decode(image["src"][len(prefix) :]) == (out / image["data-source"]).read_bytes()
     assert set(parser.tables) == set(metrics)
     for metric, rows in parser.tables.items():
         body = [row for row in rows if row]
@@ -333,7 +415,7 @@ def assert_html_report(out: Path, results: pd.DataFrame) -> None:
             assert cells[3] == format_number(row.difference)
             assert cells[4] == f"{format_number(row.diff_ci_low)} to {format_number(row.diff_ci_high)}"
             assert cells[5] == format_p(row.p_value) and cells[6].split(" ")[0] == format_p(row.p_holm)
-    summary = text[text.index("<h2>Summary</h2>"):text.index("<h2>Metrics</h2>")]
+    summary = text[text.index("<h2>Summary</h2>") : text.index("<h2>Metrics</h2>")]
     first = results.loc[results["metric"] == "inn_share"].iloc[0]
     assert f"{format_number(abs(first.difference))} against" in summary and "2 seeds" in summary
 
@@ -343,8 +425,13 @@ def test_tracking_server_receives_the_run_and_its_artifacts(tmp_path: Path) -> N
     server = start_mlflow_server(tmp_path / "server.db", tmp_path / "server-artifacts", port)
     try:
         uri = f"http://127.0.0.1:{port}"
-        process = prism("experiment=smoke", "tracking=server", f"tracking.uri={uri}", "simulation.n_steps=3",
-                        runs_dir=tmp_path / "runs")
+        process = prism(
+            "experiment=smoke",
+            "tracking=server",
+            f"tracking.uri={uri}",
+            "simulation.n_steps=3",
+            runs_dir=tmp_path / "runs",
+        )
         assert process.returncode == 0, process.stderr[-3000:]
         client = MlflowClient(uri)
         experiment = client.get_experiment_by_name("smoke")
@@ -378,9 +465,21 @@ def test_ctrl_c_leaves_no_run_running(tmp_path: Path) -> None:
     output = tmp_path / "output.log"
     with output.open("wb") as sink:
         process = subprocess.Popen(
-            [sys.executable, "-m", "prism_experiments", "experiment=smoke", "simulation.n_steps=20000",
-             f"paths.runs_dir={runs_dir}", "simulation.show_progress=true"],
-            cwd=ROOT, env=environment, stdout=sink, stderr=subprocess.STDOUT, preexec_fn=_answer_ctrl_c)
+            [
+                sys.executable,
+                "-m",
+                "prism_experiments",
+                "experiment=smoke",
+                "simulation.n_steps=20000",
+                f"paths.runs_dir={runs_dir}",
+                "simulation.show_progress=true",
+            ],
+            cwd=ROOT,
+            env=environment,
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+            preexec_fn=_answer_ctrl_c,
+        )
     try:
         # Ctrl-C once the step loop's progress bar has counted steps: a SIGINT during start-up (native
         # imports, model load) was seen unanswered under load, and the store is opened only after the run

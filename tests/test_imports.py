@@ -107,7 +107,7 @@ def find_cycle(graph: Graph) -> list[str] | None:
                 state[path.pop()] = 2
                 pending.pop()
             elif state.get(nxt) == 1:
-                return path[path.index(nxt):] + [nxt]
+                return [*path[path.index(nxt) :], nxt]
             elif not state.get(nxt):
                 state[nxt] = 1
                 path.append(nxt)
@@ -117,19 +117,28 @@ def find_cycle(graph: Graph) -> list[str] | None:
 
 def internal(graph: Graph) -> dict[str, set[str]]:
     """The graph restricted to our own nodes."""
-    return {node: {t for t in targets if t == PACKAGE or t.startswith(f"{PACKAGE}.")}
-            for node, targets in graph.items()}
+    return {
+        node: {t for t in targets if t == PACKAGE or t.startswith(f"{PACKAGE}.")} for node, targets in graph.items()
+    }
 
 
 def forbidden_edges(graph: Graph) -> list[str]:
     """Every edge that breaks the layering, as `importer -> imported: why`."""
     found = [f"{a} -> {b}: {why}" for (a, b), why in FORBIDDEN.items() if b in graph.get(a, set())]
-    found += [f"{node} -> {HARNESS}: only {', '.join(sorted(HARNESS_IMPORTERS))} may import the harness"
-              for node, targets in graph.items() if HARNESS in targets and node not in HARNESS_IMPORTERS]
-    found += [f"{DOMAIN} -> {target}: the domain package depends on no other package of ours"
-              for target in sorted(internal(graph).get(DOMAIN, set()))]
-    found += [f"{node} -> {ENTRY_POINT}: nothing imports the entry point" for node, targets in graph.items()
-              if ENTRY_POINT in targets]
+    found += [
+        f"{node} -> {HARNESS}: only {', '.join(sorted(HARNESS_IMPORTERS))} may import the harness"
+        for node, targets in graph.items()
+        if HARNESS in targets and node not in HARNESS_IMPORTERS
+    ]
+    found += [
+        f"{DOMAIN} -> {target}: the domain package depends on no other package of ours"
+        for target in sorted(internal(graph).get(DOMAIN, set()))
+    ]
+    found += [
+        f"{node} -> {ENTRY_POINT}: nothing imports the entry point"
+        for node, targets in graph.items()
+        if ENTRY_POINT in targets
+    ]
     return sorted(found)
 
 
@@ -157,12 +166,16 @@ def test_the_engine_does_not_reach_mlflow_through_any_package(graph: dict[str, s
         if node not in reached:
             reached.add(node)
             frontier.extend(graph.get(node, ()))
-    assert "mlflow" not in reached, f"simulation reaches mlflow via {sorted(n for n in reached if 'mlflow' in graph.get(n, ()))}"
+    assert "mlflow" not in reached, (
+        f"simulation reaches mlflow via {sorted(n for n in reached if 'mlflow' in graph.get(n, ()))}"
+    )
 
 
 def test_graph_sees_the_packages_and_their_known_edges(graph: dict[str, set[str]]) -> None:
     # guards the walker itself: a broken walker would find no edges and pass the two tests above
-    assert {f"{PACKAGE}.{name}" for name in ("domain", "simulation", "ranking", "rag", "metrics", "config")} <= set(graph)
+    assert {f"{PACKAGE}.{name}" for name in ("domain", "simulation", "ranking", "rag", "metrics", "config")} <= set(
+        graph
+    )
     assert f"{PACKAGE}.ranking" in graph[f"{PACKAGE}.simulation"]
     assert DOMAIN in graph[f"{PACKAGE}.rag"]
     assert HARNESS in graph[f"{PACKAGE}.__main__"]
@@ -214,5 +227,4 @@ def test_imports_are_found_under_type_checking_in_functions_and_relative(tmp_pat
         "from prism_experiments import harness\n"
     )
     found = set(imported_modules(source, f"{PACKAGE}.simulation.engine", is_package=False))
-    assert {f"{PACKAGE}.config", "mlflow", f"{PACKAGE}.simulation", f"{PACKAGE}.rag",
-            f"{PACKAGE}.harness"} <= found
+    assert {f"{PACKAGE}.config", "mlflow", f"{PACKAGE}.simulation", f"{PACKAGE}.rag", f"{PACKAGE}.harness"} <= found

@@ -1,4 +1,4 @@
-"""`_open_run` against a real sqlite MLflow store: a config that FINISHED elsewhere while this job started is skipped."""
+"""`_open_run` on a real sqlite MLflow store: a config that FINISHED elsewhere while this job started is skipped."""
 
 from __future__ import annotations
 
@@ -16,7 +16,8 @@ pytestmark = pytest.mark.integration
 
 
 def test_a_run_finished_between_the_first_look_and_creation_makes_the_job_skip(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     client = MlflowClient(f"sqlite:///{tmp_path}/mlflow.db")
     experiment_id = client.create_experiment("race", artifact_location=str(tmp_path / "artifacts"))
     cfg = ExperimentConfig.from_mapping({"paths": {"runs_dir": str(tmp_path)}})
@@ -38,7 +39,8 @@ def test_a_run_finished_between_the_first_look_and_creation_makes_the_job_skip(
     assert len(looks) == 2
     alive = client.search_runs([experiment_id], f"tags.`{CONFIG_HASH_TAG}` = '{digest}'")
     assert [r.info.run_id for r in alive] == [other], "this job's own run was deleted"
-    withdrawn = client.search_runs([experiment_id], f"tags.`{CONFIG_HASH_TAG}` = '{digest}'",
-                                   run_view_type=ViewType.DELETED_ONLY)
+    withdrawn = client.search_runs(
+        [experiment_id], f"tags.`{CONFIG_HASH_TAG}` = '{digest}'", run_view_type=ViewType.DELETED_ONLY
+    )
     assert len(withdrawn) == 1 and withdrawn[0].info.status == "KILLED", "a withdrawn claim never reads RUNNING"
     assert withdrawn[0].data.tags["prism.error"].startswith("claim withdrawn: ")

@@ -13,16 +13,16 @@ import pytest
 from process_helpers import gone_or_zombie
 
 from prism_experiments.processes import process_alive
-from prism_experiments.tracking.tags import CONFIG_HASH_TAG, ERROR_TAG, HEARTBEAT_TAG, HOST_TAG, PID_TAG
 from prism_experiments.tracking.liveness import (
-    close_own_duplicates,
     Heartbeat,
+    close_own_duplicates,
     live_holder,
     liveness_tags,
     reap_stale_runs,
     run_liveness,
     this_host,
 )
+from prism_experiments.tracking.tags import CONFIG_HASH_TAG, ERROR_TAG, HEARTBEAT_TAG, HOST_TAG, PID_TAG
 
 NOW = 1_800_000_000.0
 
@@ -83,11 +83,11 @@ class FakeRun:
     status: str = "RUNNING"
 
     @property
-    def info(self) -> "FakeRun":
+    def info(self) -> FakeRun:
         return self
 
     @property
-    def data(self) -> "FakeRun":
+    def data(self) -> FakeRun:
         return self
 
 
@@ -115,8 +115,9 @@ class FakeClient:
 
 def test_reaper_kills_only_dead_runs_and_says_why() -> None:
     alive = FakeRun("alive", liveness_tags(NOW), int(NOW * 1000))
-    orphan = FakeRun("orphan", {PID_TAG: str(_dead_pid()), HOST_TAG: this_host(), HEARTBEAT_TAG: f"{NOW:.0f}"},
-                     int(NOW * 1000))
+    orphan = FakeRun(
+        "orphan", {PID_TAG: str(_dead_pid()), HOST_TAG: this_host(), HEARTBEAT_TAG: f"{NOW:.0f}"}, int(NOW * 1000)
+    )
     silent = FakeRun("silent", {HEARTBEAT_TAG: f"{NOW - 3600:.0f}", HOST_TAG: "elsewhere"}, int((NOW - 3600) * 1000))
     client = FakeClient([alive, orphan, silent])
     assert sorted(reap_stale_runs(client, ["1"], now=NOW)) == ["orphan", "silent"]
@@ -139,8 +140,11 @@ def test_of_two_live_claims_the_earlier_run_holds_the_config() -> None:
 
 
 def test_a_dead_claim_does_not_hold_the_config() -> None:
-    dead = FakeRun("dead", {PID_TAG: str(_dead_pid()), HOST_TAG: this_host(), HEARTBEAT_TAG: f"{NOW:.0f}",
-                            CONFIG_HASH_TAG: "h1"}, 1000)
+    dead = FakeRun(
+        "dead",
+        {PID_TAG: str(_dead_pid()), HOST_TAG: this_host(), HEARTBEAT_TAG: f"{NOW:.0f}", CONFIG_HASH_TAG: "h1"},
+        1000,
+    )
     mine = FakeRun("mine", liveness_tags(NOW) | {CONFIG_HASH_TAG: "h1"}, 2000)
     assert live_holder(FakeClient([dead, mine]), "1", "h1", "mine", now=NOW) is None
 
@@ -160,7 +164,6 @@ def test_heartbeat_beats_and_survives_a_failing_beat() -> None:
         while len(beats) < 2 and time.monotonic() < deadline:
             time.sleep(0.01)
     assert heart.failures == 1 and len(beats) >= 2
-
 
 
 CHILD = """

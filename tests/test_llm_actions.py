@@ -5,13 +5,13 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import replace
+from datetime import UTC
 from pathlib import Path
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from prism_experiments.llm.local import LocalLLMConfig
 from prism_experiments.llm import (
     NO_ACTION,
     ActionError,
@@ -25,15 +25,20 @@ from prism_experiments.llm import (
     parse_actions,
     request_key,
 )
+from prism_experiments.llm.local import LocalLLMConfig
 
 N_POSTS, MAX_CHARS = 6, 40
 numbers = st.lists(st.integers(1, N_POSTS), unique=True, max_size=N_POSTS)
 texts = st.text(min_size=1, max_size=MAX_CHARS)
-valid_answers = st.fixed_dictionaries({
-    "like": numbers, "reshare": numbers, "follow": numbers,
-    "reply": st.none() | st.fixed_dictionaries({"to": st.integers(1, N_POSTS), "text": texts}),
-    "post": st.none() | texts,
-})
+valid_answers = st.fixed_dictionaries(
+    {
+        "like": numbers,
+        "reshare": numbers,
+        "follow": numbers,
+        "reply": st.none() | st.fixed_dictionaries({"to": st.integers(1, N_POSTS), "text": texts}),
+        "post": st.none() | texts,
+    }
+)
 
 
 @given(valid_answers)
@@ -52,7 +57,7 @@ def test_any_text_parses_or_raises_action_error_only(raw: str) -> None:
         assert isinstance(parsed, FeedActions)
 
 
-@given(valid_answers, st.integers(N_POSTS + 1, 10**6) | st.integers(-10**6, 0))
+@given(valid_answers, st.integers(N_POSTS + 1, 10**6) | st.integers(-(10**6), 0))
 def test_a_post_number_outside_the_feed_is_rejected(answer: dict, bad: int) -> None:
     answer = {**answer, "like": [*answer["like"], bad] if bad not in answer["like"] else answer["like"]}
     with pytest.raises(ActionError, match="post numbers"):
@@ -67,12 +72,15 @@ def test_a_truncated_answer_is_rejected(answer: dict, data: st.DataObject) -> No
         parse_actions(raw[:cut], N_POSTS, MAX_CHARS)
 
 
-@pytest.mark.parametrize("raw, error", [
-    ('{"like": [1, 1], "reshare": [], "follow": [], "reply": null, "post": null}', "distinct"),
-    ('{"like": [], "reshare": [], "follow": [], "reply": null, "post": null, "extra": 1}', "extra"),
-    ('[1, 2]', "not a JSON object"),
-    ('{"like": [], "reshare": [], "follow": [], "reply": null, "post": "' + "x" * 41 + '"}', "at most 40"),
-])
+@pytest.mark.parametrize(
+    "raw, error",
+    [
+        ('{"like": [1, 1], "reshare": [], "follow": [], "reply": null, "post": null}', "distinct"),
+        ('{"like": [], "reshare": [], "follow": [], "reply": null, "post": null, "extra": 1}', "extra"),
+        ("[1, 2]", "not a JSON object"),
+        ('{"like": [], "reshare": [], "follow": [], "reply": null, "post": "' + "x" * 41 + '"}', "at most 40"),
+    ],
+)
 def test_malformed_answers_name_what_is_wrong(raw: str, error: str) -> None:
     with pytest.raises(ActionError, match=error):
         parse_actions(raw, N_POSTS, MAX_CHARS)
@@ -100,12 +108,12 @@ class ScriptedModel:
 
 
 def ask(tmp_path: Path, answers: list[str]) -> tuple[FeedActions, CallStats, ScriptedModel]:
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     from prism_experiments.agents import SocialAgent
     from prism_experiments.domain import Post
 
-    now = datetime(2025, 1, 1, tzinfo=timezone.utc)
+    now = datetime(2025, 1, 1, tzinfo=UTC)
     feed = [Post(id=f"p{i}", author_id="a", text=f"post {i}", timestamp=now) for i in range(3)]
     model = ScriptedModel(answers)
     agents = LLMAgents(LocalLLMConfig(cache_dir=tmp_path), tmp_path, model=model)
@@ -139,10 +147,14 @@ def test_a_repeated_step_is_answered_from_the_cache(tmp_path: Path) -> None:
 def test_the_cache_key_covers_model_prompt_sampling_and_seed(tmp_path: Path) -> None:
     request = ChatRequest(({"role": "user", "content": "hi"},), action_schema(3, 50), 64, 0.0, 7)
     key = request_key("m", request)
-    variants = [request_key("m2", request), request_key("m", replace(request, messages=({"role": "user", "content": "ho"},))),
-                request_key("m", replace(request, temperature=0.5)), request_key("m", replace(request, seed=8)),
-                request_key("m", replace(request, max_new_tokens=65)),
-                request_key("m", replace(request, schema=action_schema(4, 50)))]
+    variants = [
+        request_key("m2", request),
+        request_key("m", replace(request, messages=({"role": "user", "content": "ho"},))),
+        request_key("m", replace(request, temperature=0.5)),
+        request_key("m", replace(request, seed=8)),
+        request_key("m", replace(request, max_new_tokens=65)),
+        request_key("m", replace(request, schema=action_schema(4, 50))),
+    ]
     assert key not in variants and len(set(variants)) == len(variants)
     cache = ResponseCache(tmp_path)
     assert cache.get(key) is None

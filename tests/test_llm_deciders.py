@@ -8,9 +8,9 @@ import math
 import numpy as np
 import pytest
 
-from prism_experiments.config import ConfigError, ExperimentConfig
 from prism_experiments.agents import AgentsConfig, population_arrays
-from prism_experiments.deciders import (DECIDERS, DeciderContext, build_decider, decider_config, hybrid_llm_mask)
+from prism_experiments.config import ConfigError, ExperimentConfig
+from prism_experiments.deciders import DECIDERS, DeciderContext, build_decider, decider_config, hybrid_llm_mask
 from prism_experiments.tracking.llm_metrics import llm_metric_values, llm_metrics
 
 
@@ -18,8 +18,9 @@ def context(tmp_path, n_agents: int, seed: int = 0) -> DeciderContext:
     from prism_experiments.agents import generate_population
 
     population = generate_population(AgentsConfig(n_agents=n_agents), ["tech", "food"], seed) if n_agents else []
-    return DeciderContext(seed, AgentsConfig(n_agents=max(n_agents, 1)), population, population_arrays(population),
-                          10, 2000, tmp_path)
+    return DeciderContext(
+        seed, AgentsConfig(n_agents=max(n_agents, 1)), population, population_arrays(population), 10, 2000, tmp_path
+    )
 
 
 def test_every_decider_registers_under_its_kind() -> None:
@@ -45,28 +46,50 @@ def test_the_hybrid_share_is_seeded_and_close_to_the_fraction() -> None:
 
 
 def test_a_hybrid_population_without_llm_agents_builds_no_model(tmp_path) -> None:
-    cfg = ExperimentConfig.from_mapping({"agents": {"decider": {
-        "kind": "hybrid", "fraction": 0.0, "llm": {"backend": "openai", "model": "m",
-                                                   "base_url": "http://127.0.0.1:9/v1"}}}})
+    cfg = ExperimentConfig.from_mapping(
+        {
+            "agents": {
+                "decider": {
+                    "kind": "hybrid",
+                    "fraction": 0.0,
+                    "llm": {"backend": "openai", "model": "m", "base_url": "http://127.0.0.1:9/v1"},
+                }
+            }
+        }
+    )
     decider = build_decider(cfg.agents.decider, context(tmp_path, 5))
     assert decider.llm is None and decider.stats() == ({}, [])  # no server was asked: none listens on port 9
 
 
-@pytest.mark.parametrize("decider, field", [
-    ({"kind": "gpt"}, r"agents\.decider\.kind: unknown kind 'gpt'; registered kinds: rules, llm, hybrid"),
-    ({"kind": "hybrid", "fraction": 1.5}, r"agents\.decider\.fraction: "),
-    ({"kind": "rules", "fraction": 0.5}, r"agents\.decider\.fraction: Extra inputs"),
-    ({"kind": "llm", "llm": {"backend": "vllm"}},
-     r"agents\.decider\.llm\.backend: unknown backend 'vllm'; registered backends: local, openai"),
-    ({"kind": "llm", "llm": {"backend": "openai", "model": "m", "base_url": "127.0.0.1:8000/v1"}},
-     r"agents\.decider\.llm\.base_url: must be an http:// or https:// URL"),
-    ({"kind": "llm", "llm": {"backend": "openai", "model": "m", "base_url": "http://127.0.0.1:99999/v1"}},
-     r"agents\.decider\.llm\.base_url: the port"),
-    ({"kind": "llm", "llm": {"backend": "local", "model_path": "/nonexistent/model.gguf"}},
-     r"agents\.decider\.llm\.model_path: no such file /nonexistent/model\.gguf"),
-    ({"kind": "llm", "llm": {"backend": "local", "model": "llama-70b"}}, r"agents\.decider\.llm\.model: the local"),
-    ({"kind": "llm", "llm": {"backend": "local", "base_url": "http://x"}}, r"agents\.decider\.llm\.base_url: Extra"),
-])
+@pytest.mark.parametrize(
+    "decider, field",
+    [
+        ({"kind": "gpt"}, r"agents\.decider\.kind: unknown kind 'gpt'; registered kinds: rules, llm, hybrid"),
+        ({"kind": "hybrid", "fraction": 1.5}, r"agents\.decider\.fraction: "),
+        ({"kind": "rules", "fraction": 0.5}, r"agents\.decider\.fraction: Extra inputs"),
+        (
+            {"kind": "llm", "llm": {"backend": "vllm"}},
+            r"agents\.decider\.llm\.backend: unknown backend 'vllm'; registered backends: local, openai",
+        ),
+        (
+            {"kind": "llm", "llm": {"backend": "openai", "model": "m", "base_url": "127.0.0.1:8000/v1"}},
+            r"agents\.decider\.llm\.base_url: must be an http:// or https:// URL",
+        ),
+        (
+            {"kind": "llm", "llm": {"backend": "openai", "model": "m", "base_url": "http://127.0.0.1:99999/v1"}},
+            r"agents\.decider\.llm\.base_url: the port",
+        ),
+        (
+            {"kind": "llm", "llm": {"backend": "local", "model_path": "/nonexistent/model.gguf"}},
+            r"agents\.decider\.llm\.model_path: no such file /nonexistent/model\.gguf",
+        ),
+        ({"kind": "llm", "llm": {"backend": "local", "model": "llama-70b"}}, r"agents\.decider\.llm\.model: the local"),
+        (
+            {"kind": "llm", "llm": {"backend": "local", "base_url": "http://x"}},
+            r"agents\.decider\.llm\.base_url: Extra",
+        ),
+    ],
+)
 def test_bad_decider_settings_fail_validation_naming_the_field(decider: dict, field: str) -> None:
     """Everything that can be checked without the model is checked when the config is validated, before a run."""
     with pytest.raises(ConfigError, match=field):
@@ -74,8 +97,14 @@ def test_bad_decider_settings_fail_validation_naming_the_field(decider: dict, fi
 
 
 def test_llm_figures_cost_and_hit_rate() -> None:
-    totals = {"prompts": 10.0, "cache_hits": 4.0, "input_tokens": 3000.0, "output_tokens": 500.0,
-              "prompt_tokens": 8000.0, "answer_tokens": 900.0}
+    totals = {
+        "prompts": 10.0,
+        "cache_hits": 4.0,
+        "input_tokens": 3000.0,
+        "output_tokens": 500.0,
+        "prompt_tokens": 8000.0,
+        "answer_tokens": 900.0,
+    }
     values = llm_metric_values(totals, price_in=0.5, price_out=2.0)
     assert values["cost"] == pytest.approx(3.0 * 0.5 + 0.5 * 2.0)
     assert values["cache_hit_rate"] == 0.4 and values["prompt_tokens_per_prompt"] == 800.0
@@ -93,8 +122,10 @@ class SilentModel:
     def complete_many(self, requests):
         from prism_experiments.llm import ChatResponse
 
-        return [ChatResponse('{"like": [], "reshare": [], "follow": [], "reply": null, "post": null}', 1, 1, 0.0)
-                for _ in requests]
+        return [
+            ChatResponse('{"like": [], "reshare": [], "follow": [], "reply": null, "post": null}', 1, 1, 0.0)
+            for _ in requests
+        ]
 
 
 @pytest.mark.integration
@@ -106,13 +137,20 @@ def test_in_a_hybrid_run_rule_agents_decide_as_in_a_rules_run(tmp_path, session_
     monkeypatch.setattr(llm_agents, "build_chat_model", lambda cfg: SilentModel())
 
     def run(kind: str):
-        decider = {"kind": kind} if kind == "rules" else {"kind": kind, "fraction": 0.5,
-                                                          "llm": {"cache_dir": str(tmp_path / kind)}}
-        cfg = ExperimentConfig.from_mapping({
-            "corpus": {"n_posts": 150}, "rag": {"cache_dir": str(session_cache_dir)},
-            "agents": {"n_agents": 40, "activity_median": 0.8, "decider": decider},
-            "simulation": {"n_steps": 1, "show_progress": False, "render_agents": 0},
-            "paths": {"runs_dir": str(tmp_path)}})
+        decider = (
+            {"kind": kind}
+            if kind == "rules"
+            else {"kind": kind, "fraction": 0.5, "llm": {"cache_dir": str(tmp_path / kind)}}
+        )
+        cfg = ExperimentConfig.from_mapping(
+            {
+                "corpus": {"n_posts": 150},
+                "rag": {"cache_dir": str(session_cache_dir)},
+                "agents": {"n_agents": 40, "activity_median": 0.8, "decider": decider},
+                "simulation": {"n_steps": 1, "show_progress": False, "render_agents": 0},
+                "paths": {"runs_dir": str(tmp_path)},
+            }
+        )
         return run_simulation(cfg)
 
     rules, hybrid = run("rules"), run("hybrid")
@@ -133,11 +171,24 @@ def test_the_response_table_splits_engagement_by_decider_and_factor() -> None:
 
     from prism_experiments.analysis.llm_response import impressions, response_table
 
-    exposures = pd.DataFrame({"step": [0] * 4, "agent_id": ["a", "a", "b", "b"], "post_id": ["p", "q", "p", "q"],
-                              "position": [0, 7, 0, 7], "has_media": [True, False, True, False],
-                              "interest_similarity": [0.9, 0.1, 0.8, 0.2]})
-    engagements = pd.DataFrame({"step": [0, 0, 0], "agent_id": ["a", "a", "b"], "post_id": ["p", "p", "q"],
-                                "action": ["like", "reshare", "like"]})
+    exposures = pd.DataFrame(
+        {
+            "step": [0] * 4,
+            "agent_id": ["a", "a", "b", "b"],
+            "post_id": ["p", "q", "p", "q"],
+            "position": [0, 7, 0, 7],
+            "has_media": [True, False, True, False],
+            "interest_similarity": [0.9, 0.1, 0.8, 0.2],
+        }
+    )
+    engagements = pd.DataFrame(
+        {
+            "step": [0, 0, 0],
+            "agent_id": ["a", "a", "b"],
+            "post_id": ["p", "p", "q"],
+            "action": ["like", "reshare", "like"],
+        }
+    )
     table = response_table(impressions(exposures, engagements, {"a"})).set_index(["factor", "level"])
     assert table.loc[("media", "with media"), "llm engagement_rate"] == 1.0
     assert table.loc[("media", "with media"), "rules engagement_rate"] == 0.0

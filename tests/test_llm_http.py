@@ -37,12 +37,21 @@ def free_port() -> int:
 
 def test_an_unreachable_server_fails_the_run_with_one_line(tmp_path: Path, session_cache_dir: Path) -> None:
     url = f"http://127.0.0.1:{free_port()}/v1"
-    cfg = ExperimentConfig.from_mapping({
-        "corpus": {"n_posts": 20}, "agents": {"n_agents": 3, "decider": {"kind": "llm",
-                                              "llm": {"backend": "openai", "base_url": url, "model": "m",
-                                                      "max_retries": 1, "timeout_s": 2}}},
-        "rag": {"cache_dir": str(session_cache_dir)}, "simulation": {"n_steps": 1, "show_progress": False},
-        "paths": {"runs_dir": str(tmp_path)}})
+    cfg = ExperimentConfig.from_mapping(
+        {
+            "corpus": {"n_posts": 20},
+            "agents": {
+                "n_agents": 3,
+                "decider": {
+                    "kind": "llm",
+                    "llm": {"backend": "openai", "base_url": url, "model": "m", "max_retries": 1, "timeout_s": 2},
+                },
+            },
+            "rag": {"cache_dir": str(session_cache_dir)},
+            "simulation": {"n_steps": 1, "show_progress": False},
+            "paths": {"runs_dir": str(tmp_path)},
+        }
+    )
     with pytest.raises(LLMUnavailable) as failure:
         run_simulation(cfg)
     assert str(failure.value) == f"LLM server {url} unreachable: APIConnectionError"
@@ -51,9 +60,22 @@ def test_an_unreachable_server_fails_the_run_with_one_line(tmp_path: Path, sessi
 @pytest.fixture(scope="module")
 def server() -> str:
     port = free_port()
-    process = subprocess.Popen([sys.executable, "-m", "prism_experiments.llm.serve", "--port", str(port),
-                                "--threads", "1", "--fail-first", "1"], cwd=ROOT,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "prism_experiments.llm.serve",
+            "--port",
+            str(port),
+            "--threads",
+            "1",
+            "--fail-first",
+            "1",
+        ],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     url = f"http://127.0.0.1:{port}/v1"
     try:
         deadline = time.monotonic() + 300
@@ -72,12 +94,18 @@ def server() -> str:
 
 
 def test_the_http_backend_gets_a_valid_answer_and_retries_a_503(server: str) -> None:
-    model = OpenAIChatModel(OpenAILLMConfig(backend="openai", base_url=server, model="smollm2-135m-instruct",
-                                      max_retries=2, timeout_s=300))
+    model = OpenAIChatModel(
+        OpenAILLMConfig(backend="openai", base_url=server, model="smollm2-135m-instruct", max_retries=2, timeout_s=300)
+    )
     assert model.identity.startswith("openai:smollm2-135m-instruct:")
-    messages = ({"role": "system", "content": "Answer with JSON."},
-                {"role": "user", "content": "Feed:\n1. @a: I love jazz.\n2. @b: Stocks fell today.\n"
-                                            'Example answer: {"like": [1], "reshare": [], "follow": [], "reply": null, "post": null}'})
+    messages = (
+        {"role": "system", "content": "Answer with JSON."},
+        {
+            "role": "user",
+            "content": "Feed:\n1. @a: I love jazz.\n2. @b: Stocks fell today.\n"
+            'Example answer: {"like": [1], "reshare": [], "follow": [], "reply": null, "post": null}',
+        },
+    )
     request = ChatRequest(messages=messages, schema=action_schema(2, 40), max_new_tokens=64, temperature=0.0, seed=1)
     (answer,) = model.complete_many([request])  # the server answers the first attempt with 503
     actions = parse_actions(answer.text, 2, 40)
@@ -88,7 +116,11 @@ def test_the_http_backend_gets_a_valid_answer_and_retries_a_503(server: str) -> 
 def test_the_identity_keys_on_the_served_name_and_root_never_on_created() -> None:
     vllm_card = SimpleNamespace(id="qwen", created=1700000000, root="/models/Qwen2.5-7B-Instruct")
     later = SimpleNamespace(id="qwen", created=1700000999, root="/models/Qwen2.5-7B-Instruct")
-    assert server_identity("qwen", vllm_card) == server_identity("qwen", later) == "openai:qwen:/models/Qwen2.5-7B-Instruct"
+    assert (
+        server_identity("qwen", vllm_card)
+        == server_identity("qwen", later)
+        == "openai:qwen:/models/Qwen2.5-7B-Instruct"
+    )
     assert server_identity("qwen", SimpleNamespace(id="qwen", created=5)) == "openai:qwen"
     other_weights = SimpleNamespace(id="qwen", root="/models/Qwen2.5-14B-Instruct")
     assert server_identity("qwen", other_weights) != server_identity("qwen", vllm_card)
@@ -123,8 +155,12 @@ class _ForwardingHandler(BaseHTTPRequestHandler):
             # unanswered (without this, the client's next request could still be forwarded under load)
             self.close_connection = True
             return
-        request = urllib.request.Request(self.server.upstream.removesuffix("/v1") + self.path, data=body,
-                                         method=self.command, headers={"Content-Type": "application/json"})
+        request = urllib.request.Request(
+            self.server.upstream.removesuffix("/v1") + self.path,
+            data=body,
+            method=self.command,
+            headers={"Content-Type": "application/json"},
+        )
         try:
             with urllib.request.urlopen(request, timeout=600) as answer:
                 status, payload = answer.status, answer.read()
@@ -141,26 +177,47 @@ class _ForwardingHandler(BaseHTTPRequestHandler):
         if chat and status == 200 and self.server.answers_left <= 0:  # die: nothing listens on this port any more
             threading.Thread(target=lambda: (self.server.shutdown(), self.server.server_close())).start()
 
-    def do_GET(self) -> None:  # noqa: N802
+    def do_GET(self) -> None:
         self._forward(None)
 
-    def do_POST(self) -> None:  # noqa: N802
+    def do_POST(self) -> None:
         self._forward(self.rfile.read(int(self.headers["Content-Length"])))
 
 
 def test_a_server_dying_mid_run_fails_it_and_the_rerun_asks_only_what_was_not_answered(
-        server: str, tmp_path: Path, session_cache_dir: Path) -> None:
+    server: str, tmp_path: Path, session_cache_dir: Path
+) -> None:
     def config(url: str) -> ExperimentConfig:
-        return ExperimentConfig.from_mapping({
-            "seed": 0, "corpus": {"n_posts": 30, "span_hours": 12},
-            "agents": {"n_agents": 3, "activity_median": 0.9, "activity_min": 0.9, "decider": {"kind": "llm",
-                       "llm": {"backend": "openai", "base_url": url, "model": "smollm2-135m-instruct",
-                               "max_new_tokens": 96, "max_text_chars": 60, "concurrency": 1, "max_retries": 1,
-                               "timeout_s": 300, "cache_dir": str(tmp_path / "llm-cache")}}},
-            "network": {"mean_out_degree": 2}, "rag": {"feed_size": 3, "cache_dir": str(session_cache_dir)},
-            "ranking": {"mode": "preference"},
-            "simulation": {"n_steps": 2, "show_progress": False, "render_agents": 0},
-            "paths": {"runs_dir": str(tmp_path / "runs")}})
+        return ExperimentConfig.from_mapping(
+            {
+                "seed": 0,
+                "corpus": {"n_posts": 30, "span_hours": 12},
+                "agents": {
+                    "n_agents": 3,
+                    "activity_median": 0.9,
+                    "activity_min": 0.9,
+                    "decider": {
+                        "kind": "llm",
+                        "llm": {
+                            "backend": "openai",
+                            "base_url": url,
+                            "model": "smollm2-135m-instruct",
+                            "max_new_tokens": 96,
+                            "max_text_chars": 60,
+                            "concurrency": 1,
+                            "max_retries": 1,
+                            "timeout_s": 300,
+                            "cache_dir": str(tmp_path / "llm-cache"),
+                        },
+                    },
+                },
+                "network": {"mean_out_degree": 2},
+                "rag": {"feed_size": 3, "cache_dir": str(session_cache_dir)},
+                "ranking": {"mode": "preference"},
+                "simulation": {"n_steps": 2, "show_progress": False, "render_agents": 0},
+                "paths": {"runs_dir": str(tmp_path / "runs")},
+            }
+        )
 
     proxy = DyingProxy(server, answers=1)
     with pytest.raises(LLMUnavailable) as failure:

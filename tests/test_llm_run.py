@@ -20,18 +20,32 @@ pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 
 def llm_config(tmp: Path, cache_dir: Path, ranking: dict) -> ExperimentConfig:
-    return ExperimentConfig.from_mapping({
-        "seed": 0,
-        "corpus": {"n_posts": 40, "span_hours": 12},
-        "agents": {"n_agents": 5, "activity_median": 0.9, "activity_min": 0.9, "decider": {"kind": "llm",
-                   "llm": {"max_new_tokens": 96, "max_text_chars": 60, "batch_size": 5, "threads": 2,
-                           "cache_dir": str(tmp / "llm-cache")}}},
-        "network": {"mean_out_degree": 2},
-        "rag": {"feed_size": 3, "cache_dir": str(cache_dir)},
-        "ranking": ranking,
-        "simulation": {"n_steps": 2, "show_progress": False, "render_agents": 0},
-        "paths": {"runs_dir": str(tmp / "runs")},
-    })
+    return ExperimentConfig.from_mapping(
+        {
+            "seed": 0,
+            "corpus": {"n_posts": 40, "span_hours": 12},
+            "agents": {
+                "n_agents": 5,
+                "activity_median": 0.9,
+                "activity_min": 0.9,
+                "decider": {
+                    "kind": "llm",
+                    "llm": {
+                        "max_new_tokens": 96,
+                        "max_text_chars": 60,
+                        "batch_size": 5,
+                        "threads": 2,
+                        "cache_dir": str(tmp / "llm-cache"),
+                    },
+                },
+            },
+            "network": {"mean_out_degree": 2},
+            "rag": {"feed_size": 3, "cache_dir": str(cache_dir)},
+            "ranking": ranking,
+            "simulation": {"n_steps": 2, "show_progress": False, "render_agents": 0},
+            "paths": {"runs_dir": str(tmp / "runs")},
+        }
+    )
 
 
 @pytest.fixture(scope="module")
@@ -39,8 +53,11 @@ def runs(tmp_path_factory: pytest.TempPathFactory, session_cache_dir: Path) -> d
     tmp = tmp_path_factory.mktemp("llm")
     # context_rerank without its rerank serves preference's similarity order: another ranker whose
     # prompts are identical under common random numbers, so every one of them must be a cache hit
-    conditions = {"first": {"mode": "preference"}, "again": {"mode": "preference"},
-                  "other": {"mode": "context_rerank", "enable_rerank": False}}
+    conditions = {
+        "first": {"mode": "preference"},
+        "again": {"mode": "preference"},
+        "other": {"mode": "context_rerank", "enable_rerank": False},
+    }
     results = {}
     for name, ranking in conditions.items():
         results[name] = run_simulation(llm_config(tmp, session_cache_dir, ranking))

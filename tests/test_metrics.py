@@ -11,6 +11,14 @@ import pandas as pd
 import pytest
 from scipy.stats import entropy as scipy_entropy
 
+from prism_experiments.domain import (
+    CASCADE_EDGES_COLUMNS,
+    ENGAGEMENTS_COLUMNS,
+    EXPOSURES_COLUMNS,
+    FOLLOWS_COLUMNS,
+    POSTS_COLUMNS,
+    EventLog,
+)
 from prism_experiments.metrics import (
     PRIMARY_METRICS,
     SUMMARY_METRICS,
@@ -24,20 +32,13 @@ from prism_experiments.metrics import (
     summarize,
 )
 from prism_experiments.metrics.entropy import grouped_entropy
-from prism_experiments.domain import (
-    CASCADE_EDGES_COLUMNS,
-    ENGAGEMENTS_COLUMNS,
-    EXPOSURES_COLUMNS,
-    FOLLOWS_COLUMNS,
-    POSTS_COLUMNS,
-    EventLog,
-)
 
 LOG3 = math.log2(3)
 H_TWO_THIRDS = LOG3 - 2 / 3  # entropy of (2/3, 1/3) in bits
 
 
 # --- entropy ------------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("k", [1, 2, 3, 5, 8])
 def test_entropy_of_uniform_labels_is_log2_k(k: int) -> None:
@@ -57,10 +58,13 @@ def test_entropy_matches_scipy_on_skewed_counts() -> None:
 
 def test_grouped_entropy_equals_per_group_entropy() -> None:
     rng = np.random.default_rng(7)
-    frame = pd.DataFrame({
-        "step": rng.integers(0, 4, 400), "agent_id": rng.choice(list("abcde"), 400),
-        "topic": rng.choice(["x", "y", "z", None], 400),
-    })
+    frame = pd.DataFrame(
+        {
+            "step": rng.integers(0, 4, 400),
+            "agent_id": rng.choice(list("abcde"), 400),
+            "topic": rng.choice(["x", "y", "z", None], 400),
+        }
+    )
     vectorised = grouped_entropy(frame, ["step", "agent_id"], "topic")
     for (step, agent), group in frame.groupby(["step", "agent_id"]):
         assert vectorised.loc[(step, agent)] == pytest.approx(shannon_entropy(group["topic"].tolist()))
@@ -68,6 +72,7 @@ def test_grouped_entropy_equals_per_group_entropy() -> None:
 
 
 # --- Gini ---------------------------------------------------------------------------------------
+
 
 def test_gini_of_equal_values_is_zero() -> None:
     assert gini([3.0, 3.0, 3.0, 3.0]) == pytest.approx(0.0)
@@ -92,6 +97,7 @@ def test_gini_edge_cases_and_bad_input() -> None:
 
 
 # --- structural virality and cascades ------------------------------------------------------------
+
 
 @pytest.mark.parametrize("n", [2, 3, 6, 50])
 def test_structural_virality_of_star(n: int) -> None:
@@ -137,11 +143,20 @@ def _edges(rows: list[tuple[str, str, str, int]]) -> pd.DataFrame:
 def test_cascade_table_hand_built_two_cascades() -> None:
     # X: u0 -> u1,u2,u3; u1 -> u4,u5; u4 -> u6. Subtree sizes below edges 4,1,1,2,1,1 -> W = 46.
     # Y reuses user names: u3 -> u0; u0 -> u1,u5; u1 -> u2. Subtree sizes 4,2,1,1 -> W = 18.
-    edges = _edges([
-        ("Y", "u1", "u2", 6), ("X", "u1", "u4", 3), ("X", "u0", "u1", 2), ("Y", "u3", "u0", 4),
-        ("X", "u0", "u2", 5), ("X", "u4", "u6", 4), ("Y", "u0", "u1", 5), ("X", "u0", "u3", 2),
-        ("X", "u1", "u5", 3), ("Y", "u0", "u5", 5),
-    ])
+    edges = _edges(
+        [
+            ("Y", "u1", "u2", 6),
+            ("X", "u1", "u4", 3),
+            ("X", "u0", "u1", 2),
+            ("Y", "u3", "u0", 4),
+            ("X", "u0", "u2", 5),
+            ("X", "u4", "u6", 4),
+            ("Y", "u0", "u1", 5),
+            ("X", "u0", "u3", 2),
+            ("X", "u1", "u5", 3),
+            ("Y", "u0", "u5", 5),
+        ]
+    )
     table = cascade_table(edges).set_index("root_post_id")
     assert list(table.index) == ["X", "Y"]
     assert table.loc["X", "size"] == 7 and table.loc["Y", "size"] == 5
@@ -174,18 +189,22 @@ def test_cascade_table_of_empty_edges_is_empty() -> None:
 
 # --- the hand-built run --------------------------------------------------------------------------
 
+
 def hand_built_log(with_safety: bool = False) -> EventLog:
     """2 steps, agents a, b, c; authors a-e; every expected value below is worked out from these rows."""
-    posts = pd.DataFrame([
-        ("p1", "a", "", 0, "sports", True, "image", "storytelling", None, -1, 0, 0, 0),
-        ("p2", "b", "", 0, "politics", False, "none", "question", None, -1, 0, 0, 0),
-        ("p3", "c", "", 0, "sports", False, "none", "question", None, -1, 0, 0, 0),
-        ("p4", "d", "", 0, "tech", True, "video", "storytelling", None, -1, 0, 0, 0),
-        ("p8", "e", "", 0, "tech", False, "none", "question", None, -1, 0, 0, 0),
-        ("p5", "a", "", 0, "tech", False, "none", "storytelling", None, 0, 0, 0, 0),
-        ("p6", "b", "", 0, "politics", False, "none", "question", "p1", 1, 0, 0, 0),
-        ("p7", "c", "", 0, "sports", False, "none", "question", None, 1, 0, 0, 0),
-    ], columns=list(POSTS_COLUMNS))
+    posts = pd.DataFrame(
+        [
+            ("p1", "a", "", 0, "sports", True, "image", "storytelling", None, -1, 0, 0, 0),
+            ("p2", "b", "", 0, "politics", False, "none", "question", None, -1, 0, 0, 0),
+            ("p3", "c", "", 0, "sports", False, "none", "question", None, -1, 0, 0, 0),
+            ("p4", "d", "", 0, "tech", True, "video", "storytelling", None, -1, 0, 0, 0),
+            ("p8", "e", "", 0, "tech", False, "none", "question", None, -1, 0, 0, 0),
+            ("p5", "a", "", 0, "tech", False, "none", "storytelling", None, 0, 0, 0, 0),
+            ("p6", "b", "", 0, "politics", False, "none", "question", "p1", 1, 0, 0, 0),
+            ("p7", "c", "", 0, "sports", False, "none", "question", None, 1, 0, 0, 0),
+        ],
+        columns=list(POSTS_COLUMNS),
+    )
     shown = [  # step, agent, post, position, in_network, author, topic, has_media, format, interest_similarity
         (0, "a", "p2", 0, True, "b", "politics", False, "question", 0.2),
         (0, "a", "p3", 1, False, "c", "sports", False, "question", 0.4),
@@ -198,27 +217,46 @@ def hand_built_log(with_safety: bool = False) -> EventLog:
         (1, "c", "p2", 1, False, "b", "politics", False, "question", 0.7),
         (1, "c", "p5", 2, True, "a", "tech", False, "storytelling", 0.9),
     ]
-    exposures = pd.DataFrame([
-        {"step": s, "agent_id": agent, "post_id": post, "position": pos, "base_score": 0.5, "final_score": 0.5,
-         "in_network": inn, "source": "in_network" if inn else "out_of_network", "author_id": author,
-         "topic": topic, "has_media": media, "format": fmt, "interest_similarity": sim}
-        for s, agent, post, pos, inn, author, topic, media, fmt, sim in shown
-    ], columns=list(EXPOSURES_COLUMNS))
+    exposures = pd.DataFrame(
+        [
+            {
+                "step": s,
+                "agent_id": agent,
+                "post_id": post,
+                "position": pos,
+                "base_score": 0.5,
+                "final_score": 0.5,
+                "in_network": inn,
+                "source": "in_network" if inn else "out_of_network",
+                "author_id": author,
+                "topic": topic,
+                "has_media": media,
+                "format": fmt,
+                "interest_similarity": sim,
+            }
+            for s, agent, post, pos, inn, author, topic, media, fmt, sim in shown
+        ],
+        columns=list(EXPOSURES_COLUMNS),
+    )
     if with_safety:
         # Feed (0, a) was forced; feed (1, c) reports the component as 0; the rest lack it.
         exposures["comp_forced_by_safety"] = [1.0, np.nan, np.nan, np.nan, np.nan, np.nan, np.nan, 0.0, 0.0, 0.0]
-    engagements = pd.DataFrame([
-        (0, "b", "p1", "like", None, True, "a", True, "storytelling"),
-        (0, "b", "p1", "reshare", None, True, "a", True, "storytelling"),
-        (0, "b", "p4", "like", None, False, "d", True, "storytelling"),
-        (1, "c", "p1", "reshare", "b", True, "a", True, "storytelling"),
-        (1, "b", "p1", "reply", None, True, "a", True, "storytelling"),
-        (1, "c", "p2", "reshare", None, False, "b", False, "question"),
-    ], columns=list(ENGAGEMENTS_COLUMNS))
+    engagements = pd.DataFrame(
+        [
+            (0, "b", "p1", "like", None, True, "a", True, "storytelling"),
+            (0, "b", "p1", "reshare", None, True, "a", True, "storytelling"),
+            (0, "b", "p4", "like", None, False, "d", True, "storytelling"),
+            (1, "c", "p1", "reshare", "b", True, "a", True, "storytelling"),
+            (1, "b", "p1", "reply", None, True, "a", True, "storytelling"),
+            (1, "c", "p2", "reshare", None, False, "b", False, "question"),
+        ],
+        columns=list(ENGAGEMENTS_COLUMNS),
+    )
     follows = pd.DataFrame([(0, "b", "d", "p4"), (1, "c", "b", "p2")], columns=list(FOLLOWS_COLUMNS))
     cascade_edges = _edges([("p1", "a", "b", 0), ("p1", "b", "c", 1), ("p2", "b", "c", 1)])
-    return EventLog(posts=posts, exposures=exposures, engagements=engagements, follows=follows,
-                    cascade_edges=cascade_edges)
+    return EventLog(
+        posts=posts, exposures=exposures, engagements=engagements, follows=follows, cascade_edges=cascade_edges
+    )
 
 
 def expected_summary() -> dict[str, float]:
@@ -286,38 +324,73 @@ def test_summarize_survives_parquet_round_trip(tmp_path) -> None:
 def test_summarize_empty_log() -> None:
     summary = summarize(EventLog())
     assert list(summary) == list(SUMMARY_METRICS)
-    for name in ("impressions_total", "likes_total", "posts_total", "cascade_count", "cascade_size_p99",
-                 "structural_virality_mean", "author_impression_gini"):
+    for name in (
+        "impressions_total",
+        "likes_total",
+        "posts_total",
+        "cascade_count",
+        "cascade_size_p99",
+        "structural_virality_mean",
+        "author_impression_gini",
+    ):
         assert summary[name] == 0.0, name
-    for name in ("feed_topic_entropy", "exposure_topic_entropy", "inn_share", "oon_share", "engagement_rate",
-                 "feed_jaccard_mean", "interest_similarity_mean", "media_engagement_lift"):
+    for name in (
+        "feed_topic_entropy",
+        "exposure_topic_entropy",
+        "inn_share",
+        "oon_share",
+        "engagement_rate",
+        "feed_jaccard_mean",
+        "interest_similarity_mean",
+        "media_engagement_lift",
+    ):
         assert math.isnan(summary[name]), name
 
 
 def test_summarize_names_missing_table() -> None:
     with pytest.raises(ValueError, match="result.cascade_edges"):
-        summarize(type("Partial", (), {"posts": pd.DataFrame(), "exposures": pd.DataFrame(),
-                                       "engagements": pd.DataFrame(), "follows": pd.DataFrame()})())
+        summarize(
+            type(
+                "Partial",
+                (),
+                {
+                    "posts": pd.DataFrame(),
+                    "exposures": pd.DataFrame(),
+                    "engagements": pd.DataFrame(),
+                    "follows": pd.DataFrame(),
+                },
+            )()
+        )
 
 
 def test_step_series_hand_built_log() -> None:
     series = step_series(hand_built_log())
     assert list(series.index) == [0, 1]
     assert series.index.name == "step"
-    expected = pd.DataFrame({
-        "impressions": [5, 5], "engagements": [3, 3], "likes": [2, 0], "reshares": [1, 2], "replies": [0, 1],
-        "inn_share": [2 / 5, 4 / 5],
-        "feed_topic_entropy": [(1 + H_TWO_THIRDS) / 2, (1 + LOG3) / 2],
-        "feed_author_entropy": [(1 + LOG3) / 2, (0 + H_TWO_THIRDS) / 2],
-        "new_cascades": [1, 1], "new_posts": [1, 1], "new_follows": [1, 1],
-    }, index=pd.Index([0, 1], name="step"))
+    expected = pd.DataFrame(
+        {
+            "impressions": [5, 5],
+            "engagements": [3, 3],
+            "likes": [2, 0],
+            "reshares": [1, 2],
+            "replies": [0, 1],
+            "inn_share": [2 / 5, 4 / 5],
+            "feed_topic_entropy": [(1 + H_TWO_THIRDS) / 2, (1 + LOG3) / 2],
+            "feed_author_entropy": [(1 + LOG3) / 2, (0 + H_TWO_THIRDS) / 2],
+            "new_cascades": [1, 1],
+            "new_posts": [1, 1],
+            "new_follows": [1, 1],
+        },
+        index=pd.Index([0, 1], name="step"),
+    )
     pd.testing.assert_frame_equal(series, expected, check_dtype=False)
 
 
 def test_step_series_includes_engagement_only_steps_and_fills_gaps() -> None:
     log = hand_built_log()
-    extra = pd.DataFrame([(3, "a", "p5", "like", None, False, "a", False, "storytelling")],
-                         columns=list(ENGAGEMENTS_COLUMNS))
+    extra = pd.DataFrame(
+        [(3, "a", "p5", "like", None, False, "a", False, "storytelling")], columns=list(ENGAGEMENTS_COLUMNS)
+    )
     log.engagements = pd.concat([log.engagements, extra], ignore_index=True)
     series = step_series(log)
     assert list(series.index) == [0, 1, 3]
@@ -335,6 +408,7 @@ def test_engagement_rate_by_format_hand_built_log() -> None:
 
 
 # --- feed overlap ---------------------------------------------------------------------------------
+
 
 def naive_step_jaccard(feeds: dict[str, set[str]]) -> float:
     pairs = list(itertools.combinations(sorted(feeds), 2))
@@ -370,8 +444,9 @@ def test_feed_jaccard_mean_matches_naive_pairwise(seed: int) -> None:
 def test_feed_jaccard_mean_samples_feeds_when_a_step_has_too_many() -> None:
     rng = np.random.default_rng(11)
     feeds = {f"agent{i}": {f"post{p}" for p in rng.choice(12, size=4, replace=False)} for i in range(5)}
-    exposures = pd.DataFrame([{"step": 0, "agent_id": agent, "post_id": post}
-                              for agent, posts in feeds.items() for post in sorted(posts)])
+    exposures = pd.DataFrame(
+        [{"step": 0, "agent_id": agent, "post_id": post} for agent, posts in feeds.items() for post in sorted(posts)]
+    )
     sampled = feed_jaccard_mean(exposures, max_feeds_for_jaccard=4)
     subset_means = [naive_step_jaccard({a: feeds[a] for a in subset}) for subset in itertools.combinations(feeds, 4)]
     assert len({round(value, 12) for value in subset_means}) > 1  # the sample matters, so the check can fail

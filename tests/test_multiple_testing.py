@@ -41,8 +41,14 @@ def tidy_table(paired: bool = True) -> pd.DataFrame:
     for c, shift in zip("abcd", (0.0, 0.2, 0.5, 0.9), strict=True):
         for s in range(8):
             seed = s if paired else s + 8 * "abcd".index(c)
-            rows.append({"run_id": f"{c}{s}", "seed": seed, "condition": c,
-                         **{f"m{i}": seed_effect[s, i] + shift * i + rng.normal(0, 0.3) for i in range(3)}})
+            rows.append(
+                {
+                    "run_id": f"{c}{s}",
+                    "seed": seed,
+                    "condition": c,
+                    **{f"m{i}": seed_effect[s, i] + shift * i + rng.normal(0, 0.3) for i in range(3)},
+                }
+            )
     return pd.DataFrame(rows)
 
 

@@ -25,8 +25,18 @@ from prism_experiments.network import (
 )
 
 TOPICS = (
-    "crypto", "technology", "politics", "sports", "music", "climate",
-    "health", "gaming", "food", "travel", "science", "finance",
+    "crypto",
+    "technology",
+    "politics",
+    "sports",
+    "music",
+    "climate",
+    "health",
+    "gaming",
+    "food",
+    "travel",
+    "science",
+    "finance",
 )
 CONF = Path(__file__).resolve().parents[1] / "conf" / "schema" / "network.yaml"  # conf/network/default.yaml extends it
 
@@ -37,6 +47,7 @@ def agents() -> list[SocialAgent]:
 
 
 # --- DictSocialGraph ------------------------------------------------------------------------
+
 
 def test_dict_graph_satisfies_the_protocol() -> None:
     assert isinstance(DictSocialGraph(["a"]), SocialGraph)
@@ -107,6 +118,7 @@ def test_edges_are_sorted_and_networkx_agrees() -> None:
 
 # --- config ---------------------------------------------------------------------------------
 
+
 def test_yaml_mirrors_the_pydantic_defaults() -> None:
     assert NetworkConfig.model_validate(OmegaConf.to_container(OmegaConf.load(CONF))) == NetworkConfig()
 
@@ -130,6 +142,7 @@ def test_bad_network_config_values_are_rejected(overrides: dict, field: str, all
 
 
 # --- sampling -------------------------------------------------------------------------------
+
 
 def _exact_pair_inclusion(weights: np.ndarray) -> np.ndarray:
     """P(i in a 2-draw successive sample), enumerated by hand: sum over ordered pairs."""
@@ -175,6 +188,7 @@ def test_out_degrees_keep_the_mean_and_the_clip() -> None:
 
 
 # --- generation -----------------------------------------------------------------------------
+
 
 def test_graph_is_deterministic_in_the_seed(agents: list[SocialAgent]) -> None:
     config = NetworkConfig()
@@ -237,8 +251,11 @@ def test_with_following_fills_copies(agents: list[SocialAgent]) -> None:
 
 def test_graph_stats_agree_with_networkx() -> None:
     graph = DictSocialGraph.from_edges(["a", "b", "c"], [("a", "b"), ("b", "a"), ("c", "a")])
-    people = [SocialAgent(id="a", interests=["x"]), SocialAgent(id="b", interests=["x"]),
-              SocialAgent(id="c", interests=["y"])]
+    people = [
+        SocialAgent(id="a", interests=["x"]),
+        SocialAgent(id="b", interests=["x"]),
+        SocialAgent(id="c", interests=["y"]),
+    ]
     stats = graph_stats(graph, people)
     assert stats["reciprocity"] == pytest.approx(2 / 3)
     assert stats["shared_interest_edge_share"] == pytest.approx(2 / 3)

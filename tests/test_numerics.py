@@ -20,15 +20,18 @@ def _python(script: str) -> subprocess.CompletedProcess[str]:
     """`script` in a new interpreter without the pins in its environment (a test that loaded the model in this
     process set them here, and a child inheriting them would be pinned before its first line)."""
     environment = {k: v for k, v in os.environ.items() if k not in PINNED_CPU_NUMERICS}
-    return subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=300,
-                          env=environment)
+    return subprocess.run(
+        [sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=300, env=environment
+    )
 
 
 def test_loading_the_model_pins_torch_to_avx2_kernels_and_mkl_to_its_reproducible_branch() -> None:
-    done = _python("import os, torch\n"
-                   "from prism_experiments.embeddings import load_model\n"
-                   "load_model('all-MiniLM-L6-v2')\n"
-                   "print(torch.backends.cpu.get_cpu_capability(), os.environ['MKL_CBWR'])")
+    done = _python(
+        "import os, torch\n"
+        "from prism_experiments.embeddings import load_model\n"
+        "load_model('all-MiniLM-L6-v2')\n"
+        "print(torch.backends.cpu.get_cpu_capability(), os.environ['MKL_CBWR'])"
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     capability, branch = done.stdout.split()[-2:]
     assert branch == "AVX2,STRICT"
@@ -36,10 +39,12 @@ def test_loading_the_model_pins_torch_to_avx2_kernels_and_mkl_to_its_reproducibl
 
 
 def test_a_process_whose_torch_computed_before_the_pin_cannot_load_the_model() -> None:
-    done = _python("import torch\n"
-                   "torch.ones(64).sum()  # ATen picks its kernels here, before any pin\n"
-                   "from prism_experiments.embeddings import load_model\n"
-                   "load_model('all-MiniLM-L6-v2')")
+    done = _python(
+        "import torch\n"
+        "torch.ones(64).sum()  # ATen picks its kernels here, before any pin\n"
+        "from prism_experiments.embeddings import load_model\n"
+        "load_model('all-MiniLM-L6-v2')"
+    )
     if HAS_AVX512:  # torch took the AVX-512 kernels: the vectors would not be the pinned ones
         assert done.returncode != 0 and "torch chose its CPU kernels before" in done.stderr
     else:  # nothing wider than AVX2 to have taken

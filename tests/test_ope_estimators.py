@@ -29,9 +29,13 @@ def logged_feeds(n_feeds: int, seed: int) -> dict[str, np.ndarray]:
     rng = np.random.default_rng(seed)
     slates = sample_slates(LOGGING, SCORES, K, rng, n_feeds)
     items, positions = slates.reshape(-1), np.tile(np.arange(K), n_feeds)
-    return {"groups": np.repeat(np.arange(n_feeds), K), "items": items, "positions": positions,
-            "reward": (rng.random(len(items)) < EXPECTED[items, positions]).astype(float),
-            "weight": importance_weights(P_TARGET[items, positions], P_LOG[items, positions])}
+    return {
+        "groups": np.repeat(np.arange(n_feeds), K),
+        "items": items,
+        "positions": positions,
+        "reward": (rng.random(len(items)) < EXPECTED[items, positions]).astype(float),
+        "weight": importance_weights(P_TARGET[items, positions], P_LOG[items, positions]),
+    }
 
 
 def test_weights_of_the_logging_policy_itself_are_one_and_ips_is_the_logged_mean() -> None:
@@ -54,8 +58,11 @@ def test_ips_snips_and_dr_are_close_to_the_targets_value_and_far_from_the_logged
     biased_q = 0.5 * EXPECTED  # a wrong direct model: DR must still be right (its IPS correction)
     predicted = biased_q[data["items"], data["positions"]]
     direct = (P_TARGET * biased_q).sum(axis=0)[data["positions"]]
-    for value in (ips(data["reward"], data["weight"]), snips(data["reward"], data["weight"]),
-                  doubly_robust(data["reward"], data["weight"], predicted, direct)):
+    for value in (
+        ips(data["reward"], data["weight"]),
+        snips(data["reward"], data["weight"]),
+        doubly_robust(data["reward"], data["weight"], predicted, direct),
+    ):
         assert value == pytest.approx(TRUTH, abs=0.004)
 
 
@@ -73,8 +80,13 @@ def test_dr_with_the_true_reward_model_has_a_narrower_interval_than_ips() -> Non
 
 def test_bootstrap_is_seeded_and_resamples_whole_feeds() -> None:
     data = logged_feeds(300, 3)
-    args = (data["groups"], data["reward"], data["weight"], np.zeros(len(data["reward"])),
-            np.zeros(len(data["reward"])))
+    args = (
+        data["groups"],
+        data["reward"],
+        data["weight"],
+        np.zeros(len(data["reward"])),
+        np.zeros(len(data["reward"])),
+    )
     assert bootstrap_estimates(*args, 200, seed=5) == bootstrap_estimates(*args, 200, seed=5)
     assert bootstrap_estimates(*args, 200, seed=5) != bootstrap_estimates(*args, 200, seed=6)
     # one feed holding every impression: every resample is that feed, so the interval collapses to the point

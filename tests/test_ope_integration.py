@@ -17,16 +17,27 @@ from prism_experiments.simulation import run_simulation
 
 pytestmark = pytest.mark.integration
 
-TARGETS = [{"name": "same"}, {"name": "sharper", "temperature": 0.5},
-           {"name": "chrono", "policy": "deterministic", "ranking": {"mode": "chronological"}}]
+TARGETS = [
+    {"name": "same"},
+    {"name": "sharper", "temperature": 0.5},
+    {"name": "chrono", "policy": "deterministic", "ranking": {"mode": "chronological"}},
+]
 
 
 def smoke(cache: Path, seed: int = 1, **extra: object) -> ExperimentConfig:
     """experiment=smoke's sizes."""
-    return ExperimentConfig.from_mapping({
-        "seed": seed, "agents": {"n_agents": 30}, "network": {"mean_out_degree": 6},
-        "corpus": {"n_posts": 300, "span_hours": 24}, "simulation": {"n_steps": 6, "show_progress": False},
-        "rag": {"cache_dir": str(cache)}, "paths": {"runs_dir": str(cache.parent / "runs")}, **extra})
+    return ExperimentConfig.from_mapping(
+        {
+            "seed": seed,
+            "agents": {"n_agents": 30},
+            "network": {"mean_out_degree": 6},
+            "corpus": {"n_posts": 300, "span_hours": 24},
+            "simulation": {"n_steps": 6, "show_progress": False},
+            "rag": {"cache_dir": str(cache)},
+            "paths": {"runs_dir": str(cache.parent / "runs")},
+            **extra,
+        }
+    )
 
 
 @pytest.fixture(scope="module")
@@ -54,8 +65,9 @@ def test_temperature_to_zero_reproduces_the_deterministic_feed_exactly(session_c
 
 
 @pytest.mark.parametrize("mode", ["chronological", "engagement_recency"])  # ties; scores not sorted (filler)
-def test_temperature_to_zero_keeps_the_feeds_of_modes_with_ties_and_unsorted_scores(session_cache_dir: Path,
-                                                                                    mode: str) -> None:
+def test_temperature_to_zero_keeps_the_feeds_of_modes_with_ties_and_unsorted_scores(
+    session_cache_dir: Path, mode: str
+) -> None:
     keys = [*FEED_KEYS, "post_id", "position"]
     plain = run_simulation(smoke(session_cache_dir, ranking={"mode": mode}))
     cold = run_simulation(smoke(session_cache_dir, ranking={"mode": mode}, serving={"temperature": 1e-12}))
@@ -95,8 +107,9 @@ def test_ips_where_the_target_is_the_logging_policy_returns_the_logged_rate(logg
 
 
 def test_estimates_cover_the_on_policy_truth_of_a_supported_target(session_cache_dir: Path) -> None:
-    cfg = smoke(session_cache_dir, seed=1, serving={"policy": "softmax", "targets": [
-        {"name": "sharper", "temperature": 0.5}]})
+    cfg = smoke(
+        session_cache_dir, seed=1, serving={"policy": "softmax", "targets": [{"name": "sharper", "temperature": 0.5}]}
+    )
     (row,) = validate_seed(cfg, n_boot=500)
     assert row.unsupported == 0.0
     assert row.truth != row.logged  # B's own run differs from A's: the check is not vacuous
@@ -112,14 +125,19 @@ def test_a_target_with_another_mode_puts_mass_outside_the_logged_candidates(logg
     assert outside > 0  # chronological's feed is not within x_algo's top `depth`: no estimator sees that mass
 
 
-@pytest.mark.parametrize(("serving", "message"), [
-    ({"depth": 5}, "serving.depth: must be >= rag.feed_size (10)"),
-    ({"policy": "thompson"}, "serving.policy: Input should be 'deterministic', 'softmax' or 'epsilon_greedy'"),
-    ({"temperature": 0}, "serving.temperature: Input should be greater than 0"),
-    ({"targets": [{"name": "a"}, {"name": "a"}]}, "serving.targets: names must be unique"),
-    ({"targets": [{"name": "b", "ranking": {"mode": "engagement", "predictor": "learned"}}]},
-     "serving.targets.0.ranking: a target's ranker must not learn"),
-])
+@pytest.mark.parametrize(
+    ("serving", "message"),
+    [
+        ({"depth": 5}, "serving.depth: must be >= rag.feed_size (10)"),
+        ({"policy": "thompson"}, "serving.policy: Input should be 'deterministic', 'softmax' or 'epsilon_greedy'"),
+        ({"temperature": 0}, "serving.temperature: Input should be greater than 0"),
+        ({"targets": [{"name": "a"}, {"name": "a"}]}, "serving.targets: names must be unique"),
+        (
+            {"targets": [{"name": "b", "ranking": {"mode": "engagement", "predictor": "learned"}}]},
+            "serving.targets.0.ranking: a target's ranker must not learn",
+        ),
+    ],
+)
 def test_bad_serving_config_is_one_line_naming_the_field(tmp_path: Path, serving: dict, message: str) -> None:
     with pytest.raises(ConfigError) as error:
         smoke(tmp_path, serving=serving)

@@ -3,18 +3,18 @@
 from __future__ import annotations
 
 import sys
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from prism_experiments.embeddings import Embedder, EmbeddingModelError
 from prism_experiments.domain import Post
+from prism_experiments.embeddings import Embedder, EmbeddingModelError
 from prism_experiments.rag import FeedRetriever, RAGConfig, StoreError
 
 pytestmark = pytest.mark.integration
-NOW = datetime(2026, 1, 2, 12, 0, tzinfo=timezone.utc)
+NOW = datetime(2026, 1, 2, 12, 0, tzinfo=UTC)
 SENTENCES = [
     "Bitcoin rallied after the ETF approval and altcoins followed.",
     "The new GPU architecture doubles inference throughput for transformers.",
@@ -63,7 +63,7 @@ def test_embeddings_are_unit_length_and_cached_across_embedders(session_cache_di
     assert second.encoded_count == 0
     np.testing.assert_array_equal(again[: len(SENTENCES)], vectors[::-1])
     # only the new text is encoded
-    second.encode(SENTENCES + ["A brand new sentence about volcanoes."])
+    second.encode([*SENTENCES, "A brand new sentence about volcanoes."])
     assert second.encoded_count == 1
 
 
@@ -134,14 +134,14 @@ def test_persistent_store_round_trip_loses_nothing(embedder: Embedder, tmp_path:
     by_id = {post.id: post for post in reopened.posts}
     for post in posts:
         assert by_id[post.id] == post  # every field, microsecond timestamps included
-        np.testing.assert_allclose(
-            reopened.vectors[reopened.row_of(post.id)], vectors[posts.index(post)], atol=1e-6
-        )
+        np.testing.assert_allclose(reopened.vectors[reopened.row_of(post.id)], vectors[posts.index(post)], atol=1e-6)
     assert reopened.get_feed(["crypto"], n=3)
 
 
 def test_random_mode_is_reproducible_and_recent(embedder: Embedder) -> None:
-    config = RAGConfig(collection_name="store_random", retrieval_mode="random", retrieval_window_hours=12, random_seed=7)
+    config = RAGConfig(
+        collection_name="store_random", retrieval_mode="random", retrieval_window_hours=12, random_seed=7
+    )
     posts = corpus(60)
     retriever = FeedRetriever(config, embedder=embedder)
     retriever.add_posts(posts)
@@ -174,10 +174,9 @@ def test_chroma_failure_names_client_and_location(tmp_path: Path) -> None:
 
 
 def test_a_texts_vector_does_not_depend_on_its_batchmates(tmp_path: Path) -> None:
-    texts = [f"{SENTENCES[i % len(SENTENCES)]} Variation number {i} with {'extra words ' * (i % 5)}"
-             for i in range(70)]
+    texts = [f"{SENTENCES[i % len(SENTENCES)]} Variation number {i} with {'extra words ' * (i % 5)}" for i in range(70)]
     together = Embedder(cache_dir=tmp_path / "a").encode(texts)
-    reordered = Embedder(cache_dir=tmp_path / "b").encode(texts[::-1] + ["An unrelated, much longer text " * 6])
+    reordered = Embedder(cache_dir=tmp_path / "b").encode([*texts[::-1], "An unrelated, much longer text " * 6])
     np.testing.assert_array_equal(together, reordered[: len(texts)][::-1])  # bit for bit
     alone = Embedder(cache_dir=tmp_path / "c").encode([texts[3]])
     np.testing.assert_array_equal(alone[0], together[3])
@@ -286,7 +285,8 @@ def test_exact_search_matches_brute_force_and_chroma(embedder: Embedder) -> None
     approximate.add_posts(posts)
     queries = embedder.encode(SENTENCES)
     for query, (rows, scores), (ann_rows, ann_scores) in zip(
-            queries, exact.query_rows(queries, 15), approximate.query_rows(queries, 15)):
+        queries, exact.query_rows(queries, 15), approximate.query_rows(queries, 15)
+    ):
         brute = (1 + exact.vectors.astype(np.float64) @ query.astype(np.float64)) / 2
         expected = np.lexsort((np.arange(len(brute)), -brute))[:15]
         assert rows.tolist() == expected.tolist()

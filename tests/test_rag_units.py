@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 from pydantic import ValidationError
@@ -10,7 +10,7 @@ from pydantic import ValidationError
 from prism_experiments.domain import Post
 from prism_experiments.rag import RAGConfig, format_feed_for_prompt, relative_time
 
-NOW = datetime(2026, 1, 2, 12, 0, tzinfo=timezone.utc)
+NOW = datetime(2026, 1, 2, 12, 0, tzinfo=UTC)
 
 
 def make_post(i: int = 0, **fields) -> Post:
@@ -20,7 +20,7 @@ def make_post(i: int = 0, **fields) -> Post:
 
 def test_naive_timestamp_is_read_as_utc_and_aware_input_is_converted() -> None:
     naive = make_post(timestamp=datetime(2026, 1, 1, 10, 0))
-    assert naive.timestamp == datetime(2026, 1, 1, 10, 0, tzinfo=timezone.utc)
+    assert naive.timestamp == datetime(2026, 1, 1, 10, 0, tzinfo=UTC)
     plus_two = timezone(timedelta(hours=2))
     converted = make_post(timestamp=datetime(2026, 1, 1, 12, 0, tzinfo=plus_two))
     assert converted.timestamp.utcoffset() == timedelta(0)
@@ -73,7 +73,11 @@ def test_rag_config_rejects_bad_values(fields: dict, field_name: str, allowed: s
 def test_rag_config_defaults() -> None:
     config = RAGConfig()
     assert (config.feed_size, config.retrieval_mode, config.client, config.embedding_model) == (
-        10, "preference", "ephemeral", "all-MiniLM-L6-v2")
+        10,
+        "preference",
+        "ephemeral",
+        "all-MiniLM-L6-v2",
+    )
 
 
 @pytest.mark.parametrize(

@@ -22,17 +22,29 @@ from prism_experiments.ranking.modes.engagement import EngagementConfig
 from prism_experiments.ranking.rescoring import x_algo_scores
 
 
-
 def test_weighted_score_then_oon_and_author_diversity_by_hand() -> None:
     # three candidates; P(like, reshare, reply, follow); X's weights 0.5, 1, 13.5, 12
     p = np.array([[0.2, 0.1, 0.01, 0.0], [0.4, 0.0, 0.02, 0.01], [0.1, 0.05, 0.03, 0.02]])
     score = weighted_engagement_score(p, (0.5, 1.0, 13.5, 12.0))
-    by_hand = [0.5 * 0.2 + 1 * 0.1 + 13.5 * 0.01, 0.5 * 0.4 + 13.5 * 0.02 + 12 * 0.01,
-               0.5 * 0.1 + 1 * 0.05 + 13.5 * 0.03 + 12 * 0.02]
+    by_hand = [
+        0.5 * 0.2 + 1 * 0.1 + 13.5 * 0.01,
+        0.5 * 0.4 + 13.5 * 0.02 + 12 * 0.01,
+        0.5 * 0.1 + 1 * 0.05 + 13.5 * 0.03 + 12 * 0.02,
+    ]
     assert score == pytest.approx(by_hand)
     # candidate 1 is out of network (x 0.75); candidates 0 and 2 share an author (second one x 0.5)
-    final, parts = x_algo_scores(score, np.array([False, True, False]), np.zeros(3, bool), ["a", "b", "a"],
-                                 np.arange(3), oon_scale=0.75, reply_scale=0.75, decay=0.5, floor=0.25, formula="spec")
+    final, parts = x_algo_scores(
+        score,
+        np.array([False, True, False]),
+        np.zeros(3, bool),
+        ["a", "b", "a"],
+        np.arange(3),
+        oon_scale=0.75,
+        reply_scale=0.75,
+        decay=0.5,
+        floor=0.25,
+        formula="spec",
+    )
     # rescored: 0.335, 0.4425, 0.745 -> author a first seen at candidate 2 (0.745), then candidate 0 x 0.5
     assert final == pytest.approx([0.335 * 0.5, 0.59 * 0.75, 0.745])
     assert parts["author_diversity"].tolist() == [0.5, 1.0, 1.0]
@@ -59,8 +71,16 @@ def test_oracle_is_the_behaviour_models_probability_for_that_agent_and_post() ->
 
 
 def test_features_are_log_counts_and_a_format_one_hot() -> None:
-    x = candidate_features(np.array([0.5]), np.array([True]), np.array([False]), np.array([2.0]), np.array([3]),
-                           np.array([0]), np.array([7]), ["list"])
+    x = candidate_features(
+        np.array([0.5]),
+        np.array([True]),
+        np.array([False]),
+        np.array([2.0]),
+        np.array([3]),
+        np.array([0]),
+        np.array([7]),
+        ["list"],
+    )
     row = dict(zip(FEATURE_NAMES, x[0]))
     assert row["log1p_likes"] == pytest.approx(np.log(4)) and row["log1p_author_followers"] == pytest.approx(np.log(8))
     assert row["format_list"] == 1.0 and sum(v for k, v in row.items() if k.startswith("format_")) == 1.0
@@ -91,8 +111,17 @@ def simulate(tmp_path: Path, cache_dir: Path, *overrides: str):
     from prism_experiments.composition import compose_experiment
     from prism_experiments.simulation import run_simulation
 
-    return run_simulation(compose_experiment([f"paths.runs_dir={tmp_path}", f"rag.cache_dir={cache_dir}",
-                                              "experiment=smoke", "simulation.show_progress=false", *overrides]))
+    return run_simulation(
+        compose_experiment(
+            [
+                f"paths.runs_dir={tmp_path}",
+                f"rag.cache_dir={cache_dir}",
+                "experiment=smoke",
+                "simulation.show_progress=false",
+                *overrides,
+            ]
+        )
+    )
 
 
 def served_log_loss(result, action: str = "like") -> tuple[float, float]:
@@ -117,12 +146,18 @@ def served_log_loss(result, action: str = "like") -> tuple[float, float]:
 
 @pytest.mark.integration
 def test_learned_predictor_beats_a_constant_on_held_out_impressions_and_is_deterministic(
-        tmp_path: Path, session_cache_dir: Path) -> None:
+    tmp_path: Path, session_cache_dir: Path
+) -> None:
     # world=uncalibrated: the predictor needs the impressions of the models' default activity. In the calibrated
     # world x2023 (median activity 0.024 instead of 0.1) 10 steps hold about half as many, and the learned
     # predictor only ties the constant (log-loss 0.2633 against 0.2626, seed 0).
-    args = ("world=uncalibrated", "ranking=engagement", "ranking.predictor=learned", "simulation.n_steps=10",
-            "agents.n_agents=200")
+    args = (
+        "world=uncalibrated",
+        "ranking=engagement",
+        "ranking.predictor=learned",
+        "simulation.n_steps=10",
+        "agents.n_agents=200",
+    )
     first = simulate(tmp_path, session_cache_dir, *args)
     model_loss, constant_loss = served_log_loss(first)
     assert model_loss < constant_loss, (model_loss, constant_loss)
@@ -130,8 +165,9 @@ def test_learned_predictor_beats_a_constant_on_held_out_impressions_and_is_deter
     assert set(first.ranker_series["predictor_auc_like"]) <= set(range(1, 10)), "from the first refit on"
     again = simulate(tmp_path, session_cache_dir, *args)
     pd.testing.assert_frame_equal(first.exposures, again.exposures, check_exact=True)
-    pd.testing.assert_frame_equal(pd.DataFrame(first.ranker_series), pd.DataFrame(again.ranker_series),
-                                  check_exact=True)
+    pd.testing.assert_frame_equal(
+        pd.DataFrame(first.ranker_series), pd.DataFrame(again.ranker_series), check_exact=True
+    )
 
 
 @pytest.mark.integration

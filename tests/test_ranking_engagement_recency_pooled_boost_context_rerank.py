@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 import uuid
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import numpy as np
@@ -14,8 +14,8 @@ from pydantic import ValidationError
 
 from prism_experiments.agents import AgentsConfig, SocialAgent, generate_population
 from prism_experiments.corpus import SyntheticCorpusConfig, generate_corpus
-from prism_experiments.network import DictSocialGraph, NetworkConfig, generate_follow_graph, with_following
 from prism_experiments.domain import Post
+from prism_experiments.network import DictSocialGraph, NetworkConfig, generate_follow_graph, with_following
 from prism_experiments.rag import FeedRetriever, RAGConfig
 from prism_experiments.ranking import (
     KNOWN_MODES,
@@ -43,11 +43,18 @@ from prism_experiments.ranking.modes.engagement_recency import (
 )
 from prism_experiments.ranking.modes.pooled_boost import apply_safety_guarantee, pooled_scores
 
-NOW = datetime(2026, 1, 10, 12, 0, tzinfo=timezone.utc)
+NOW = datetime(2026, 1, 10, 12, 0, tzinfo=UTC)
 
 
-def ranker(mode: str, retriever: FeedRetriever, graph: DictSocialGraph, rng: np.random.Generator | None = None,
-           reshares: ReshareLog | None = None, agents: AgentsConfig | None = None, **fields: Any) -> Ranker:
+def ranker(
+    mode: str,
+    retriever: FeedRetriever,
+    graph: DictSocialGraph,
+    rng: np.random.Generator | None = None,
+    reshares: ReshareLog | None = None,
+    agents: AgentsConfig | None = None,
+    **fields: Any,
+) -> Ranker:
     """The registry's ranker for `mode` with `fields` set, on `retriever` and `graph`."""
     context = RankerContext(retriever, graph, rng, reshares or ReshareLog(), agents)
     return build_ranker(ranking_config(mode, **fields), context)
@@ -90,8 +97,13 @@ def engagement_posts() -> list[Post]:
     likes = [0, 10, 5, 0, 1, 20]
     topics = ["crypto", "food", "travel", "music", "sports", "science"]
     return [
-        Post(id=f"e{i}", author_id="x", text=f"A post about {topics[i]} number {i}",
-             timestamp=NOW - timedelta(days=i + 1), likes=likes[i])
+        Post(
+            id=f"e{i}",
+            author_id="x",
+            text=f"A post about {topics[i]} number {i}",
+            timestamp=NOW - timedelta(days=i + 1),
+            likes=likes[i],
+        )
         for i in range(6)
     ]
 
@@ -107,17 +119,15 @@ def feed_ids(feed: list[RankedCandidate]) -> list[str]:
 @pytest.mark.integration
 def test_engagement_recency_ranks_by_weight_and_backfills_by_recency(embedder: Any) -> None:
     own = Post(id="mine", author_id="me", text="My own crypto post", timestamp=NOW - timedelta(hours=1), likes=50)
-    future = Post(id="later", author_id="x", text="A post from tomorrow", timestamp=NOW + timedelta(days=1),
-                  likes=1000)
-    retriever = store(embedder, engagement_posts() + [own, future])
+    future = Post(id="later", author_id="x", text="A post from tomorrow", timestamp=NOW + timedelta(days=1), likes=1000)
+    retriever = store(embedder, [*engagement_posts(), own, future])
     me = SocialAgent(id="me", interests=["crypto"])
     # the own post is excluded from the feed but counts toward the max (it is a published post):
     # max = 50, so scores are likes / 50
     feed = ranker("engagement_recency", retriever, DictSocialGraph(["me", "x"])).rank(me, NOW)
     # qualifying (score >= 0.1): e1 (0.2), e5 (0.4); e2 is 0.1 exactly and qualifies too
     assert feed_ids(feed) == ["e5", "e1", "e2", "e0", "e3"]
-    np.testing.assert_allclose([c.final_score for c in feed[:3]],
-                               [weight(0.4, 6), weight(0.2, 2), weight(0.1, 3)])
+    np.testing.assert_allclose([c.final_score for c in feed[:3]], [weight(0.4, 6), weight(0.2, 2), weight(0.1, 3)])
     assert [c.components["cold_start"] for c in feed] == [0, 0, 0, 1, 1]
     assert [c.source for c in feed] == ["recent"] * 3 + ["backfill"] * 2
     assert [c.final_score for c in feed[3:]] == [0.5, 0.5]
@@ -143,7 +153,8 @@ def test_engagement_recency_cold_start_is_newest_first_at_half_weight(embedder: 
     posts = [post.model_copy(update={"likes": 0}) for post in engagement_posts()]
     retriever = store(embedder, posts)
     feed = ranker("engagement_recency", retriever, DictSocialGraph()).rank(
-        SocialAgent(id="me", interests=["food"]), NOW)
+        SocialAgent(id="me", interests=["food"]), NOW
+    )
     assert feed_ids(feed) == ["e0", "e1", "e2", "e3", "e4"]
     np.testing.assert_allclose([c.final_score for c in feed], [weight(0.5, d) for d in (1, 2, 3, 4, 5)])
     assert all(c.components["cold_start"] == 1 and c.components["engagement_score"] == 0.5 for c in feed)
@@ -162,9 +173,12 @@ def test_engagement_recency_reads_live_counters(embedder: Any) -> None:
 # ================================================================= pooled_boost (spec 003)
 def test_pooled_scores_boost_cap_and_deduplication() -> None:
     rows, similarity, score, is_priority = pooled_scores(
-        np.array([1, 2, 5]), np.array([0.5, 0.95, 0.2]),
-        np.array([3, 2, 4, 5]), np.array([0.65, 0.99, 0.1, 0.4]),
-        boost=0.1, ceiling=1.0,
+        np.array([1, 2, 5]),
+        np.array([0.5, 0.95, 0.2]),
+        np.array([3, 2, 4, 5]),
+        np.array([0.65, 0.99, 0.1, 0.4]),
+        boost=0.1,
+        ceiling=1.0,
     )
     # row 2: priority min(1, 1.05) = 1.0 beats its specific copy 0.99; row 5: specific 0.4 beats 0.3
     assert rows.tolist() == [1, 2, 3, 4, 5]
@@ -174,8 +188,9 @@ def test_pooled_scores_boost_cap_and_deduplication() -> None:
 
 
 def test_pooled_scores_tie_keeps_the_priority_copy() -> None:
-    rows, _, score, is_priority = pooled_scores(np.array([7]), np.array([0.5]), np.array([7]), np.array([0.75]),
-                                                boost=0.25)
+    rows, _, score, is_priority = pooled_scores(
+        np.array([7]), np.array([0.5]), np.array([7]), np.array([0.75]), boost=0.25
+    )
     assert rows.tolist() == [7] and score.tolist() == [0.75] and is_priority.tolist() == [True]
 
 
@@ -195,8 +210,11 @@ def test_safety_guarantee_silent_when_not_needed() -> None:
     feed, forced = apply_safety_guarantee(ranked, np.array([False, True, False, True]), 3)
     assert feed.tolist() == [0, 1, 2] and not forced.any()
     # no priority pool, a disabled guarantee, a feed that holds every candidate: nothing forced
-    for is_priority, size, minimum in [([False] * 4, 3, 1), ([False, False, False, True], 3, 0),
-                                       ([False, False, False, True], 4, 1)]:
+    for is_priority, size, minimum in [
+        ([False] * 4, 3, 1),
+        ([False, False, False, True], 3, 0),
+        ([False, False, False, True], 4, 1),
+    ]:
         feed, forced = apply_safety_guarantee(ranked, np.array(is_priority), size, minimum)
         assert feed.tolist() == ranked[:size].tolist() and not forced.any()
 
@@ -214,8 +232,9 @@ def pooled_world(embedder: Any) -> tuple[FeedRetriever, DictSocialGraph, SocialA
     """`me` likes crypto and follows only `f`, who writes about sports (best similarity 0.56 + 0.1 < the
     fifth-best crypto post, 0.68); about 40 crypto posts by others."""
     authors = {"f": ["sports"], **{f"c{i}": ["crypto"] for i in range(4)}}
-    posts = generate_corpus(SyntheticCorpusConfig(n_posts=48, reply_fraction=0.0, reference_time=NOW), seed=3,
-                            authors=authors)
+    posts = generate_corpus(
+        SyntheticCorpusConfig(n_posts=48, reply_fraction=0.0, reference_time=NOW), seed=3, authors=authors
+    )
     graph = DictSocialGraph(["me", "f", "c0", "c1", "c2", "c3"])
     graph.follow("me", "f")
     return store(embedder, posts), graph, SocialAgent(id="me", interests=["crypto"])
@@ -259,8 +278,16 @@ def test_pooled_boost_reshared_post_is_priority_via_the_resharer(embedder: Any) 
 
 # =============================================================== context_rerank (spec 004)
 def signals(n: int = 1, **on: bool) -> dict[str, np.ndarray]:
-    names = ("primary_topic", "other_topic", "followed", "mutual", "hashtag", "keyword",
-             "preferred_format", "disliked_format")
+    names = (
+        "primary_topic",
+        "other_topic",
+        "followed",
+        "mutual",
+        "hashtag",
+        "keyword",
+        "preferred_format",
+        "disliked_format",
+    )
     return {name: np.full(n, on.get(name, False)) for name in names}
 
 
@@ -269,8 +296,10 @@ def signals(n: int = 1, **on: bool) -> dict[str, np.ndarray]:
     [
         ({}, 0.0),
         ({"primary_topic": True, "followed": True, "hashtag": True}, 0.10 + 0.12 + 0.05),
-        ({"other_topic": True, "followed": True, "mutual": True, "keyword": True, "preferred_format": True},
-         0.06 + 0.15 + 0.03 + 0.06),
+        (
+            {"other_topic": True, "followed": True, "mutual": True, "keyword": True, "preferred_format": True},
+            0.06 + 0.15 + 0.03 + 0.06,
+        ),
         ({"disliked_format": True}, -0.06),
         ({"primary_topic": True, "disliked_format": True}, 0.04),
     ],
@@ -280,8 +309,9 @@ def test_generic_boost_by_hand(on: dict[str, bool], expected: float) -> None:
 
 
 def test_generic_boost_clamps_at_both_ends() -> None:
-    everything = signals(primary_topic=True, followed=True, mutual=True, hashtag=True, keyword=True,
-                         preferred_format=True)
+    everything = signals(
+        primary_topic=True, followed=True, mutual=True, hashtag=True, keyword=True, preferred_format=True
+    )
     big = ContextRerankConfig(primary_interest_boost=0.3, mutual_follow_boost=0.3)  # raw 0.74
     assert generic_boost(**everything, config=big)[0] == pytest.approx(0.5)
     harsh = ContextRerankConfig(disliked_format_penalty=0.3)  # raw -0.3
@@ -293,11 +323,13 @@ def test_generic_boost_clamps_at_both_ends() -> None:
 def test_archetype_boost_by_hand() -> None:
     # analyst 0.5, storyteller 0.3: margin 0.2 -> confidence 1
     weights = np.array([0.5, 0.3, 0.1, 0.05, 0.05])
-    bias = np.array([
-        [True, False, False, False, True],   # list: analyst + pragmatist -> alignment 0.55, specialisation 0.6
-        [False, True, False, False, False],  # one key: alignment 0.3, specialisation 0.8
-        [False] * 5,                         # no keys
-    ])
+    bias = np.array(
+        [
+            [True, False, False, False, True],  # list: analyst + pragmatist -> alignment 0.55, specialisation 0.6
+            [False, True, False, False, False],  # one key: alignment 0.3, specialisation 0.8
+            [False] * 5,  # no keys
+        ]
+    )
     np.testing.assert_allclose(archetype_boost(weights, bias), [0.08 * 0.55 * 0.6, 0.08 * 0.3 * 0.8, 0.0])
     # margin 0.04 -> confidence 0.5
     mixed = np.array([0.3, 0.26, 0.2, 0.14, 0.1])
@@ -395,8 +427,9 @@ def world(embedder: Any) -> tuple[list[SocialAgent], DictSocialGraph, FeedRetrie
     agents = generate_population(AgentsConfig(n_agents=12), ["crypto", "food", "music", "science"], seed=1)
     graph = generate_follow_graph(agents, NetworkConfig(mean_out_degree=4.0), seed=1)
     agents = with_following(agents, graph)
-    posts = generate_corpus(SyntheticCorpusConfig(n_posts=300, reference_time=NOW), seed=1,
-                            authors={a.id: a.interests for a in agents})
+    posts = generate_corpus(
+        SyntheticCorpusConfig(n_posts=300, reference_time=NOW), seed=1, authors={a.id: a.interests for a in agents}
+    )
     return agents, graph, store(embedder, posts, feed_size=10)
 
 
@@ -516,12 +549,22 @@ def test_context_rerank_debug_records(world: Any) -> None:
 @pytest.mark.integration
 def test_context_rerank_reads_the_agents_tables_from_the_context(world: Any) -> None:
     agents, graph, retriever = world
-    tables = AgentsConfig(archetype_preferred_formats={
-        "analyst": ["tip"], "storyteller": ["tip"], "skeptic": ["tip"], "enthusiast": ["tip"], "pragmatist": ["tip"],
-    }, archetype_disliked_formats={
-        "analyst": ["list"], "storyteller": ["list"], "skeptic": ["list"], "enthusiast": ["list"],
-        "pragmatist": ["list"],
-    })
+    tables = AgentsConfig(
+        archetype_preferred_formats={
+            "analyst": ["tip"],
+            "storyteller": ["tip"],
+            "skeptic": ["tip"],
+            "enthusiast": ["tip"],
+            "pragmatist": ["tip"],
+        },
+        archetype_disliked_formats={
+            "analyst": ["list"],
+            "storyteller": ["list"],
+            "skeptic": ["list"],
+            "enthusiast": ["list"],
+            "pragmatist": ["list"],
+        },
+    )
     tabled = ranker("context_rerank", retriever, graph, agents=tables)
     assert isinstance(tabled, ContextRerankRanker) and tabled.agents_config is tables
     default = ranker("context_rerank", retriever, graph)
@@ -535,7 +578,8 @@ def test_context_rerank_reads_the_agents_tables_from_the_context(world: Any) -> 
 
     def format_term(config: AgentsConfig, fmt: str) -> float:
         return 0.06 * (fmt in config.archetype_preferred_formats[dominant]) - 0.06 * (
-            fmt in config.archetype_disliked_formats[dominant])
+            fmt in config.archetype_disliked_formats[dominant]
+        )
 
     expected = [format_term(tables, p.format) - format_term(AgentsConfig(), p.format) for p in retriever.posts]
     np.testing.assert_allclose(difference, expected, atol=1e-12)

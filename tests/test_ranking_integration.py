@@ -9,8 +9,8 @@ import pytest
 
 from prism_experiments.agents import AgentsConfig, SocialAgent, generate_population
 from prism_experiments.corpus import SyntheticCorpusConfig, generate_corpus
-from prism_experiments.network import DictSocialGraph, NetworkConfig, generate_follow_graph, with_following
 from prism_experiments.domain import Post, interest_query_text
+from prism_experiments.network import DictSocialGraph, NetworkConfig, generate_follow_graph, with_following
 from prism_experiments.rag import FeedRetriever, RAGConfig
 from prism_experiments.ranking import KNOWN_MODES, RankerContext, ReshareLog, build_ranker, ranking_config
 
@@ -31,7 +31,7 @@ def world(embedder):
 
 
 def ranker_for(world, mode: str = "x_algo", reshares: ReshareLog | None = None, **fields):
-    agents, graph, retriever = world
+    _agents, graph, retriever = world
     context = RankerContext(retriever, graph, np.random.default_rng(1), reshares or ReshareLog())
     return build_ranker(ranking_config(mode, **fields), context)
 
@@ -56,14 +56,15 @@ def test_in_network_candidates_equal_chromas_filtered_query(world) -> None:
         view = ranker._view(agent, ())
         rows, scores, _ = ranker.in_network_candidates(view, NOW)
         followed = sorted(graph.following(agent.id))
-        chroma = retriever.query_with_scores(query_embedding=view.interest_vector, n_results=50,
-                                             where={"author_id": {"$in": followed}})
+        chroma = retriever.query_with_scores(
+            query_embedding=view.interest_vector, n_results=50, where={"author_id": {"$in": followed}}
+        )
         assert [retriever.row_of(p.id) for p, _ in chroma][:10] == rows[:10].tolist()
         np.testing.assert_allclose([s for _, s in chroma][: len(rows)], scores[:50], atol=1e-5)
 
 
 def test_agent_following_nobody_still_gets_a_full_feed(world) -> None:
-    agents, _, retriever = world
+    _agents, _, retriever = world
     loner = SocialAgent(id="loner", interests=["food"])
     for mode in KNOWN_MODES:
         feed = ranker_for(world, mode).rank(loner, NOW)
@@ -113,9 +114,13 @@ def test_a_followees_reshare_is_in_network_with_its_resharer(world) -> None:
     agent = agents[0]
     followee = sorted(graph.following(agent.id))[0]
     probe = ranker_for(world)
-    strangers = np.array([i for i, p in enumerate(retriever.posts)
-                          if p.author_id not in graph.following(agent.id) and p.author_id != agent.id
-                          and p.parent_id is None])
+    strangers = np.array(
+        [
+            i
+            for i, p in enumerate(retriever.posts)
+            if p.author_id not in graph.following(agent.id) and p.author_id != agent.id and p.parent_id is None
+        ]
+    )
     # the stranger's post most similar to the agent: once reshared it is an in-network candidate at
     # full score, and with out-of-network posts scaled to 0 only followed authors' first posts
     # (author diversity halves the rest) can outscore it, far fewer than a feed's 10
@@ -135,16 +140,18 @@ def test_a_followees_reshare_is_in_network_with_its_resharer(world) -> None:
 def test_x_algo_handles_zero_distance_and_a_store_smaller_than_a_feed(embedder) -> None:
     retriever = FeedRetriever(RAGConfig(collection_name="ranking_tiny"), embedder=embedder)
     exact = interest_query_text("music")
-    retriever.add_posts([
-        Post(id="p1", author_id="a", text=exact, timestamp=NOW - timedelta(hours=1), topic="music"),
-        Post(id="p2", author_id="a", text="A concert review of the new album tour.", timestamp=NOW, topic="music"),
-        Post(id="p3", author_id="b", text="Stock markets fell on rate fears.", timestamp=NOW, topic="finance"),
-    ])
+    retriever.add_posts(
+        [
+            Post(id="p1", author_id="a", text=exact, timestamp=NOW - timedelta(hours=1), topic="music"),
+            Post(id="p2", author_id="a", text="A concert review of the new album tour.", timestamp=NOW, topic="music"),
+            Post(id="p3", author_id="b", text="Stock markets fell on rate fears.", timestamp=NOW, topic="finance"),
+        ]
+    )
     graph = DictSocialGraph(["fan", "a", "b"])
     graph.follow("fan", "a")
     ranker = build_ranker(ranking_config(), RankerContext(retriever, graph, np.random.default_rng(0)))
     feed = ranker.rank(SocialAgent(id="fan", interests=["music"]), NOW)
-    assert [c.post.id for c in feed][0] == "p1"
+    assert next(c.post.id for c in feed) == "p1"
     assert feed[0].base_score == pytest.approx(1.0, abs=1e-5) and feed[0].final_score <= 1.0 + 1e-9
     assert len(feed) == 3  # fewer candidates than feed_size: all of them, once each
     by_id = {c.post.id: c for c in feed}
@@ -155,8 +162,11 @@ def test_x_algo_handles_zero_distance_and_a_store_smaller_than_a_feed(embedder) 
 def test_chronological_is_newest_first_from_followees_then_backfilled(world) -> None:
     agents, graph, retriever = world
     agent = agents[0]
-    followed = sorted((p for p in retriever.posts if p.author_id in graph.following(agent.id)),
-                      key=lambda p: p.timestamp, reverse=True)
+    followed = sorted(
+        (p for p in retriever.posts if p.author_id in graph.following(agent.id)),
+        key=lambda p: p.timestamp,
+        reverse=True,
+    )
     assert len(followed) > 10
     full = ranker_for(world, "chronological").rank(agent, NOW)
     assert [c.source for c in full] == ["recent"] * 10
@@ -166,8 +176,11 @@ def test_chronological_is_newest_first_from_followees_then_backfilled(world) -> 
     feed = ranker_for(world, "chronological").rank(agent, NOW, exclude=hidden)
     assert [c.source for c in feed] == ["recent"] * 3 + ["backfill"] * 7
     assert [c.post.id for c in feed[:3]] == [p.id for p in followed[:3]]
-    newest_other = sorted((p for p in retriever.posts if p.author_id not in graph.following(agent.id)
-                           and p.author_id != agent.id), key=lambda p: p.timestamp, reverse=True)
+    newest_other = sorted(
+        (p for p in retriever.posts if p.author_id not in graph.following(agent.id) and p.author_id != agent.id),
+        key=lambda p: p.timestamp,
+        reverse=True,
+    )
     assert [c.post.id for c in feed[3:]] == [p.id for p in newest_other[:7]]
     assert [c.components["backfill"] for c in feed] == [0.0] * 3 + [1.0] * 7
 

@@ -55,7 +55,7 @@ def test_each_mode_has_its_config_option_schema_and_docs_section(mode: str) -> N
 
 
 def test_known_modes_and_the_config_union_are_views_of_the_registry() -> None:
-    assert KNOWN_MODES == tuple(RANKERS) and DEFAULT_MODE in KNOWN_MODES
+    assert tuple(RANKERS) == KNOWN_MODES and DEFAULT_MODE in KNOWN_MODES
     for mode in KNOWN_MODES:
         config = ExperimentConfig.from_mapping({"ranking": {"mode": mode}}).ranking
         assert type(config) is config_models()[mode]
@@ -76,7 +76,8 @@ def test_a_knob_of_another_mode_is_refused_naming_the_field() -> None:
 
 def test_shared_knobs_come_from_one_base_model() -> None:
     assert {"in_network_limit", "out_of_network_limit"} <= set(XAlgoConfig.model_fields) & set(
-        PooledBoostConfig.model_fields)
+        PooledBoostConfig.model_fields
+    )
     assert "reply_scale" not in PooledBoostConfig.model_fields
 
 
@@ -104,12 +105,14 @@ def isolated_registry(monkeypatch: pytest.MonkeyPatch) -> dict[str, type[Ranker]
 
 @pytest.fixture
 def context() -> RankerContext:
-    return RankerContext(FeedRetriever(RAGConfig(collection_name="registry_empty")), DictSocialGraph(),
-                         np.random.default_rng(3))
+    return RankerContext(
+        FeedRetriever(RAGConfig(collection_name="registry_empty")), DictSocialGraph(), np.random.default_rng(3)
+    )
 
 
-def test_a_registered_class_is_built_from_the_context(isolated_registry: dict[str, type[Ranker]],
-                                                      context: RankerContext) -> None:
+def test_a_registered_class_is_built_from_the_context(
+    isolated_registry: dict[str, type[Ranker]], context: RankerContext
+) -> None:
     registry.register_mode(EchoRanker)
     assert isolated_registry["echo_test"] is EchoRanker and EchoRanker.mode == "echo_test"
     ranker = build_ranker(EchoConfig(width=3), context)
@@ -144,7 +147,9 @@ def test_the_rankers_entropy_is_one_draw_from_the_contexts_stream(context: Ranke
 
 def test_a_runs_start_up_imports_neither_scikit_learn_nor_chromadb() -> None:
     """scikit-learn (learned predictor only) and ChromaDB (opened on demand) stay out of start-up."""
-    script = ("import sys, prism_experiments.__main__, prism_experiments.harness.job, prism_experiments.ranking; "
-              "print(sorted(m for m in ('sklearn', 'chromadb', 'scipy.stats') if m in sys.modules))")
+    script = (
+        "import sys, prism_experiments.__main__, prism_experiments.harness.job, prism_experiments.ranking; "
+        "print(sorted(m for m in ('sklearn', 'chromadb', 'scipy.stats') if m in sys.modules))"
+    )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
     assert done.stdout.strip().splitlines()[-1] == "[]"

@@ -39,7 +39,11 @@ def test_oon_copy_scores_three_quarters_and_oon_reply_0_5625() -> None:
 def test_three_posts_by_one_author(formula: str, expected: list[float]) -> None:
     base = np.array([0.9, 0.7, 0.8])
     final, parts = x_algo_scores(
-        base, np.zeros(3, bool), np.zeros(3, bool), ["a", "a", "a"], np.arange(3),
+        base,
+        np.zeros(3, bool),
+        np.zeros(3, bool),
+        ["a", "a", "a"],
+        np.arange(3),
         **(SEED_DEFAULTS | {"formula": formula}),
     )
     # occurrence follows the rescored order: 0.9 first, then 0.8, then 0.7
@@ -72,13 +76,15 @@ candidate_lists = st.integers(min_value=1, max_value=30).flatmap(
         st.lists(st.sampled_from("abcd"), min_size=n, max_size=n),
     )
 )
-configs = st.fixed_dictionaries({
-    "oon_scale": st.floats(0.0, 1.0),
-    "reply_scale": st.floats(0.0, 1.0),
-    "decay": st.floats(0.01, 1.0),
-    "floor": st.floats(0.0, 1.0),
-    "formula": st.sampled_from(["spec", "home_mixer"]),
-})
+configs = st.fixed_dictionaries(
+    {
+        "oon_scale": st.floats(0.0, 1.0),
+        "reply_scale": st.floats(0.0, 1.0),
+        "decay": st.floats(0.01, 1.0),
+        "floor": st.floats(0.0, 1.0),
+        "formula": st.sampled_from(["spec", "home_mixer"]),
+    }
+)
 
 
 @settings(max_examples=200, deadline=None)

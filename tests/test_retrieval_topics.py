@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 
@@ -34,7 +36,7 @@ def test_every_single_topic_agent_gets_mostly_its_topic(retriever: FeedRetriever
 
 def test_random_feeds_are_more_diverse_than_preference_feeds(retriever: FeedRetriever) -> None:
     rng = np.random.default_rng(0)
-    interests = [[t] for t in TOPICS] + [[a, b] for a, b in zip(TOPICS, TOPICS[1:])]
+    interests = [[t] for t in TOPICS] + [[a, b] for a, b in itertools.pairwise(TOPICS)]
     preference = [shannon_entropy(p.topic for p in retriever.get_feed(i, mode="preference")) for i in interests]
     random = [shannon_entropy(p.topic for p in retriever.get_feed(i, mode="random", rng=rng)) for i in interests]
     assert np.mean(random) > np.mean(preference) + 1.0

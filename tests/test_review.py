@@ -41,14 +41,18 @@ def test_sweep_progress_emits_one_line_per_finished_job() -> None:
     progress = SweepProgress(2, lines.append, clock=lambda: next(ticks))
     progress.finished(failed=True)
     progress.finished(failed=False)
-    assert lines == ["sweep progress: 1/2 jobs done, 1 failed, ETA 10s",
-                     "sweep progress: 2/2 jobs done, 1 failed, finished in 30s"]
+    assert lines == [
+        "sweep progress: 1/2 jobs done, 1 failed, ETA 10s",
+        "sweep progress: 2/2 jobs done, 1 failed, finished in 30s",
+    ]
 
 
 def _run(run_id: str, condition: str, status: str, inn: float | None) -> SimpleNamespace:
     metrics = {} if inn is None else {"inn_share": inn}
-    return SimpleNamespace(info=SimpleNamespace(run_id=run_id, status=status),
-                           data=SimpleNamespace(tags={"prism.condition": condition}, metrics=metrics))
+    return SimpleNamespace(
+        info=SimpleNamespace(run_id=run_id, status=status),
+        data=SimpleNamespace(tags={"prism.condition": condition}, metrics=metrics),
+    )
 
 
 def test_parent_tables_count_statuses_and_average_finished_children_only() -> None:
@@ -63,8 +67,16 @@ def test_parent_tables_count_statuses_and_average_finished_children_only() -> No
 
 
 def test_note_keeps_the_analysis_line_when_the_sweep_part_changes() -> None:
-    body = sweep_note("oon", {"ranking.out_of_network_scale": "0.25, 1.0"}, 10, 20,
-                      "python -m prism_experiments -m experiment=oon", "7", "abcdef0123", "oon-1")
+    body = sweep_note(
+        "oon",
+        {"ranking.out_of_network_scale": "0.25, 1.0"},
+        10,
+        20,
+        "python -m prism_experiments -m experiment=oon",
+        "7",
+        "abcdef0123",
+        "oon-1",
+    )
     assert "`ranking.out_of_network_scale` = 0.25, 1.0" in body and "10 per condition (20 jobs" in body
     first = compose_note(body, None)
     assert first.rstrip().endswith(NO_ANALYSIS)
@@ -78,8 +90,10 @@ def test_note_keeps_the_analysis_line_when_the_sweep_part_changes() -> None:
 
 def test_runs_view_groups_by_condition_and_the_url_loads_it() -> None:
     state = runs_view_state(("inn_share",))
-    assert state["groupBy"] == {"aggregateFunction": "average",
-                                "groupByKeys": [{"mode": "tag", "groupByData": "prism.condition"}]}
+    assert state["groupBy"] == {
+        "aggregateFunction": "average",
+        "groupByKeys": [{"mode": "tag", "groupByData": "prism.condition"}],
+    }
     assert state["selectedColumns"][-1] == "metrics.`inn_share`"
     tags = view_tags(created_ms=5)
     assert tags["mlflow.experimentKind"] == "custom_model_development"
@@ -87,8 +101,8 @@ def test_runs_view_groups_by_condition_and_the_url_loads_it() -> None:
     assert (envelope["name"], envelope["createdAt"]) == ("PRISM: conditions side by side", 5)
     assert view_state_of(tags["mlflow.sharedViewState.prism-by-condition"]) == runs_view_state()
     assert runs_view_url("http://127.0.0.1:5000/", "3") == (
-        "http://127.0.0.1:5000/#/experiments/3/runs?viewStateShareKey=prism-by-condition"
-        "&workflowType=machine_learning")
+        "http://127.0.0.1:5000/#/experiments/3/runs?viewStateShareKey=prism-by-condition&workflowType=machine_learning"
+    )
 
 
 def test_log_axes_label_ticks_as_plain_integers(tmp_path: Path) -> None:
@@ -126,8 +140,12 @@ def test_step_bands_are_t_intervals_of_the_seed_means() -> None:
 def _comparison(rows: list[dict[str, object]], paired: bool = True) -> SimpleNamespace:
     pairwise = pd.DataFrame(rows)
     settings = SimpleNamespace(alpha=0.05, confidence=0.95, correction="holm", adjusted_column="p_holm")
-    return SimpleNamespace(pairwise=pairwise, metrics=tuple(dict.fromkeys(pairwise["metric"])), settings=settings,
-                           design=SimpleNamespace(paired=paired))
+    return SimpleNamespace(
+        pairwise=pairwise,
+        metrics=tuple(dict.fromkeys(pairwise["metric"])),
+        settings=settings,
+        design=SimpleNamespace(paired=paired),
+    )
 
 
 def test_summary_sentence_reads_like_the_readme() -> None:
@@ -140,10 +158,12 @@ def test_summary_sentence_reads_like_the_readme() -> None:
     assert chosen["condition_b"].tolist() == ["x_algo oon=1.0"]  # the significant pair only
     assert summary_sentence(chosen.iloc[0], comparison) == (
         "x_algo oon=0.25 raises in-network share (inn_share) by 0.21 against x_algo oon=1.0 (95% CI of the "
-        "difference 0.15 to 0.27; paired Wilcoxon, Holm-adjusted p = 0.004, 10 seeds).")
+        "difference 0.15 to 0.27; paired Wilcoxon, Holm-adjusted p = 0.004, 10 seeds)."
+    )
     lower = pd.Series(row | {"difference": -0.05, "significant": False, "p_holm": 0.3})
     assert " lowers " in summary_sentence(lower, comparison) and "not significant at alpha 0.05" in (
-        summary_sentence(lower, comparison))
+        summary_sentence(lower, comparison)
+    )
 
 
 def test_per_run_figure_titles_name_condition_and_seed() -> None:

@@ -59,11 +59,14 @@ def test_a_slate_is_drawn_without_replacement() -> None:
     assert all(len(set(row)) == 4 for row in slates.tolist())
 
 
-@pytest.mark.parametrize("final", [
-    [0.9, 0.7, 0.65, 0.3, 0.1],
-    [0.5, 0.5, 0.5, 0.2, 0.2],          # ties (equal timestamps, cold-start weights)
-    [0.8, 0.3, 0.5, 0.5, 0.4],          # not sorted by score (engagement_recency's filler after ranked posts)
-])
+@pytest.mark.parametrize(
+    "final",
+    [
+        [0.9, 0.7, 0.65, 0.3, 0.1],
+        [0.5, 0.5, 0.5, 0.2, 0.2],  # ties (equal timestamps, cold-start weights)
+        [0.8, 0.3, 0.5, 0.5, 0.4],  # not sorted by score (engagement_recency's filler after ranked posts)
+    ],
+)
 def test_temperature_to_zero_is_the_modes_order(final: list[float]) -> None:
     scores = serving_scores(np.array(final))
     slates = sample_slates(PolicySpec("softmax", temperature=1e-13), scores, 4, np.random.default_rng(3), 200)

@@ -28,7 +28,11 @@ def test_a_stochastic_policy_is_params_and_changes_the_hash() -> None:
     plain = ExperimentConfig().model_dump(mode="json")
     resolved = ExperimentConfig.from_mapping(STOCHASTIC).model_dump(mode="json")
     params = to_params(resolved)
-    assert (params["serving.policy"], params["serving.temperature"], params["serving.depth"]) == ("softmax", "0.5", "20")
+    assert (params["serving.policy"], params["serving.temperature"], params["serving.depth"]) == (
+        "softmax",
+        "0.5",
+        "20",
+    )
     assert config_hash(resolved) != config_hash(plain)
 
 

@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 
 from prism_experiments.config import ConfigError, ExperimentConfig
-from prism_experiments.metrics import cascade_table, summarize
 from prism_experiments.domain import ACTIONS, EventLog
+from prism_experiments.metrics import cascade_table, summarize
 from prism_experiments.simulation import build_starting_world, run_simulation
 
 pytestmark = pytest.mark.integration
@@ -57,15 +57,25 @@ def test_same_config_and_seed_give_identical_tables_and_metrics(runs) -> None:
 
 def test_modes_share_world_activation_and_authoring(runs, session_cache_dir: Path) -> None:
     x_algo, random = runs["x_algo"], runs["random"]
+
     # identical starting corpus
-    start = lambda r: r.posts[r.posts["created_step"] == -1].drop(columns=["likes", "reshares", "replies"])
+    def start(r):
+        return r.posts[r.posts["created_step"] == -1].drop(columns=["likes", "reshares", "replies"])
+
     pd.testing.assert_frame_equal(start(x_algo), start(random))
+
     # identical activation: the same agents were served a feed at every step
-    active = lambda r: r.exposures.groupby("step")["agent_id"].agg(lambda s: tuple(sorted(set(s))))
+    def active(r):
+        return r.exposures.groupby("step")["agent_id"].agg(lambda s: tuple(sorted(set(s))))
+
     pd.testing.assert_series_equal(active(x_algo), active(random))
+
     # identical original posts authored (text, author, step): authoring draws do not depend on the feed
-    authored = lambda r: r.posts[(r.posts["created_step"] >= 0) & r.posts["parent_id"].isna()][
-        ["post_id", "author_id", "text", "created_step"]].reset_index(drop=True)
+    def authored(r):
+        return r.posts[(r.posts["created_step"] >= 0) & r.posts["parent_id"].isna()][
+            ["post_id", "author_id", "text", "created_step"]
+        ].reset_index(drop=True)
+
     pd.testing.assert_frame_equal(authored(x_algo), authored(random))
     # identical agents and initial graph, rebuilt from the seed alone
     world_a = build_starting_world(small_config(session_cache_dir))
@@ -90,8 +100,11 @@ def test_content_spreads_through_reshares(runs) -> None:
     assert len(result.cascade_edges) == len(reshares)
     authors = result.posts.set_index("post_id")["author_id"]
     merged = result.cascade_edges.merge(
-        reshares, left_on=["root_post_id", "child_id"], right_on=["post_id", "agent_id"])
-    expected_parent = merged["via_agent_id"].where(merged["via_agent_id"].notna(), authors.loc[merged["post_id"]].values)
+        reshares, left_on=["root_post_id", "child_id"], right_on=["post_id", "agent_id"]
+    )
+    expected_parent = merged["via_agent_id"].where(
+        merged["via_agent_id"].notna(), authors.loc[merged["post_id"]].values
+    )
     assert (merged["parent_id"] == expected_parent).all()
 
 
@@ -132,8 +145,12 @@ def test_event_log_round_trips_through_parquet(runs, tmp_path: Path) -> None:
 
 def test_exposure_components_recompute_x_algo_scores(runs) -> None:
     exposures = runs["x_algo"].exposures
-    recomputed = (exposures["comp_similarity"] * exposures["comp_oon_scale"] * exposures["comp_reply_scale"]
-                  * exposures["comp_author_diversity"])
+    recomputed = (
+        exposures["comp_similarity"]
+        * exposures["comp_oon_scale"]
+        * exposures["comp_reply_scale"]
+        * exposures["comp_author_diversity"]
+    )
     np.testing.assert_allclose(recomputed, exposures["final_score"], rtol=1e-9)
     np.testing.assert_allclose(exposures["base_score"], exposures["interest_similarity"], atol=1e-4)
 
@@ -156,8 +173,9 @@ def test_config_that_cannot_run_fails_before_any_work(overrides: dict, field: st
     assert message.startswith("config error: ") and field in message and "\n" not in message
 
 
-def test_the_starting_index_and_the_model_are_built_once_per_process(session_cache_dir: Path,
-                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_starting_index_and_the_model_are_built_once_per_process(
+    session_cache_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from prism_experiments.rag import FeedRetriever
     from prism_experiments.simulation import stores
 
@@ -177,8 +195,11 @@ def test_the_starting_index_and_the_model_are_built_once_per_process(session_cac
     # the model encoded only texts it had never seen: the second run's new replies, not the corpus
     unseen = set(second.posts["text"]) - set(first.posts["text"])
     assert embedder.encoded_count - encoded <= len(unseen) < len(second.posts) // 10
+
     # the second run started from pristine counters: the first run's engagement did not leak into it
-    start = lambda r: r.posts[r.posts["created_step"] == -1].set_index("post_id")["likes"]
+    def start(r):
+        return r.posts[r.posts["created_step"] == -1].set_index("post_id")["likes"]
+
     world = build_starting_world(small_config(session_cache_dir, seed=21))
     initial = pd.Series({p.id: p.likes for p in world.corpus})
     gained = second.engagements[second.engagements["action"] == "like"].groupby("post_id").size()
@@ -186,14 +207,16 @@ def test_the_starting_index_and_the_model_are_built_once_per_process(session_cac
     pd.testing.assert_series_equal(start(second), expected, check_names=False)
 
 
-@pytest.mark.parametrize("mode", ["engagement_recency", "pooled_boost", "context_rerank", "preference",
-                                  "chronological"])
+@pytest.mark.parametrize(
+    "mode", ["engagement_recency", "pooled_boost", "context_rerank", "preference", "chronological"]
+)
 def test_every_mode_runs_a_short_real_simulation(session_cache_dir: Path, mode: str) -> None:
     fields = {"mode": mode}
     if mode == "context_rerank":
         fields |= {"debug": True, "debug_sample_rate": 0.5}
-    result = run_simulation(small_config(session_cache_dir, ranking=fields, simulation={
-        "n_steps": 4, "show_progress": False}))
+    result = run_simulation(
+        small_config(session_cache_dir, ranking=fields, simulation={"n_steps": 4, "show_progress": False})
+    )
     summary = summarize(result)
     assert summary["impressions_total"] > 0 and summary["engagement_rate"] > 0
     exposures = result.exposures
@@ -216,8 +239,16 @@ def test_every_mode_runs_a_short_real_simulation(session_cache_dir: Path, mode: 
 def test_any_object_shaped_like_the_config_runs_the_same_simulation(runs, session_cache_dir: Path) -> None:
     # the engine reads settings structurally (RunSettings), so it needs no ExperimentConfig
     cfg = small_config(session_cache_dir)
-    settings = SimpleNamespace(seed=cfg.seed, corpus=cfg.corpus, rag=cfg.rag, agents=cfg.agents, network=cfg.network,
-                               ranking=cfg.ranking, simulation=cfg.simulation, cache_dir=cfg.cache_dir)
+    settings = SimpleNamespace(
+        seed=cfg.seed,
+        corpus=cfg.corpus,
+        rag=cfg.rag,
+        agents=cfg.agents,
+        network=cfg.network,
+        ranking=cfg.ranking,
+        simulation=cfg.simulation,
+        cache_dir=cfg.cache_dir,
+    )
     result = run_simulation(settings)
     for name, table in runs["x_algo"].tables().items():
         pd.testing.assert_frame_equal(table, getattr(result, name))

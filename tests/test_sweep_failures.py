@@ -19,8 +19,13 @@ def fake_run(num: int, status: str, error: str = "") -> SimpleNamespace:
 
 def test_runs_that_did_not_finish_and_jobs_without_a_run_are_listed(tmp_path: Path) -> None:
     children = [fake_run(0, "FINISHED"), fake_run(1, "FAILED", "ValueError: bad")]
-    outcomes = {0: JobRecord("FINISHED", "run0"), 1: None, 2: JobRecord("SKIPPED", "old"),
-                3: JobRecord("FAILED", None, "MlflowException: database or disk is full"), 4: None}
+    outcomes = {
+        0: JobRecord("FINISHED", "run0"),
+        1: None,
+        2: JobRecord("SKIPPED", "old"),
+        3: JobRecord("FAILED", None, "MlflowException: database or disk is full"),
+        4: None,
+    }
     lines = failure_lines(children, outcomes, tmp_path)
     assert lines == [
         "seed=1 -> FAILED: ValueError: bad",

@@ -204,8 +204,9 @@ class RecordingClient:
     def __init__(self) -> None:
         self.batches: list[dict[str, list]] = []
 
-    def log_batch(self, run_id: str, metrics: list | None = None, params: list | None = None,
-                  tags: list | None = None) -> None:
+    def log_batch(
+        self, run_id: str, metrics: list | None = None, params: list | None = None, tags: list | None = None
+    ) -> None:
         self.batches.append({"metrics": metrics or [], "params": params or [], "tags": tags or []})
 
 

@@ -5,16 +5,15 @@ raises `TerminatedWorkerError`, dropping the queued jobs. Here the jobs whose pr
 FAILED (and listed by the sweep callback), and the jobs that never finished run in a fresh pool.
 """
 
-
 import logging
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any
 
 from hydra.core.config_store import ConfigStore
-from hydra.core.utils import JobReturn, JobStatus
 from hydra.core.singleton import Singleton
-from hydra.core.utils import filter_overrides
+from hydra.core.utils import JobReturn, JobStatus, filter_overrides
 from hydra_plugins.hydra_joblib_launcher._core import execute_job, process_joblib_cfg
 from hydra_plugins.hydra_joblib_launcher.config import JobLibLauncherConf
 from hydra_plugins.hydra_joblib_launcher.joblib_launcher import JoblibLauncher
@@ -37,8 +36,9 @@ class PrismJoblibLauncherConf(JobLibLauncherConf):
     max_pool_restarts: int = 3
 
 
-ConfigStore.instance().store(group="hydra/launcher", name="prism_joblib", node=PrismJoblibLauncherConf,
-                             provider="prism_experiments")
+ConfigStore.instance().store(
+    group="hydra/launcher", name="prism_joblib", node=PrismJoblibLauncherConf, provider="prism_experiments"
+)
 
 
 class PrismJoblibLauncher(JoblibLauncher):
@@ -73,8 +73,11 @@ class PrismJoblibLauncher(JoblibLauncher):
                 pending = jobs_left_after_worker_death(sweep_dir, unfinished)
                 for number in sorted(set(unfinished) - set(pending)):  # died, or ended unreported
                     finished(number)
-                log.error("a worker process died (%s); its jobs are marked FAILED; %d job(s) left run in a "
-                          "fresh pool", first_line, len(pending))
+                log.error(
+                    "a worker process died (%s); its jobs are marked FAILED; %d job(s) left run in a fresh pool",
+                    first_line,
+                    len(pending),
+                )
                 if not pending:
                     break
                 if restart == self.max_pool_restarts:
@@ -98,8 +101,9 @@ class PrismJoblibLauncher(JoblibLauncher):
             log.info("\t#%d : %s", number, " ".join(filter_overrides(overrides)))
         singleton_state = Singleton.get_state()
         yield from Parallel(**joblib_cfg, return_as="generator_unordered")(
-            delayed(numbered_job)(number, overrides, self.hydra_context, self.config, self.task_function,
-                                  singleton_state)
+            delayed(numbered_job)(
+                number, overrides, self.hydra_context, self.config, self.task_function, singleton_state
+            )
             for number, overrides in zip(numbers, job_overrides)
         )
 

@@ -15,15 +15,15 @@ measured failure (docs/cluster.md):
   It starts before the sweep's parent run exists, so a Ray that does not come up is one line, exit 2.
 """
 
-
 import atexit
 import logging
 import os
 import signal
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, Sequence
+from typing import Any
 
 from hydra.core.config_store import ConfigStore
 from hydra.core.singleton import Singleton
@@ -40,15 +40,19 @@ log = logging.getLogger(__name__)
 LOCAL_OBJECT_STORE_BYTES = 78_643_200
 
 
-def _init_defaults() -> Dict[str, Any]:
-    return {"address": "${oc.env:RAY_ADDRESS,null}", "include_dashboard": False, "num_cpus": None,
-            "object_store_memory": None}
+def _init_defaults() -> dict[str, Any]:
+    return {
+        "address": "${oc.env:RAY_ADDRESS,null}",
+        "include_dashboard": False,
+        "num_cpus": None,
+        "object_store_memory": None,
+    }
 
 
 @dataclass
 class PrismRayConf(RayConf):
-    init: Dict[str, Any] = field(default_factory=_init_defaults)
-    remote: Dict[str, Any] = field(default_factory=lambda: {"max_retries": 0})
+    init: dict[str, Any] = field(default_factory=_init_defaults)
+    remote: dict[str, Any] = field(default_factory=lambda: {"max_retries": 0})
     #: seconds a local instance may take to come up, per attempt (measured under load: docs/cluster.md)
     start_timeout_s: float = 180.0
     #: attempts at starting a local instance before the sweep stops with one line
@@ -65,11 +69,12 @@ class PrismRayLauncherConf:
     ray: PrismRayConf = field(default_factory=PrismRayConf)
 
 
-ConfigStore.instance().store(group="hydra/launcher", name="prism_ray", node=PrismRayLauncherConf,
-                             provider="prism_experiments")
+ConfigStore.instance().store(
+    group="hydra/launcher", name="prism_ray", node=PrismRayLauncherConf, provider="prism_experiments"
+)
 
 
-def ray_init_arguments(init: Dict[str, Any]) -> Dict[str, Any]:
+def ray_init_arguments(init: dict[str, Any]) -> dict[str, Any]:
     """`ray.init` keyword arguments: unset keys left to Ray; the small object store only in local mode."""
     arguments = {key: value for key, value in init.items() if value is not None}
     if "address" not in arguments:
@@ -85,7 +90,7 @@ def on_loopback(address: Any) -> bool:
     return host in ("localhost", "::1", "[::1]") or host.startswith("127.")
 
 
-def start_local_instance(home: Path, init: Dict[str, Any], timeout_s: float, attempts: int) -> Dict[str, Any]:
+def start_local_instance(home: Path, init: dict[str, Any], timeout_s: float, attempts: int) -> dict[str, Any]:
     """Start a private head for this sweep (stopped at exit, by its PID) and return `ray.init` arguments that
     connect to it; RayStartError when every attempt failed."""
     from prism_experiments.daemons import DaemonError, free_port
@@ -94,17 +99,29 @@ def start_local_instance(home: Path, init: Dict[str, Any], timeout_s: float, att
     reasons = []
     for attempt in range(1, attempts + 1):
         try:
-            state = ray_head.start_head(home, port=free_port(), num_cpus=init.get("num_cpus"), timeout_s=timeout_s,
-                                        object_store_bytes=init.get("object_store_memory"), tied_to_this_process=True)
+            state = ray_head.start_head(
+                home,
+                port=free_port(),
+                num_cpus=init.get("num_cpus"),
+                timeout_s=timeout_s,
+                object_store_bytes=init.get("object_store_memory"),
+                tied_to_this_process=True,
+            )
             break
         except DaemonError as error:
             reasons.append(str(error))
             if attempt < attempts:
-                log.warning("Ray: the local instance did not start (attempt %d of %d): %s; trying again", attempt,
-                            attempts, error)
+                log.warning(
+                    "Ray: the local instance did not start (attempt %d of %d): %s; trying again",
+                    attempt,
+                    attempts,
+                    error,
+                )
     else:
-        raise RayStartError(f"hydra.launcher.ray: a local Ray instance did not start in {attempts} attempts of "
-                            f"{timeout_s:g} s (start_timeout_s) on this machine: {reasons[-1]}")
+        raise RayStartError(
+            f"hydra.launcher.ray: a local Ray instance did not start in {attempts} attempts of "
+            f"{timeout_s:g} s (start_timeout_s) on this machine: {reasons[-1]}"
+        )
     atexit.register(_stop_local_instance, home)
     os.environ.update({k: v for k, v in state.client_env().items() if k != "RAY_ADDRESS"})
     log.info("Ray: local instance on %s (%d CPUs, pid %d)", state.address, state.num_cpus, state.pid)
@@ -114,13 +131,14 @@ def start_local_instance(home: Path, init: Dict[str, Any], timeout_s: float, att
 
 def _stop_local_instance(home: Path) -> None:
     import ray
+
     from prism_experiments.harness import ray_head
 
     ray.shutdown()
     ray_head.stop_head(home)
 
 
-def connect(init: Dict[str, Any], runs_dir: Path, timeout_s: float, attempts: int) -> None:
+def connect(init: dict[str, Any], runs_dir: Path, timeout_s: float, attempts: int) -> None:
     """`ray.init` once per driver: to the cluster `init["address"]` names, else to a local instance started here."""
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
     if on_loopback(init.get("address")):
@@ -139,8 +157,10 @@ def connect(init: Dict[str, Any], runs_dir: Path, timeout_s: float, attempts: in
     try:
         ray.init(**init)
     except Exception as error:
-        raise RayStartError(f"hydra.launcher.ray.init.address: cannot connect to Ray at {init['address']} "
-                            f"({str(error).strip().splitlines()[0]})") from None
+        raise RayStartError(
+            f"hydra.launcher.ray.init.address: cannot connect to Ray at {init['address']} "
+            f"({str(error).strip().splitlines()[0]})"
+        ) from None
     finally:
         # ray.init replaces the driver's SIGTERM handler (sys.exit, and its core worker's abort): SIGTERM must
         # stop a sweep as Ctrl-C does, whatever the launcher
@@ -174,8 +194,19 @@ class PrismRayLauncher(RayLauncher):
             index = initial_job_idx + offset
             log.info("\t#%d : %s", index, " ".join(filter_overrides(overrides)))
             # the worker composes the job's config, as joblib's workers do (execute_job)
-            pending.append((index, run_remote.remote(index, list(overrides), self.hydra_context, self.config,
-                                                     self.task_function, Singleton.get_state())))
+            pending.append(
+                (
+                    index,
+                    run_remote.remote(
+                        index,
+                        list(overrides),
+                        self.hydra_context,
+                        self.config,
+                        self.task_function,
+                        Singleton.get_state(),
+                    ),
+                )
+            )
         from prism_experiments.harness.progress import SweepProgress
         from prism_experiments.harness.recovery import read_outcome
 

@@ -8,11 +8,11 @@ as they finish; a job that died is marked FAILED in the store (when it ran on th
 node's run is reaped by the next sweep), reported, and re-run by the next sweep.
 """
 
-
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from hydra.core.config_store import ConfigStore
 from hydra.core.singleton import Singleton
@@ -38,18 +38,26 @@ class PrismSubmititSlurmConf(SlurmQueueConf):
     _target_: str = "hydra_plugins.prism_launcher.prism_submitit_launcher.PrismSubmititSlurmLauncher"
 
 
-ConfigStore.instance().store(group="hydra/launcher", name="prism_submitit_local", node=PrismSubmititLocalConf,
-                             provider="prism_experiments")
-ConfigStore.instance().store(group="hydra/launcher", name="prism_submitit_slurm", node=PrismSubmititSlurmConf,
-                             provider="prism_experiments")
+ConfigStore.instance().store(
+    group="hydra/launcher", name="prism_submitit_local", node=PrismSubmititLocalConf, provider="prism_experiments"
+)
+ConfigStore.instance().store(
+    group="hydra/launcher", name="prism_submitit_slurm", node=PrismSubmititSlurmConf, provider="prism_experiments"
+)
 
 
 class _PrismSubmitit(BaseSubmititLauncher):
-    def __call__(self, sweep_overrides: list[str], job_dir_key: str, job_num: int, job_id: str,
-                 singleton_state: dict[type, Any]) -> JobReturn:
+    def __call__(
+        self, sweep_overrides: list[str], job_dir_key: str, job_num: int, job_id: str, singleton_state: dict[type, Any]
+    ) -> JobReturn:
         """In the submitted job: the stock body, through the same never-raising wrapper as joblib's workers."""
-        return run_safely(job_num, sweep_overrides, lambda: super(_PrismSubmitit, self).__call__(
-            sweep_overrides, job_dir_key, job_num, job_id, singleton_state))
+        return run_safely(
+            job_num,
+            sweep_overrides,
+            lambda: super(_PrismSubmitit, self).__call__(
+                sweep_overrides, job_dir_key, job_num, job_id, singleton_state
+            ),
+        )
 
     def launch(self, job_overrides: Sequence[Sequence[str]], initial_job_idx: int) -> Sequence[JobReturn]:
         import submitit
@@ -86,8 +94,13 @@ class _PrismSubmitit(BaseSubmititLauncher):
             init_params[f"{self._EXECUTOR}_max_num_timeout"] = self.params["max_num_timeout"]
         executor = submitit.AutoExecutor(cluster=self._EXECUTOR, **init_params)
         base = set(OmegaConf.structured(BaseQueueConf).keys())
-        executor.update_parameters(**{key if key in base else f"{self._EXECUTOR}_{key}": value
-                                      for key, value in self.params.items() if key not in init_keys})
+        executor.update_parameters(
+            **{
+                key if key in base else f"{self._EXECUTOR}_{key}": value
+                for key, value in self.params.items()
+                if key not in init_keys
+            }
+        )
         sweep_dir.mkdir(parents=True, exist_ok=True)
         job_params = []
         for offset, overrides in enumerate(job_overrides):

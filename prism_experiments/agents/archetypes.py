@@ -16,7 +16,13 @@ ARCHETYPES: tuple[str, ...] = ("analyst", "storyteller", "skeptic", "enthusiast"
 
 #: Spec 002's tweet-format classes (storytelling is its fallback class).
 POST_FORMATS: tuple[str, ...] = (
-    "list", "most_people_think_x", "contrarian_take", "before_after", "question", "tip", "storytelling",
+    "list",
+    "most_people_think_x",
+    "contrarian_take",
+    "before_after",
+    "question",
+    "tip",
+    "storytelling",
 )
 
 #: Format -> archetypes that favour it (spec 004's `chunk.archetype_bias`).
@@ -49,9 +55,7 @@ DEFAULT_ARCHETYPE_DISLIKED_FORMATS: dict[str, list[str]] = {
 }
 
 
-def format_affinity_matrix(
-    preferred: Mapping[str, Sequence[str]], disliked: Mapping[str, Sequence[str]]
-) -> np.ndarray:
+def format_affinity_matrix(preferred: Mapping[str, Sequence[str]], disliked: Mapping[str, Sequence[str]]) -> np.ndarray:
     """(len(ARCHETYPES), len(POST_FORMATS)) matrix: +1 preferred, -1 disliked, 0 neutral."""
     matrix = np.zeros((len(ARCHETYPES), len(POST_FORMATS)))
     for row, archetype in enumerate(ARCHETYPES):

@@ -19,11 +19,18 @@ ENGAGEMENT_ACTIONS: tuple[str, ...] = ("like", "reshare", "reply")
 
 #: The input at which the default coefficients are calibrated (docs/model.md, "Behaviour").
 REFERENCE_POINT: dict[str, float] = {
-    "similarity": 0.6, "has_media": 0.0, "likes": 2.0, "in_network": 0.0, "bias": 0.0, "format_affinity": 0.0,
+    "similarity": 0.6,
+    "has_media": 0.0,
+    "likes": 2.0,
+    "in_network": 0.0,
+    "bias": 0.0,
+    "format_affinity": 0.0,
 }
 #: Target engagement probabilities per looked-at post at REFERENCE_POINT (inclusive ranges).
 CALIBRATION_TARGETS: dict[str, tuple[float, float]] = {
-    "like": (0.08, 0.12), "reshare": (0.015, 0.03), "reply": (0.01, 0.02),
+    "like": (0.08, 0.12),
+    "reshare": (0.015, 0.03),
+    "reply": (0.01, 0.02),
 }
 
 
@@ -91,15 +98,26 @@ def engagement_probabilities(
     network = np.asarray(in_network, dtype=float)
     biases = {"like": like_bias, "reshare": reshare_bias, "reply": reply_bias}
     shape = np.broadcast_shapes(
-        sim.shape, media.shape, like_counts.shape, network.shape, affinity.shape,
+        sim.shape,
+        media.shape,
+        like_counts.shape,
+        network.shape,
+        affinity.shape,
         *(np.shape(b) for b in biases.values()),
     )
     return {
         action: np.broadcast_to(
-            expit(engagement_logit(
-                getattr(cfg, action), sim, media, like_counts, network,
-                np.asarray(biases[action], dtype=float), affinity,
-            )),
+            expit(
+                engagement_logit(
+                    getattr(cfg, action),
+                    sim,
+                    media,
+                    like_counts,
+                    network,
+                    np.asarray(biases[action], dtype=float),
+                    affinity,
+                )
+            ),
             shape,
         ).copy()
         for action in ENGAGEMENT_ACTIONS

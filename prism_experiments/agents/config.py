@@ -5,7 +5,6 @@ Defaults and their sources are documented in docs/model.md and conf/agents/defau
 
 from __future__ import annotations
 
-
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from prism_experiments.agents.archetypes import (
@@ -15,6 +14,7 @@ from prism_experiments.agents.archetypes import (
     DEFAULT_FORMAT_ARCHETYPE_BIAS,
     POST_FORMATS,
 )
+
 
 class EngagementCoefficients(BaseModel):
     """Logit-linear coefficients of one action (like, reshare or reply).
@@ -89,9 +89,7 @@ def _check_table(
     missing = [k for k in keys if k not in table]
     unknown = [k for k in table if k not in keys]
     if missing or unknown:
-        raise ValueError(
-            f"{field}: keys must be exactly {', '.join(keys)} (missing {missing}, unknown {unknown})"
-        )
+        raise ValueError(f"{field}: keys must be exactly {', '.join(keys)} (missing {missing}, unknown {unknown})")
     for key, entries in table.items():
         bad = [v for v in entries if v not in values]
         if bad:
@@ -178,17 +176,13 @@ class AgentsConfig(BaseModel):
         return _check_table("archetype_disliked_formats", value, ARCHETYPES, POST_FORMATS, 1, 2)
 
     @model_validator(mode="after")
-    def _consistent(self) -> "AgentsConfig":
+    def _consistent(self) -> AgentsConfig:
         if self.activity_min > self.activity_max:
-            raise ValueError(
-                f"activity_min: must be <= activity_max ({self.activity_max}), got {self.activity_min}"
-            )
+            raise ValueError(f"activity_min: must be <= activity_max ({self.activity_max}), got {self.activity_min}")
         for archetype in ARCHETYPES:
             both = set(self.archetype_preferred_formats[archetype]) & set(self.archetype_disliked_formats[archetype])
             if both:
-                raise ValueError(
-                    f"archetype_disliked_formats.{archetype}: {sorted(both)} also listed as preferred"
-                )
+                raise ValueError(f"archetype_disliked_formats.{archetype}: {sorted(both)} also listed as preferred")
         return self
 
     def interest_count_probabilities(self) -> tuple[float, float, float]:

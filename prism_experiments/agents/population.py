@@ -91,8 +91,11 @@ def generate_population(config: AgentsConfig, topics: Sequence[str], seed: Seed)
     topic_list = _checked_topics(topics)
     n = config.n_agents
     ranking, counts = draw_interests(
-        stream_rng(seed, _NAMESPACE, _INTERESTS), n, len(topic_list),
-        config.interest_count_probabilities(), config.topic_popularity_exponent,
+        stream_rng(seed, _NAMESPACE, _INTERESTS),
+        n,
+        len(topic_list),
+        config.interest_count_probabilities(),
+        config.topic_popularity_exponent,
     )
     activity = draw_activity(stream_rng(seed, _NAMESPACE, _ACTIVITY), config, n)
     post_rate = stream_rng(seed, _NAMESPACE, _POST_RATE).beta(config.post_rate_alpha, config.post_rate_beta, n)

@@ -32,16 +32,21 @@ def build_parser() -> argparse.ArgumentParser:
                         "(default: every param that varies, seed and paths/tracking/hydra excluded)")  # fmt: skip
     parser.add_argument("--metrics", nargs="+", default=None, metavar="METRIC",
                         help=f"metrics to compare (default: {' '.join(DEFAULT_METRICS)})")  # fmt: skip
-    parser.add_argument("--alpha", type=float, default=DEFAULT_SETTINGS.alpha,
-                        help=f"significance level of the adjusted p-values (default {DEFAULT_SETTINGS.alpha})")
+    parser.add_argument(
+        "--alpha",
+        type=float,
+        default=DEFAULT_SETTINGS.alpha,
+        help=f"significance level of the adjusted p-values (default {DEFAULT_SETTINGS.alpha})",
+    )
     parser.add_argument("--correction", default=DEFAULT_SETTINGS.correction,
                         help="holm (family-wise error) or bh (Benjamini-Hochberg false discovery rate) "
                         f"(default {DEFAULT_SETTINGS.correction})")  # fmt: skip
     parser.add_argument("--family", default=DEFAULT_SETTINGS.family,
                         help="metric: adjust within each metric's pairwise tests; report: across every test "
                         f"of the report (default {DEFAULT_SETTINGS.family})")  # fmt: skip
-    parser.add_argument("--power", action="store_true",
-                        help="print only the power table (MDE now, seeds needed for power 0.8 and 0.95)")
+    parser.add_argument(
+        "--power", action="store_true", help="print only the power table (MDE now, seeds needed for power 0.8 and 0.95)"
+    )
     parser.add_argument("--power-replicates", type=int, default=DEFAULT_SETTINGS.power_replicates,
                         help="simulation replicates per evaluated size or effect; 0: normal approximation only "
                         f"(default {DEFAULT_SETTINGS.power_replicates})")  # fmt: skip
@@ -53,10 +58,18 @@ def build_parser() -> argparse.ArgumentParser:
                         "else the sqlite store in the runs dir)")  # fmt: skip
     parser.add_argument("--out", type=Path, default=None,
                         help="report directory (default: <runs dir>/reports/<experiment>/<timestamp>)")  # fmt: skip
-    parser.add_argument("--bootstrap-resamples", type=int, default=DEFAULT_SETTINGS.n_resamples,
-                        help=f"bootstrap resamples (default {DEFAULT_SETTINGS.n_resamples})")
-    parser.add_argument("--bootstrap-seed", type=int, default=DEFAULT_SETTINGS.bootstrap_seed,
-                        help=f"seed of the bootstrap CIs (default {DEFAULT_SETTINGS.bootstrap_seed})")
+    parser.add_argument(
+        "--bootstrap-resamples",
+        type=int,
+        default=DEFAULT_SETTINGS.n_resamples,
+        help=f"bootstrap resamples (default {DEFAULT_SETTINGS.n_resamples})",
+    )
+    parser.add_argument(
+        "--bootstrap-seed",
+        type=int,
+        default=DEFAULT_SETTINGS.bootstrap_seed,
+        help=f"seed of the bootstrap CIs (default {DEFAULT_SETTINGS.bootstrap_seed})",
+    )
     parser.add_argument("--no-cascades", action="store_true", help="skip the cascade-size CCDF and KS tests")
     parser.add_argument("--no-log", action="store_true", help="write the report but log no MLflow analysis run")
     return parser
@@ -106,8 +119,10 @@ def require_simulation_runs(experiment: str, tracking_uri: str | None, sweep_id:
     experiment_id = experiment_id_for(client, experiment, uri)
     if not client.search_runs([experiment_id], simulation_filter(sweep_id), max_results=1):
         which = f"sweep {sweep_id} of experiment {experiment!r}" if sweep_id else f"experiment {experiment!r}"
-        raise AnalysisInputError(f"runs: {which} has no simulation runs at {uri} (a sweep stopped before its first "
-                                 f"job leaves none); run it with make sweep EXPERIMENT={experiment}")
+        raise AnalysisInputError(
+            f"runs: {which} has no simulation runs at {uri} (a sweep stopped before its first "
+            f"job leaves none); run it with make sweep EXPERIMENT={experiment}"
+        )
 
 
 def _fail(message: str) -> int:

@@ -160,7 +160,9 @@ def adjust_families(tables: Sequence[pd.DataFrame], settings: ComparisonSettings
         for table in tables:
             table[column] = adjust_pvalues(table["p_value"].to_numpy(), settings.correction)
     else:
-        pooled = np.concatenate([table["p_value"].to_numpy(dtype=float) for table in tables]) if tables else []
+        pooled = (
+            np.concatenate([table["p_value"].to_numpy(dtype=float) for table in tables]) if tables else np.array([])
+        )
         adjusted = adjust_pvalues(pooled, settings.correction)
         ends = np.cumsum([len(table) for table in tables])
         for table, part in zip(tables, np.split(adjusted, ends[:-1]), strict=True):
@@ -245,8 +247,18 @@ def condition_summary(
     return pd.DataFrame(rows)
 
 
-def _pair_row(metric: str, a: str, b: str, x: np.ndarray, y: np.ndarray, ci: ConfidenceInterval,
-              effect: float, effect_name: str, result: TestResult, n_pairs: int | None) -> dict[str, object]:
+def _pair_row(
+    metric: str,
+    a: str,
+    b: str,
+    x: np.ndarray,
+    y: np.ndarray,
+    ci: ConfidenceInterval,
+    effect: float,
+    effect_name: str,
+    result: TestResult,
+    n_pairs: int | None,
+) -> dict[str, object]:
     """One row of the pairwise table (paired when `n_pairs` is given)."""
     return {
         "metric": metric, "condition_a": a, "condition_b": b,

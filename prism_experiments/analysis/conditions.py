@@ -10,8 +10,16 @@ from prism_experiments.tracking.labels import SINGLE_CONDITION_LABEL, condition_
 from prism_experiments.tracking.params import is_bookkeeping_param
 
 __all__ = [
-    "SINGLE_CONDITION_LABEL", "condition_labels", "is_bookkeeping_param", "numeric_levels", "ordered_conditions",
-    "presence_follows", "resolve_param_keys", "short_names", "value_sort_key", "varying_params",
+    "SINGLE_CONDITION_LABEL",
+    "condition_labels",
+    "is_bookkeeping_param",
+    "numeric_levels",
+    "ordered_conditions",
+    "presence_follows",
+    "resolve_param_keys",
+    "short_names",
+    "value_sort_key",
+    "varying_params",
 ]
 
 
@@ -69,8 +77,6 @@ def resolve_param_keys(requested: Sequence[str], available: Sequence[str]) -> li
         if matches[0] not in resolved:
             resolved.append(matches[0])
     return resolved
-
-
 
 
 def value_sort_key(value: object) -> tuple[int, float, str]:

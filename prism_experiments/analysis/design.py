@@ -44,9 +44,7 @@ def missing_seeds(tidy: pd.DataFrame, conditions: Sequence[str]) -> dict[str, li
     return {condition: seeds for condition, seeds in lacking.items() if seeds}
 
 
-def detect_design(
-    tidy: pd.DataFrame, conditions: Sequence[str], min_runs: int = MIN_RUNS_PER_CONDITION
-) -> Design:
+def detect_design(tidy: pd.DataFrame, conditions: Sequence[str], min_runs: int = MIN_RUNS_PER_CONDITION) -> Design:
     """Paired when every condition has exactly the same seeds; otherwise unpaired, with the reason.
 
     A seed missing from one condition makes the whole design unpaired (all runs are kept and
@@ -76,7 +74,5 @@ def detect_design(
         "common random numbers; re-run the missing seeds to restore the paired design"
     )
     if len(set(group_sizes.values())) > 1:
-        warnings.append(
-            "unequal group sizes: " + ", ".join(f"{c} {n}" for c, n in group_sizes.items())
-        )
+        warnings.append("unequal group sizes: " + ", ".join(f"{c} {n}" for c, n in group_sizes.items()))
     return Design(False, all_seeds, group_sizes, reasons, tuple(warnings))

@@ -104,8 +104,9 @@ def compare_experiment(
     analysis_run_id = None
     if log_run:
         params = _analysis_params(experiment, sweep_id, selection, design, settings, directory)
-        analysis_run_id = start_analysis_run(client, experiment_id, f"compare-{now:%Y%m%d-%H%M%S}", run_ids, params,
-                                             sweep_id)
+        analysis_run_id = start_analysis_run(
+            client, experiment_id, f"compare-{now:%Y%m%d-%H%M%S}", run_ids, params, sweep_id
+        )
     context = ReportContext(
         experiment=experiment,
         generated_at=now,
@@ -142,8 +143,14 @@ def _compare_cascades(client: MlflowClient, selection: Selection) -> tuple[Casca
     return CascadeComparison(pooled, compare_cascade_sizes(pooled, selection.conditions)), warnings
 
 
-def _analysis_params(experiment: str, sweep_id: str | None, selection: Selection, design: Design,
-                     settings: ComparisonSettings, directory: Path) -> dict[str, str]:
+def _analysis_params(
+    experiment: str,
+    sweep_id: str | None,
+    selection: Selection,
+    design: Design,
+    settings: ComparisonSettings,
+    directory: Path,
+) -> dict[str, str]:
     """What the analysis run records about how the comparison was made."""
     return {
         "experiment": experiment,

@@ -60,8 +60,9 @@ def forest_figure(pairs: pd.DataFrame, metric: str, confidence: float, path: Pat
         axes.plot([row.difference], [position], marker="D", markersize=7, color="black",
                   markerfacecolor="black" if bool(row.significant) else "white")  # fmt: skip
     axes.axvline(0.0, color="0.5", linestyle="--", linewidth=1)
-    axes.set_yticks(y, [f"{row.condition_a}\n− {row.condition_b}" for row in pairs.itertuples(index=False)],
-                    fontsize="small")
+    axes.set_yticks(
+        y, [f"{row.condition_a}\n− {row.condition_b}" for row in pairs.itertuples(index=False)], fontsize="small"
+    )
     axes.set_xlabel(f"A − B ({confidence:.0%} CI); filled = significant")
     figure.suptitle(f"{metric}: pairwise differences")
     figure.savefig(path)

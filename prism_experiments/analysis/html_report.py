@@ -68,8 +68,10 @@ def summary_sentence(row: pd.Series, comparison: Comparison) -> str:
     size = f"{int(row['n_pairs'])} seeds" if paired else f"{int(row['n_a'])} and {int(row['n_b'])} runs"
     verdict = "" if bool(row["significant"]) else f"; not significant at alpha {settings.alpha:g}"
     if difference == 0:
-        return (f"{row['condition_a']} and {row['condition_b']} do not differ in {metric_name(str(row['metric']))} "
-                f"({test}, {method}-adjusted p = {format_p(row[settings.adjusted_column])}, {size}){verdict}.")
+        return (
+            f"{row['condition_a']} and {row['condition_b']} do not differ in {metric_name(str(row['metric']))} "
+            f"({test}, {method}-adjusted p = {format_p(row[settings.adjusted_column])}, {size}){verdict}."
+        )
     return (
         f"{row['condition_a']} {verb} {metric_name(str(row['metric']))} by {format_number(abs(difference))} "
         f"against {row['condition_b']} ({settings.confidence:.0%} CI of the difference "
@@ -150,11 +152,21 @@ def metric_section(directory: Path, comparison: Comparison, metric: str, figures
              format_number(r.difference), f"{format_number(r.diff_ci_low)} to {format_number(r.diff_ci_high)}",
              format_p(r.p_value), format_p(getattr(r, adjusted)) + (" *" if r.significant else ""),
              format_number(r.effect_size)] for r in pairs.itertuples(index=False)]  # fmt: skip
-    pairwise = table(["A", "B", "n", "mean A − B", ci, "p", adjusted, r_name(comparison)], rows, numeric_from=2,
-                     attrs=f' class="pairwise" data-metric="{html.escape(metric)}"')
-    block = figure_block(directory, figures, [figure_key("forest", metric), figure_key("box", metric)],
-                         [f"{metric}: pairwise differences with {ci}",
-                          f"{metric} per run ({'paired by seed' if comparison.design.paired else 'independent'})"])
+    pairwise = table(
+        ["A", "B", "n", "mean A − B", ci, "p", adjusted, r_name(comparison)],
+        rows,
+        numeric_from=2,
+        attrs=f' class="pairwise" data-metric="{html.escape(metric)}"',
+    )
+    block = figure_block(
+        directory,
+        figures,
+        [figure_key("forest", metric), figure_key("box", metric)],
+        [
+            f"{metric}: pairwise differences with {ci}",
+            f"{metric} per run ({'paired by seed' if comparison.design.paired else 'independent'})",
+        ],
+    )
     return f"<h3>{html.escape(metric_name(metric))}</h3>{means}{pairwise}{block}"
 
 
@@ -196,21 +208,27 @@ def render_html(directory: Path, context: ReportContext, comparison: Comparison,
     design = comparison.design
     seeds = ", ".join(map(str, design.seeds))
     title = f"Comparison of conditions: {context.experiment}"
-    series = figure_block(directory, figures, [figure_key("series", name) for name, _ in REPORT_SERIES],
-                          [f"{label} per step: mean across seeds with its {comparison.settings.confidence:.0%} "
-                           "CI band" for _, label in REPORT_SERIES])
+    series = figure_block(
+        directory,
+        figures,
+        [figure_key("series", name) for name, _ in REPORT_SERIES],
+        [
+            f"{label} per step: mean across seeds with its {comparison.settings.confidence:.0%} CI band"
+            for _, label in REPORT_SERIES
+        ],
+    )
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
         f"<title>{html.escape(title)}</title><style>{STYLE}</style></head><body>",
         f"<h1>{html.escape(title)}</h1>",
-        f"<p class=\"muted\">Generated {context.generated_at:%Y-%m-%d %H:%M:%S} by prism-compare"
+        f'<p class="muted">Generated {context.generated_at:%Y-%m-%d %H:%M:%S} by prism-compare'
         + (f"; MLflow analysis run {html.escape(context.analysis_run_id)}" if context.analysis_run_id else "")
         + f". {n_runs} runs, {len(comparison.conditions)} conditions, {html.escape(design.name)}; seeds {seeds}."
         "</p>",
         "<h2>Summary</h2>",
         f'<ul class="summary">{summary or "<li>No pairwise comparison could be made.</li>"}</ul>',
-        f"<p class=\"muted\">Per metric: its significant pairs (at most {SUMMARY_PAIRS}, the largest differences), "
+        f'<p class="muted">Per metric: its significant pairs (at most {SUMMARY_PAIRS}, the largest differences), '
         "else the pair with the largest effect. "
         f"Details, design and power: report.md; every number: results.csv.</p>",
         legend(comparison),

@@ -32,9 +32,12 @@ def impressions(exposures: pd.DataFrame, engagements: pd.DataFrame, llm_ids: set
     table["engaged"] = table["engaged"].fillna(False).astype(bool)
     table["decider"] = table["agent_id"].map(lambda a: "llm" if a in llm_ids else "rules")
     table["position_band"] = table["position"].map(
-        lambda p: next(label for low, high, label in POSITION_BANDS if low <= p <= high))
+        lambda p: next(label for low, high, label in POSITION_BANDS if low <= p <= high)
+    )
     median = table["interest_similarity"].median()
-    table["similarity_half"] = (table["interest_similarity"] > median).map({True: "above median", False: "below median"})
+    table["similarity_half"] = (table["interest_similarity"] > median).map(
+        {True: "above median", False: "below median"}
+    )
     table["media"] = table["has_media"].map({True: "with media", False: "no media"})
     return table
 
@@ -44,20 +47,30 @@ def response_table(table: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for factor in ("media", "position_band", "similarity_half"):
         for (decider, level), group in table.groupby(["decider", factor]):
-            rows.append({"factor": factor, "level": level, "decider": decider,
-                         "impressions": len(group), "engagement_rate": group["engaged"].mean()})
-    wide = pd.DataFrame(rows).pivot_table(index=["factor", "level"], columns="decider",
-                                          values=["engagement_rate", "impressions"])
+            rows.append(
+                {
+                    "factor": factor,
+                    "level": level,
+                    "decider": decider,
+                    "impressions": len(group),
+                    "engagement_rate": group["engaged"].mean(),
+                }
+            )
+    wide = pd.DataFrame(rows).pivot_table(
+        index=["factor", "level"], columns="decider", values=["engagement_rate", "impressions"]
+    )
     wide.columns = [f"{decider} {value}" for value, decider in wide.columns]
     return wide.reset_index()
 
 
 def markdown(table: pd.DataFrame) -> str:
     """A Markdown table; rates with 3 decimals, counts as integers."""
+
     def cell(value: object) -> str:
         if isinstance(value, float):
             return "" if pd.isna(value) else (f"{value:.0f}" if value.is_integer() and value > 1 else f"{value:.3f}")
         return str(value)
+
     lines = ["| " + " | ".join(table.columns) + " |", "|" + "---|" * len(table.columns)]
     lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in table.itertuples(index=False)]
     return "\n".join(lines)
@@ -71,7 +84,9 @@ def load_runs(tracking_uri: str, experiment: str) -> Iterable[tuple[pd.DataFrame
     found = client.get_experiment_by_name(experiment)
     if found is None:
         raise SystemExit(f"llm_response: no experiment {experiment!r} at {tracking_uri}")
-    for run in client.search_runs([found.experiment_id], f"attributes.status = 'FINISHED' and tags.`{KIND_TAG}` = '{SIMULATION_KIND}'"):
+    for run in client.search_runs(
+        [found.experiment_id], f"attributes.status = 'FINISHED' and tags.`{KIND_TAG}` = '{SIMULATION_KIND}'"
+    ):
         with tempfile.TemporaryDirectory() as tmp:
             agents = pd.read_parquet(client.download_artifacts(run.info.run_id, "tables/agents.parquet", tmp))
             exposures = pd.read_parquet(client.download_artifacts(run.info.run_id, "tables/exposures.parquet", tmp))

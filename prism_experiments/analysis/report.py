@@ -12,8 +12,8 @@ from pathlib import Path
 import pandas as pd
 
 from prism_experiments.analysis.compare import Comparison, ComparisonSettings
-from prism_experiments.analysis.power import MAX_SEEDS, MDE_POWER, TARGET_POWERS
 from prism_experiments.analysis.figures import ccdf_figure, forest_figure, metric_figure, series_figure
+from prism_experiments.analysis.power import MAX_SEEDS, MDE_POWER, TARGET_POWERS
 from prism_experiments.analysis.step_series import REPORT_SERIES
 
 FIGURES_DIR = "figures"
@@ -158,8 +158,7 @@ def runs_section(context: ReportContext, comparison: Comparison, n_runs: int) ->
         "",
         f"- Tracking store: `{context.tracking_uri}`; experiment `{context.experiment}`"
         + (f"; sweep `{context.requested_sweep_id}`." if context.requested_sweep_id else f"; sweeps: {sweeps}."),
-        f"- {n_runs} FINISHED simulation runs compared in {len(comparison.conditions)} conditions, "
-        f"defined by {keys}.",
+        f"- {n_runs} FINISHED simulation runs compared in {len(comparison.conditions)} conditions, defined by {keys}.",
         "- Runs per condition: "
         + "; ".join(f"{c}: {n}" for c, n in comparison.design.group_sizes.items())
         + f"; seeds: {', '.join(map(str, comparison.design.seeds))}.",
@@ -173,10 +172,15 @@ def runs_section(context: ReportContext, comparison: Comparison, n_runs: int) ->
             markdown_table(
                 ["run id", "status", "seed", "condition", "reason"],
                 [
-                    [row.run_id, row.status, "–" if pd.isna(row.seed) else int(row.seed), row.condition or "–",
-                     row.reason]
+                    [
+                        row.run_id,
+                        row.status,
+                        "–" if pd.isna(row.seed) else int(row.seed),
+                        row.condition or "–",
+                        row.reason,
+                    ]
                     for row in excluded.itertuples(index=False)
-                ],  # fmt: skip
+                ],
             )
         )
     else:
@@ -202,10 +206,15 @@ def metric_section(comparison: Comparison, metric: str, figure: str) -> list[str
         markdown_table(
             ["condition", "n", "mean", ci_header, "sd"],
             [
-                [row.condition, row.n, format_number(row.mean),
-                 f"{format_number(row.ci_low)} to {format_number(row.ci_high)}", format_number(row.sd)]
+                [
+                    row.condition,
+                    row.n,
+                    format_number(row.mean),
+                    f"{format_number(row.ci_low)} to {format_number(row.ci_high)}",
+                    format_number(row.sd),
+                ]
                 for row in summary.itertuples(index=False)
-            ],  # fmt: skip
+            ],
         )
     )
     pairs = comparison.pairwise.loc[comparison.pairwise["metric"] == metric]
@@ -221,15 +230,20 @@ def metric_section(comparison: Comparison, metric: str, figure: str) -> list[str
         markdown_table(
             ["A", "B", "n", "mean A − B", ci_header, "statistic", "p", adjusted, effect, "note"],
             [
-                [row.condition_a, row.condition_b,
-                 row.n_pairs if comparison.design.paired else f"{row.n_a}/{row.n_b}",
-                 format_number(row.difference),
-                 f"{format_number(row.diff_ci_low)} to {format_number(row.diff_ci_high)}",
-                 format_number(row.statistic), format_p(row.p_value),
-                 format_p(getattr(row, adjusted)) + (" *" if row.significant else ""),
-                 format_number(row.effect_size), row.note or ""]
+                [
+                    row.condition_a,
+                    row.condition_b,
+                    row.n_pairs if comparison.design.paired else f"{row.n_a}/{row.n_b}",
+                    format_number(row.difference),
+                    f"{format_number(row.diff_ci_low)} to {format_number(row.diff_ci_high)}",
+                    format_number(row.statistic),
+                    format_p(row.p_value),
+                    format_p(getattr(row, adjusted)) + (" *" if row.significant else ""),
+                    format_number(row.effect_size),
+                    row.note or "",
+                ]
                 for row in pairs.itertuples(index=False)
-            ],  # fmt: skip
+            ],
         )
     )
     trends = comparison.trends.loc[comparison.trends["metric"] == metric]
@@ -265,11 +279,18 @@ def cascade_section(cascades: CascadeComparison | None, confidence_alpha: float)
         markdown_table(
             ["A", "B", "n A", "n B", "KS D", "p", "p_holm", "note"],
             [
-                [row.condition_a, row.condition_b, row.n_a, row.n_b, format_number(row.ks_statistic),
-                 format_p(row.p_value), format_p(row.p_holm) + (" *" if row.p_holm < confidence_alpha else ""),
-                 row.note or ""]
+                [
+                    row.condition_a,
+                    row.condition_b,
+                    row.n_a,
+                    row.n_b,
+                    format_number(row.ks_statistic),
+                    format_p(row.p_value),
+                    format_p(row.p_holm) + (" *" if row.p_holm < confidence_alpha else ""),
+                    row.note or "",
+                ]
                 for row in cascades.ks.itertuples(index=False)
-            ],  # fmt: skip
+            ],
         ),
         "",
         f"![cascade size CCDF]({FIGURES_DIR}/{CCDF_FIGURE})",
@@ -419,17 +440,29 @@ def write_figures(directory: Path, comparison: Comparison, tidy: pd.DataFrame, c
 
     for metric in comparison.metrics:
         values = tidy[["condition", "seed", metric]].rename(columns={metric: "value"})
-        metric_figure(values, comparison.conditions, metric, comparison.design.paired,
-                      target(figure_key("box", metric), f"{safe_name(metric)}.png"))
+        metric_figure(
+            values,
+            comparison.conditions,
+            metric,
+            comparison.design.paired,
+            target(figure_key("box", metric), f"{safe_name(metric)}.png"),
+        )
         pairs = comparison.pairwise.loc[comparison.pairwise["metric"] == metric]
-        forest_figure(pairs, metric, comparison.settings.confidence,
-                      target(figure_key("forest", metric), f"forest_{safe_name(metric)}.png"))
+        forest_figure(
+            pairs,
+            metric,
+            comparison.settings.confidence,
+            target(figure_key("forest", metric), f"forest_{safe_name(metric)}.png"),
+        )
     if bands is not None:
         for name, label in REPORT_SERIES:
-            series_figure(bands.loc[bands["series"] == name], comparison.conditions,
-                          f"{label}\n(mean across seeds, {comparison.settings.confidence:.0%} CI band)",
-                          f"{name} per step",
-                          target(figure_key("series", name), f"series_{name}.png"))
+            series_figure(
+                bands.loc[bands["series"] == name],
+                comparison.conditions,
+                f"{label}\n(mean across seeds, {comparison.settings.confidence:.0%} CI band)",
+                f"{name} per step",
+                target(figure_key("series", name), f"series_{name}.png"),
+            )
     if cascades is not None:
         ccdf_figure(cascades.pooled, comparison.conditions, target(figure_key("ccdf"), CCDF_FIGURE))
     return written

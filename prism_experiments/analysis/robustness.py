@@ -79,8 +79,10 @@ def metric_summary(table: pd.DataFrame) -> pd.DataFrame:
 
 def main(argv: list[str] | None = None) -> int:
     """Read results.csv files (one per parameter set), print the per-metric summary, write the full table."""
-    parser = argparse.ArgumentParser(prog="python -m prism_experiments.analysis.robustness",
-                                     description="sign and significance agreement across comparisons")
+    parser = argparse.ArgumentParser(
+        prog="python -m prism_experiments.analysis.robustness",
+        description="sign and significance agreement across comparisons",
+    )
     parser.add_argument("results", nargs="+", type=Path, help="results.csv of each parameter set's comparison")
     parser.add_argument("--out", type=Path, default=Path("robustness.csv"), help="full table (default robustness.csv)")
     args = parser.parse_args(argv)

@@ -6,13 +6,16 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 from scipy import stats
 
 from prism_experiments.tracking.run_logger import STEP_PREFIX
+
+if TYPE_CHECKING:
+    from mlflow.tracking import MlflowClient
 
 #: (series, axis label): the report's per-step figures. engagement_rate = engagements / impressions per step.
 REPORT_SERIES: tuple[tuple[str, str], ...] = (
@@ -25,7 +28,7 @@ VALUE_COLUMNS: tuple[str, ...] = ("run_id", "condition", "seed", "step", "series
 BAND_COLUMNS: tuple[str, ...] = ("series", "condition", "step", "n", "mean", "ci_low", "ci_high")
 
 
-def load_step_values(client: Any, runs: pd.DataFrame, names: Sequence[str] = RAW_SERIES) -> pd.DataFrame:
+def load_step_values(client: MlflowClient, runs: pd.DataFrame, names: Sequence[str] = RAW_SERIES) -> pd.DataFrame:
     """VALUE_COLUMNS for every run of `runs` (run_id, condition, seed) and logged series in `names`."""
     rows = []
     for run in runs.itertuples(index=False):

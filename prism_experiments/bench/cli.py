@@ -30,20 +30,26 @@ def section_function(number: int) -> Section:
     """Imported on demand: sections 4-5 pull in Hydra and MLflow, which quick runs never need."""
     if number == 1:
         from prism_experiments.bench.embedding import embedding_section
+
         return embedding_section
     if number == 2:
         from prism_experiments.bench.store import store_section
+
         return store_section
     if number == 3:
         from prism_experiments.bench.ranking import ranking_section
+
         return ranking_section
     if number == 4:
         from prism_experiments.bench.simulation import simulation_section
+
         return simulation_section
     if number == 5:
         from prism_experiments.bench.sweep import sweep_section
+
         return sweep_section
     from prism_experiments.bench.cluster import cluster_section
+
     return cluster_section
 
 
@@ -62,20 +68,42 @@ def parser() -> argparse.ArgumentParser:
     size = p.add_mutually_exclusive_group()
     size.add_argument("--quick", action="store_true", help="sections 1-3 at reduced size (under a minute)")
     size.add_argument("--tiny", action="store_true", help="toy sizes, for the benchmark's own tests")
-    p.add_argument("--sections", type=parse_sections, default=None,
-                   help="comma-separated sections to run (default: 1-5; 1-3 with --quick; 6, the cluster path, only when named)")
+    p.add_argument(
+        "--sections",
+        type=parse_sections,
+        default=None,
+        help="comma-separated sections to run (default: 1-5; 1-3 with --quick; 6, the cluster path, only when named)",
+    )
     p.add_argument("--runs-dir", type=Path, default=None, help="runs directory (default: $PRISM_RUNS_DIR or ./runs)")
     large = p.add_mutually_exclusive_group()
-    large.add_argument("--large", dest="large", action="store_true", default=None,
-                       help="include section 4's large preset (the default in a full run)")
-    large.add_argument("--no-large", dest="large", action="store_false",
-                       help="skip section 4's large preset (10K agents, 100K posts; ~15+ min)")
-    p.add_argument("--huge", action="store_true",
-                   help="section 4: also run the huge preset (100K agents, 1M posts; ~20 min, first run ~10 more)")
-    p.add_argument("--cold-sweep", action="store_true",
-                   help="section 6: also time a cold ranking_modes sweep with and without up-front embedding (~30 min)")
-    p.add_argument("--profile", action="store_true",
-                   help="write a cProfile of each section to <runs_dir>/bench/<ts>-section<N>.prof")
+    large.add_argument(
+        "--large",
+        dest="large",
+        action="store_true",
+        default=None,
+        help="include section 4's large preset (the default in a full run)",
+    )
+    large.add_argument(
+        "--no-large",
+        dest="large",
+        action="store_false",
+        help="skip section 4's large preset (10K agents, 100K posts; ~15+ min)",
+    )
+    p.add_argument(
+        "--huge",
+        action="store_true",
+        help="section 4: also run the huge preset (100K agents, 1M posts; ~20 min, first run ~10 more)",
+    )
+    p.add_argument(
+        "--cold-sweep",
+        action="store_true",
+        help="section 6: also time a cold ranking_modes sweep with and without up-front embedding (~30 min)",
+    )
+    p.add_argument(
+        "--profile",
+        action="store_true",
+        help="write a cProfile of each section to <runs_dir>/bench/<ts>-section<N>.prof",
+    )
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
     return p
 
@@ -92,9 +120,16 @@ def run_section(number: int, ctx: BenchContext, profile_path: Path | None) -> li
         profiler.dump_stats(profile_path)
 
 
-def run_bench(mode: Mode, sections: Sequence[int], runs_dir: Path, include_large: bool, profile: bool = False,
-              show_progress: bool = True, cold_sweep: bool = False, include_huge: bool = False
-              ) -> tuple[BenchReport, Path]:
+def run_bench(
+    mode: Mode,
+    sections: Sequence[int],
+    runs_dir: Path,
+    include_large: bool,
+    profile: bool = False,
+    show_progress: bool = True,
+    cold_sweep: bool = False,
+    include_huge: bool = False,
+) -> tuple[BenchReport, Path]:
     """Run the sections in order, write the JSON report, return it and its path."""
     from prism_experiments.tracking.provenance import git_commit, package_versions
 
@@ -105,9 +140,16 @@ def run_bench(mode: Mode, sections: Sequence[int], runs_dir: Path, include_large
     bench_dir = runs_dir / "bench"
     bench_dir.mkdir(parents=True, exist_ok=True)
     work_dir = Path(tempfile.mkdtemp(prefix="work-", dir=bench_dir))
-    ctx = BenchContext(mode=mode, sizes=SIZES[mode], runs_dir=runs_dir, work_dir=work_dir,
-                       include_large=include_large, include_huge=include_huge, show_progress=show_progress,
-                       cold_sweep=cold_sweep)
+    ctx = BenchContext(
+        mode=mode,
+        sizes=SIZES[mode],
+        runs_dir=runs_dir,
+        work_dir=work_dir,
+        include_large=include_large,
+        include_huge=include_huge,
+        show_progress=show_progress,
+        cold_sweep=cold_sweep,
+    )
     figures: list[Figure] = []
     seconds: dict[str, float] = {}
     errors: dict[str, str] = {}
@@ -117,8 +159,9 @@ def run_bench(mode: Mode, sections: Sequence[int], runs_dir: Path, include_large
             print(f"== section {number}: {name}", file=sys.stderr, flush=True)
             tick = time.perf_counter()
             try:
-                figures += run_section(number, ctx, bench_dir / f"{started_at:%Y%m%d-%H%M%S}-section{number}.prof"
-                                       if profile else None)
+                figures += run_section(
+                    number, ctx, bench_dir / f"{started_at:%Y%m%d-%H%M%S}-section{number}.prof" if profile else None
+                )
             except Exception as exc:  # one broken section must not cost the figures of the others
                 errors[f"{number}.{name}"] = f"{type(exc).__name__}: {exc}"
                 traceback.print_exc()
@@ -126,8 +169,14 @@ def run_bench(mode: Mode, sections: Sequence[int], runs_dir: Path, include_large
     finally:
         shutil.rmtree(work_dir, ignore_errors=True)
     report = BenchReport(
-        started_at=started_at, mode=mode, sections=list(sections), machine=machine_info(),
-        versions=package_versions(), git_commit=git_commit(), section_seconds=seconds, errors=errors,
+        started_at=started_at,
+        mode=mode,
+        sections=list(sections),
+        machine=machine_info(),
+        versions=package_versions(),
+        git_commit=git_commit(),
+        section_seconds=seconds,
+        errors=errors,
         figures=figures,
     )
     return report, write_report(report, bench_dir)
@@ -140,13 +189,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     runs_dir = (args.runs_dir or default_runs_dir()).expanduser().resolve()
     include_large = args.large if args.large is not None else mode == "full"
     started = time.perf_counter()
-    report, path = run_bench(mode, sections, runs_dir, include_large, args.profile, not args.no_progress,
-                             args.cold_sweep, args.huge)
+    report, path = run_bench(
+        mode, sections, runs_dir, include_large, args.profile, not args.no_progress, args.cold_sweep, args.huge
+    )
     print(render_table(report.figures))
     missed = report.missed()
-    print(f"\n{len(report.figures)} figures, {len(missed)} targets missed"
-          + (f": {', '.join(f.name for f in missed)}" if missed else "")
-          + f"; {time.perf_counter() - started:.0f} s; report: {path}")
+    print(
+        f"\n{len(report.figures)} figures, {len(missed)} targets missed"
+        + (f": {', '.join(f.name for f in missed)}" if missed else "")
+        + f"; {time.perf_counter() - started:.0f} s; report: {path}"
+    )
     for section, error in report.errors.items():
         print(f"section {section} FAILED: {error}")
     return 1 if report.errors else 0

@@ -47,10 +47,8 @@ class ClusterSizes:
 
 
 CLUSTER_SIZES: dict[Mode, ClusterSizes] = {
-    "full": ClusterSizes(launcher_seeds=4, worker_seeds=10, store_seeds=50, cold_seeds=10,
-                         launchers=tuple(LAUNCHERS)),
-    "quick": ClusterSizes(launcher_seeds=3, worker_seeds=5, store_seeds=10, cold_seeds=2,
-                          launchers=tuple(LAUNCHERS)),
+    "full": ClusterSizes(launcher_seeds=4, worker_seeds=10, store_seeds=50, cold_seeds=10, launchers=tuple(LAUNCHERS)),
+    "quick": ClusterSizes(launcher_seeds=3, worker_seeds=5, store_seeds=10, cold_seeds=2, launchers=tuple(LAUNCHERS)),
     "tiny": ClusterSizes(launcher_seeds=1, worker_seeds=1, store_seeds=1, cold_seeds=1, launchers=("joblib",)),
 }
 
@@ -70,7 +68,9 @@ class SweepTiming:
     @property
     def span_s(self) -> float:
         """From the first run's start to the last run's end: the sweep without its start-up and shut-down."""
-        return (max(run.end_time or run.start_time for run in self.runs) - min(run.start_time for run in self.runs)) / 1000
+        return (
+            max(run.end_time or run.start_time for run in self.runs) - min(run.start_time for run in self.runs)
+        ) / 1000
 
     @property
     def startup_s(self) -> float:
@@ -87,8 +87,9 @@ class SweepTiming:
         return self.span_s * workers / self.n - self.mean_timing("simulate_s") - self.mean_timing("log_s")
 
 
-def predicted_runs_per_hour(workers: int, cores_per_worker: float, cores: float, run_s: float,
-                            serial_s_per_run: float) -> float:
+def predicted_runs_per_hour(
+    workers: int, cores_per_worker: float, cores: float, run_s: float, serial_s_per_run: float
+) -> float:
     """Throughput of `workers` independent workers (docs/cluster.md, "Scaling model").
 
     Each worker finishes a run every `run_s` seconds on one core; workers beyond the cores share them;
@@ -102,14 +103,24 @@ def predicted_runs_per_hour(workers: int, cores_per_worker: float, cores: float,
     return parallel if serial_s_per_run <= 0 else min(parallel, 3600 / serial_s_per_run)
 
 
-def smoke_sweep(work: Path, name: str, seeds: int, extra: Sequence[str], uri: str | None = None,
-                cache_dir: Path | None = None) -> SweepTiming:
+def smoke_sweep(
+    work: Path, name: str, seeds: int, extra: Sequence[str], uri: str | None = None, cache_dir: Path | None = None
+) -> SweepTiming:
     """One timed multirun of smoke jobs (seeds x MODES) into experiment `name`; its runs read back."""
     runs_dir = work / "runs"
     tracking = ("tracking=server", f"tracking.uri={uri}") if uri else ()
-    arguments = ["-m", f"experiment={EXPERIMENT}", f"experiment_name={name}", f"seed=range(0,{seeds})",
-                 f"ranking={','.join(MODES)}", "simulation.show_progress=false", f"paths.runs_dir={runs_dir}",
-                 *(f"rag.cache_dir={cache_dir}",) * (cache_dir is not None), *tracking, *extra]
+    arguments = [
+        "-m",
+        f"experiment={EXPERIMENT}",
+        f"experiment_name={name}",
+        f"seed=range(0,{seeds})",
+        f"ranking={','.join(MODES)}",
+        "simulation.show_progress=false",
+        f"paths.runs_dir={runs_dir}",
+        *(f"rag.cache_dir={cache_dir}",) * (cache_dir is not None),
+        *tracking,
+        *extra,
+    ]
     store = uri or sqlite_tracking_uri(runs_dir)
     before = simulation_runs(store, name)
     run = run_entry_point(arguments, work / f"{name}.log", work / f"probe-{name}", cwd=work)
@@ -122,12 +133,27 @@ def launcher_figures(work: Path, sizes: ClusterSizes, cache_dir: Path) -> list[F
         timing = smoke_sweep(work, f"bench_{launcher}", sizes.launcher_seeds, LAUNCHERS[launcher], cache_dir=cache_dir)
         concurrency = 2 if launcher != "submitit_local" else timing.n  # submitit_local starts every job at once
         figures += [
-            figure(SECTION, f"cluster.{launcher}.startup_s", timing.startup_s, "s",
-                   note="sweep wall minus first-run-start to last-run-end: interpreters, imports, launcher"),
-            figure(SECTION, f"cluster.{launcher}.runs_per_min", timing.runs_per_min, "runs/min",
-                   note=f"{timing.n} smoke runs, start-up excluded"),
-            figure(SECTION, f"cluster.{launcher}.overhead_per_run_s", timing.overhead_per_run_s(concurrency), "s",
-                   note=f"span x {concurrency} concurrent / runs - mean(simulate_s + log_s)"),
+            figure(
+                SECTION,
+                f"cluster.{launcher}.startup_s",
+                timing.startup_s,
+                "s",
+                note="sweep wall minus first-run-start to last-run-end: interpreters, imports, launcher",
+            ),
+            figure(
+                SECTION,
+                f"cluster.{launcher}.runs_per_min",
+                timing.runs_per_min,
+                "runs/min",
+                note=f"{timing.n} smoke runs, start-up excluded",
+            ),
+            figure(
+                SECTION,
+                f"cluster.{launcher}.overhead_per_run_s",
+                timing.overhead_per_run_s(concurrency),
+                "s",
+                note=f"span x {concurrency} concurrent / runs - mean(simulate_s + log_s)",
+            ),
         ]
     return figures
 
@@ -137,21 +163,43 @@ def worker_figures(work: Path, sizes: ClusterSizes, cache_dir: Path, cores: int)
     figures = []
     per_run_1w = 0.0
     for workers in (1, 2):
-        timing = smoke_sweep(work, f"bench_workers_{workers}", sizes.worker_seeds,
-                             ("hydra/launcher=prism_joblib", f"hydra.launcher.n_jobs={workers}"), cache_dir=cache_dir)
+        timing = smoke_sweep(
+            work,
+            f"bench_workers_{workers}",
+            sizes.worker_seeds,
+            ("hydra/launcher=prism_joblib", f"hydra.launcher.n_jobs={workers}"),
+            cache_dir=cache_dir,
+        )
         figures += [
-            figure(SECTION, f"cluster.runs_per_min@{workers}w", timing.runs_per_min, "runs/min",
-                   note=f"{timing.n} smoke runs, joblib n_jobs={workers}, start-up ({timing.startup_s:.0f} s) excluded"),
-            figure(SECTION, f"cluster.run_s@{workers}w", timing.mean_timing("simulate_s") + timing.mean_timing("log_s"),
-                   "s", note="mean simulate_s + log_s of a run (the part a worker cannot share)"),
+            figure(
+                SECTION,
+                f"cluster.runs_per_min@{workers}w",
+                timing.runs_per_min,
+                "runs/min",
+                note=f"{timing.n} smoke runs, joblib n_jobs={workers}, start-up ({timing.startup_s:.0f} s) excluded",
+            ),
+            figure(
+                SECTION,
+                f"cluster.run_s@{workers}w",
+                timing.mean_timing("simulate_s") + timing.mean_timing("log_s"),
+                "s",
+                note="mean simulate_s + log_s of a run (the part a worker cannot share)",
+            ),
         ]
         if workers == 1:
             per_run_1w = 60 / timing.runs_per_min
         else:
             predicted = predicted_runs_per_hour(2, 1.0, cores, per_run_1w, 0.0) / 60
-            figures.append(figure(SECTION, "cluster.model_runs_per_min@2w", predicted, "runs/min",
-                                  note=f"scaling model from the 1-worker sweep ({per_run_1w:.2f} s/run, {cores} cores); "
-                                       f"measured / predicted = {timing.runs_per_min / predicted:.2f}"))
+            figures.append(
+                figure(
+                    SECTION,
+                    "cluster.model_runs_per_min@2w",
+                    predicted,
+                    "runs/min",
+                    note=f"scaling model from the 1-worker sweep ({per_run_1w:.2f} s/run, {cores} cores); "
+                    f"measured / predicted = {timing.runs_per_min / predicted:.2f}",
+                )
+            )
     return figures
 
 
@@ -165,8 +213,14 @@ def store_figures(work: Path, sizes: ClusterSizes, cache_dir: Path) -> list[Figu
     try:
         state = tracking_server.start(home, mlflow_port=free_port())
         try:
-            postgres = smoke_sweep(work, "bench_postgres", sizes.store_seeds, LAUNCHERS["joblib"],
-                                   uri=state.tracking_uri, cache_dir=cache_dir)
+            postgres = smoke_sweep(
+                work,
+                "bench_postgres",
+                sizes.store_seeds,
+                LAUNCHERS["joblib"],
+                uri=state.tracking_uri,
+                cache_dir=cache_dir,
+            )
         finally:
             tracking_server.stop(home)
     finally:
@@ -174,12 +228,21 @@ def store_figures(work: Path, sizes: ClusterSizes, cache_dir: Path) -> list[Figu
     figures = []
     for name, timing in (("sqlite", sqlite), ("postgres", postgres)):
         figures += [
-            figure(SECTION, f"cluster.{name}.wall_s@{timing.n}", timing.wall_s, "s",
-                   note=f"{timing.n} smoke runs, joblib n_jobs=2, start-up included"),
-            figure(SECTION, f"cluster.{name}.runs_per_min", timing.runs_per_min, "runs/min",
-                   note="start-up excluded"),
-            figure(SECTION, f"cluster.{name}.log_s", timing.mean_timing("log_s"), "s",
-                   note="mean seconds a run spends logging (params, metrics, tables, figures)"),
+            figure(
+                SECTION,
+                f"cluster.{name}.wall_s@{timing.n}",
+                timing.wall_s,
+                "s",
+                note=f"{timing.n} smoke runs, joblib n_jobs=2, start-up included",
+            ),
+            figure(SECTION, f"cluster.{name}.runs_per_min", timing.runs_per_min, "runs/min", note="start-up excluded"),
+            figure(
+                SECTION,
+                f"cluster.{name}.log_s",
+                timing.mean_timing("log_s"),
+                "s",
+                note="mean seconds a run spends logging (params, metrics, tables, figures)",
+            ),
         ]
     return figures
 
@@ -191,15 +254,26 @@ def cold_sweep_figures(work: Path, sizes: ClusterSizes) -> list[Figure]:
         name = f"cold_{'upfront' if upfront else 'in_workers'}"
         folder = work / name
         folder.mkdir()
-        arguments = ["-m", "experiment=ranking_modes", f"experiment_name={name}", f"seed=range(0,{sizes.cold_seeds})",
-                     "simulation.show_progress=false", f"paths.runs_dir={folder / 'runs'}",
-                     f"hydra.callbacks.prism_sweep.embed_before_fanout={str(upfront).lower()}"]
+        arguments = [
+            "-m",
+            "experiment=ranking_modes",
+            f"experiment_name={name}",
+            f"seed=range(0,{sizes.cold_seeds})",
+            "simulation.show_progress=false",
+            f"paths.runs_dir={folder / 'runs'}",
+            f"hydra.callbacks.prism_sweep.embed_before_fanout={str(upfront).lower()}",
+        ]
         run = run_entry_point(arguments, folder / "sweep.log", folder / "probe", cwd=folder)
         probe = read_probe(folder / "probe")
         figures += [
-            figure(SECTION, f"cluster.cold_ranking_modes_s.{name}", run.wall_s, "s",
-                   note=f"{sizes.cold_seeds} seeds x 4 modes, empty cache; {probe.encoded_texts} texts encoded, "
-                        f"{probe.duplicate_encodes} twice"),
+            figure(
+                SECTION,
+                f"cluster.cold_ranking_modes_s.{name}",
+                run.wall_s,
+                "s",
+                note=f"{sizes.cold_seeds} seeds x 4 modes, empty cache; {probe.encoded_texts} texts encoded, "
+                f"{probe.duplicate_encodes} twice",
+            ),
         ]
     return figures
 
@@ -208,8 +282,13 @@ def cluster_section(ctx: BenchContext) -> list[Figure]:
     sizes = CLUSTER_SIZES[ctx.mode]
     work = Path(tempfile.mkdtemp(prefix="cluster-", dir=ctx.work_dir))
     # every timed sweep repeats configs of this untimed one: none of them embeds a text (a fair comparison)
-    smoke_sweep(work, "bench_warmup", max(sizes.launcher_seeds, sizes.worker_seeds, sizes.store_seeds),
-                LAUNCHERS["joblib"], cache_dir=ctx.cache_dir)
+    smoke_sweep(
+        work,
+        "bench_warmup",
+        max(sizes.launcher_seeds, sizes.worker_seeds, sizes.store_seeds),
+        LAUNCHERS["joblib"],
+        cache_dir=ctx.cache_dir,
+    )
     figures = launcher_figures(work, sizes, ctx.cache_dir)
     figures += worker_figures(work, sizes, ctx.cache_dir, os.cpu_count() or 1)
     figures += store_figures(work, sizes, ctx.cache_dir)

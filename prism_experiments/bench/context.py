@@ -41,8 +41,14 @@ class BenchContext:
         """The agents and embedded corpus sections 2 and 3 share."""
         if self._world is None:
             sizes = self.sizes
-            self._world = build_bench_world(self.embedder(), sizes.agents, sizes.corpus_posts, sizes.world_posts,
-                                      sizes.cold_cache_posts, show_progress=self.show_progress)
+            self._world = build_bench_world(
+                self.embedder(),
+                sizes.agents,
+                sizes.corpus_posts,
+                sizes.world_posts,
+                sizes.cold_cache_posts,
+                show_progress=self.show_progress,
+            )
         return self._world
 
 

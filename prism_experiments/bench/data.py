@@ -14,9 +14,9 @@ import numpy as np
 
 from prism_experiments.agents import AgentsConfig, SocialAgent, generate_population
 from prism_experiments.corpus import SyntheticCorpusConfig, generate_corpus
+from prism_experiments.domain import TOPICS, Post
 from prism_experiments.embeddings import Embedder, text_digest
 from prism_experiments.network import DictSocialGraph, NetworkConfig, generate_follow_graph, with_following
-from prism_experiments.domain import TOPICS, Post
 
 #: the seed of every benchmark world; fixed so the embedding cache is reused across runs
 BENCH_SEED = 8
@@ -37,13 +37,14 @@ class BenchWorld:
         """The newest post's time: every post is visible."""
         return max(post.timestamp for post in self.posts)
 
-    def subset(self, n: int) -> "BenchWorld":
+    def subset(self, n: int) -> BenchWorld:
         """`n` of the posts (see `subset_rows`), with their vectors."""
         if n >= len(self.posts):
             return self
         keep = subset_rows(len(self.posts), n)
-        return BenchWorld(self.agents, self.graph, [self.posts[i] for i in keep], self.vectors[keep],
-                          encoded=0, embed_s=0.0)
+        return BenchWorld(
+            self.agents, self.graph, [self.posts[i] for i in keep], self.vectors[keep], encoded=0, embed_s=0.0
+        )
 
 
 def subset_rows(total: int, n: int) -> np.ndarray:
@@ -59,8 +60,9 @@ def bench_agents(n_agents: int) -> tuple[list[SocialAgent], DictSocialGraph]:
 
 def bench_corpus(n_posts: int, agents: list[SocialAgent]) -> list[Post]:
     """`n_posts` synthetic posts authored by `agents` on their interests."""
-    return generate_corpus(SyntheticCorpusConfig(n_posts=n_posts), BENCH_SEED,
-                           authors={agent.id: agent.interests for agent in agents})
+    return generate_corpus(
+        SyntheticCorpusConfig(n_posts=n_posts), BENCH_SEED, authors={agent.id: agent.interests for agent in agents}
+    )
 
 
 def uncached_count(embedder: Embedder, texts: list[str]) -> int:
@@ -70,8 +72,14 @@ def uncached_count(embedder: Embedder, texts: list[str]) -> int:
     return int((embedder.cache.rows(digests) < 0).sum())
 
 
-def build_bench_world(embedder: Embedder, n_agents: int, corpus_posts: int, use_posts: int,
-                cold_cache_posts: int | None = None, show_progress: bool = False) -> BenchWorld:
+def build_bench_world(
+    embedder: Embedder,
+    n_agents: int,
+    corpus_posts: int,
+    use_posts: int,
+    cold_cache_posts: int | None = None,
+    show_progress: bool = False,
+) -> BenchWorld:
     """Agents, graph and `use_posts` posts of the `corpus_posts`-post bench corpus, embedded through the cache.
 
     With a cold cache (over 10% of the texts never embedded) and `cold_cache_posts`, only that many.
@@ -79,11 +87,15 @@ def build_bench_world(embedder: Embedder, n_agents: int, corpus_posts: int, use_
     agents, graph = bench_agents(n_agents)
     corpus = bench_corpus(corpus_posts, agents)
     posts = [corpus[i] for i in subset_rows(len(corpus), use_posts)]
-    if cold_cache_posts is not None and cold_cache_posts < len(posts):
-        if uncached_count(embedder, [post.text for post in posts]) > 0.1 * len(posts):
-            posts = [corpus[i] for i in subset_rows(len(corpus), cold_cache_posts)]
+    if (
+        cold_cache_posts is not None
+        and cold_cache_posts < len(posts)
+        and uncached_count(embedder, [post.text for post in posts]) > 0.1 * len(posts)
+    ):
+        posts = [corpus[i] for i in subset_rows(len(corpus), cold_cache_posts)]
     before = embedder.encoded_count
     started = time.perf_counter()
     vectors = embedder.encode([post.text for post in posts], show_progress=show_progress)
-    return BenchWorld(agents, graph, posts, vectors, encoded=embedder.encoded_count - before,
-                      embed_s=time.perf_counter() - started)
+    return BenchWorld(
+        agents, graph, posts, vectors, encoded=embedder.encoded_count - before, embed_s=time.perf_counter() - started
+    )

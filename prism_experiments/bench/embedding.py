@@ -43,12 +43,23 @@ def embedding_section(ctx: BenchContext) -> list[Figure]:
         warm, warm_s = timed(from_warm_cache)
     n = len(texts)
     return [
-        figure(SECTION, "embed.model_load_s", load_s, "s",
-               note="first load_model() in this process, sentence-transformers import included"),
+        figure(
+            SECTION,
+            "embed.model_load_s",
+            load_s,
+            "s",
+            note="first load_model() in this process, sentence-transformers import included",
+        ),
         figure(SECTION, "embed.cold_texts", encoded_cold, "texts"),
         figure(SECTION, "embed.cold_texts_per_s", n / cold_s, "texts/s", note="fresh cache dir, model loaded"),
         figure(SECTION, "embed.warm_corpus_s", warm_s, "s", note=f"{n} texts, new Embedder on the same cache"),
         figure(SECTION, "embed.warm_us_per_text", 1e6 * warm_s / n, "us"),
-        figure(SECTION, "embed.warm_encoded", warm.encoded_count, "texts", Target(op="==", threshold=0),
-               note="a warm cache sends nothing to the model"),
+        figure(
+            SECTION,
+            "embed.warm_encoded",
+            warm.encoded_count,
+            "texts",
+            Target(op="==", threshold=0),
+            note="a warm cache sends nothing to the model",
+        ),
     ]

@@ -6,8 +6,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from prism_experiments.embeddings.embedder import EMBEDDING_DIM, normalize_rows
 from prism_experiments.domain import Post
+from prism_experiments.embeddings.embedder import EMBEDDING_DIM, normalize_rows
 from prism_experiments.rag.retriever import FeedRetriever, Where, similarity_from_dot
 
 
@@ -39,8 +39,9 @@ class ExactRetriever(FeedRetriever):
     can run every mode on this and on the Chroma-backed store and compare speed and feeds.
     """
 
-    def add_posts(self, posts: Sequence[Post], embeddings: np.ndarray | None = None,
-                  show_progress: bool = False) -> None:
+    def add_posts(
+        self, posts: Sequence[Post], embeddings: np.ndarray | None = None, show_progress: bool = False
+    ) -> None:
         if not posts:
             return
         ids = [post.id for post in posts]
@@ -53,8 +54,9 @@ class ExactRetriever(FeedRetriever):
             raise ValueError(f"embeddings: expected shape ({len(posts)}, {EMBEDDING_DIM}), got {vectors.shape}")
         self._remember(posts, vectors)
 
-    def query_rows(self, query_embeddings: np.ndarray, n_results: int,
-                   where: Where | None = None) -> list[tuple[np.ndarray, np.ndarray]]:
+    def query_rows(
+        self, query_embeddings: np.ndarray, n_results: int, where: Where | None = None
+    ) -> list[tuple[np.ndarray, np.ndarray]]:
         if where is not None:
             raise ValueError("where: ExactRetriever answers unfiltered queries only (got a where filter)")
         return exact_top_k(self.vectors, query_embeddings, n_results)

@@ -40,7 +40,9 @@ class LoggedRun:
 
     @property
     def timings(self) -> dict[str, float]:
-        return {k.removeprefix(TIMING_TAG_PREFIX): float(v) for k, v in self.tags.items() if k.startswith(TIMING_TAG_PREFIX)}
+        return {
+            k.removeprefix(TIMING_TAG_PREFIX): float(v) for k, v in self.tags.items() if k.startswith(TIMING_TAG_PREFIX)
+        }
 
 
 def simulation_runs(tracking_uri: str, experiment_name: str) -> list[LoggedRun]:
@@ -51,10 +53,13 @@ def simulation_runs(tracking_uri: str, experiment_name: str) -> list[LoggedRun]:
     experiment = client.get_experiment_by_name(experiment_name)
     if experiment is None:
         return []
-    runs = client.search_runs([experiment.experiment_id], filter_string=tag_equals(KIND_TAG, SIMULATION_KIND),
-                              max_results=10_000)
-    return sorted((LoggedRun(r.info.run_id, dict(r.data.tags), r.info.start_time, r.info.end_time) for r in runs),
-                  key=lambda run: run.start_time)
+    runs = client.search_runs(
+        [experiment.experiment_id], filter_string=tag_equals(KIND_TAG, SIMULATION_KIND), max_results=10_000
+    )
+    return sorted(
+        (LoggedRun(r.info.run_id, dict(r.data.tags), r.info.start_time, r.info.end_time) for r in runs),
+        key=lambda run: run.start_time,
+    )
 
 
 def new_runs(before: Sequence[LoggedRun], after: Sequence[LoggedRun]) -> list[LoggedRun]:
@@ -68,4 +73,4 @@ def active_agent_steps(tracking_uri: str, run: LoggedRun, scratch: Path) -> int:
 
     local = client_for(tracking_uri).download_artifacts(run.run_id, "tables/exposures.parquet", str(scratch))
     exposures: Any = pd.read_parquet(local, columns=["step", "agent_id"])
-    return int(len(exposures.drop_duplicates()))
+    return len(exposures.drop_duplicates())

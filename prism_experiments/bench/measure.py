@@ -62,8 +62,9 @@ class ChildRun:
             return ""
 
 
-def run_child(command: Sequence[str], log_path: Path, env: Mapping[str, str] | None = None,
-              cwd: Path | None = None) -> ChildRun:
+def run_child(
+    command: Sequence[str], log_path: Path, env: Mapping[str, str] | None = None, cwd: Path | None = None
+) -> ChildRun:
     """Run a command to completion, stdout+stderr into `log_path`.
 
     `os.wait4` returns the rusage of exactly this child (and the descendants it waited for), so
@@ -72,8 +73,9 @@ def run_child(command: Sequence[str], log_path: Path, env: Mapping[str, str] | N
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with open(log_path, "wb") as log:
         started = time.perf_counter()
-        process = subprocess.Popen(list(command), stdout=log, stderr=subprocess.STDOUT,
-                                   env=dict(env) if env is not None else None, cwd=cwd)
+        process = subprocess.Popen(
+            list(command), stdout=log, stderr=subprocess.STDOUT, env=dict(env) if env is not None else None, cwd=cwd
+        )
         try:
             _, status, usage = os.wait4(process.pid, 0)
         except BaseException:

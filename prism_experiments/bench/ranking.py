@@ -56,8 +56,9 @@ def make_ranker(mode: str, retriever: FeedRetriever, graph: SocialGraph) -> Rank
     return build_ranker(ranking_config(mode), RankerContext(retriever, graph, np.random.default_rng(BENCH_SEED)))
 
 
-def throughput(ranker: Ranker, agents: list[SocialAgent], now: datetime, repeats: int
-               ) -> tuple[float, list[list[RankedCandidate]]]:
+def throughput(
+    ranker: Ranker, agents: list[SocialAgent], now: datetime, repeats: int
+) -> tuple[float, list[list[RankedCandidate]]]:
     """(feeds/s of `rank_many` for all agents at once, median of `repeats` timed calls; the feeds).
 
     The untimed first call is the warm-up (interest vectors are embedded and cached there).
@@ -73,19 +74,37 @@ def single_feed_latency(ranker: Ranker, agents: list[SocialAgent], now: datetime
     return 1e3 * percentile(seconds, 50), 1e3 * percentile(seconds, 95)
 
 
-def compare_mode(mode: str, chroma: FeedRetriever, exact: ExactRetriever, world: BenchWorld, repeats: int,
-                 size: int) -> list[Figure]:
+def compare_mode(
+    mode: str, chroma: FeedRetriever, exact: ExactRetriever, world: BenchWorld, repeats: int, size: int
+) -> list[Figure]:
     agents, now = world.agents, world.now
     chroma_fps, chroma_feeds = throughput(make_ranker(mode, chroma, world.graph), agents, now, repeats)
     exact_fps, exact_feeds = throughput(make_ranker(mode, exact, world.graph), agents, now, repeats)
     return [
-        figure(SECTION, f"rank.{mode}.feeds_per_s@{size}", chroma_fps, "feeds/s",
-               note=f"rank_many for {len(agents)} agents, Chroma-backed store"),
+        figure(
+            SECTION,
+            f"rank.{mode}.feeds_per_s@{size}",
+            chroma_fps,
+            "feeds/s",
+            note=f"rank_many for {len(agents)} agents, Chroma-backed store",
+        ),
         figure(SECTION, f"rank.{mode}.exact_feeds_per_s@{size}", exact_fps, "feeds/s", note="numpy brute force"),
-        figure(SECTION, f"rank.{mode}.slowdown@{size}", exact_fps / chroma_fps, "x", RATIO_TARGET,
-               note="exact feeds/s / Chroma feeds/s: how many times slower the Chroma-backed ranking is"),
-        figure(SECTION, f"rank.{mode}.recall@{RECALL_K}", recall_at_k(feed_ids(chroma_feeds), feed_ids(exact_feeds)),
-               "", RECALL_TARGET, note="Chroma feeds vs exact feeds, mean over agents"),
+        figure(
+            SECTION,
+            f"rank.{mode}.slowdown@{size}",
+            exact_fps / chroma_fps,
+            "x",
+            RATIO_TARGET,
+            note="exact feeds/s / Chroma feeds/s: how many times slower the Chroma-backed ranking is",
+        ),
+        figure(
+            SECTION,
+            f"rank.{mode}.recall@{RECALL_K}",
+            recall_at_k(feed_ids(chroma_feeds), feed_ids(exact_feeds)),
+            "",
+            RECALL_TARGET,
+            note="Chroma feeds vs exact feeds, mean over agents",
+        ),
     ]
 
 
@@ -99,8 +118,9 @@ def ranking_section(ctx: BenchContext) -> list[Figure]:
     try:
         for mode in tqdm(KNOWN_MODES, desc="ranking modes", disable=not ctx.show_progress):
             figures += compare_mode(mode, chroma, exact, world, ctx.sizes.ranking_repeats, size)
-        p50, p95 = single_feed_latency(make_ranker("x_algo", chroma, world.graph), world.agents, world.now,
-                                       ctx.sizes.latency_queries)
+        p50, p95 = single_feed_latency(
+            make_ranker("x_algo", chroma, world.graph), world.agents, world.now, ctx.sizes.latency_queries
+        )
         target = LATENCY_TARGET if size == LATENCY_TARGET_POSTS else None
         figures += [
             figure(SECTION, f"rank.x_algo.feed_p50_ms@{size}", p50, "ms", target, note="rank(agent), one agent a call"),

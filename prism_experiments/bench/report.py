@@ -54,12 +54,20 @@ class Figure(BaseModel):
     note: str = ""
 
 
-def figure(section: int, name: str, value: float | None, unit: str, target: Target | None = None,
-           note: str = "") -> Figure:
+def figure(
+    section: int, name: str, value: float | None, unit: str, target: Target | None = None, note: str = ""
+) -> Figure:
     """A Figure with `passed` filled in from its target."""
     clean = None if value is None or (isinstance(value, float) and math.isnan(value)) else float(value)
-    return Figure(section=section, name=name, value=clean, unit=unit, target=target,
-                  passed=target.met_by(clean) if target is not None else None, note=note)
+    return Figure(
+        section=section,
+        name=name,
+        value=clean,
+        unit=unit,
+        target=target,
+        passed=target.met_by(clean) if target is not None else None,
+        note=note,
+    )
 
 
 class MachineInfo(BaseModel):
@@ -149,7 +157,10 @@ def render_table(figures: Sequence[Figure]) -> str:
     header = ("sec", "figure", "value", "unit", "target", "result")
     rows = [header] + [
         (
-            str(f.section), f.name, format_value(f.value), f.unit,
+            str(f.section),
+            f.name,
+            format_value(f.value),
+            f.unit,
             f.target.describe() if f.target else "",
             {True: "PASS", False: "MISS", None: ""}[f.passed] if f.target else "",
         )

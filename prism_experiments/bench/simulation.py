@@ -15,13 +15,16 @@ from pathlib import Path
 
 from prism_experiments.bench.context import BenchContext
 from prism_experiments.bench.hydra_runs import (
-    active_agent_steps, new_runs, run_entry_point, simulation_runs,
+    active_agent_steps,
+    new_runs,
+    run_entry_point,
+    simulation_runs,
 )
 from prism_experiments.bench.measure import timed
 from prism_experiments.bench.probe.log import read_probe
 from prism_experiments.bench.report import Figure, Target, figure
-from prism_experiments.embeddings import Embedder
 from prism_experiments.composition import compose_experiment
+from prism_experiments.embeddings import Embedder
 from prism_experiments.locations import artifact_root, sqlite_tracking_uri
 from prism_experiments.simulation import build_starting_world
 
@@ -34,9 +37,11 @@ PRESETS: dict[str, tuple[str, ...]] = {
     "engagement_learned": ("ranking=engagement", "ranking.predictor=learned"),
 }
 #: the targets of docs/bench.md (tightened from a first 30 s and 900 s, both met: 12.5 s and 393 s)
-WALL_TARGETS = {"default": Target(op="<=", threshold=8.0, source="docs/bench.md"),
-                "large": Target(op="<=", threshold=200.0, source="docs/bench.md"),
-                "huge": Target(op="<=", threshold=1800.0, source="docs/bench.md")}
+WALL_TARGETS = {
+    "default": Target(op="<=", threshold=8.0, source="docs/bench.md"),
+    "large": Target(op="<=", threshold=200.0, source="docs/bench.md"),
+    "huge": Target(op="<=", threshold=1800.0, source="docs/bench.md"),
+}
 RSS_TARGETS = {"large": Target(op="<=", threshold=8.0), "huge": Target(op="<=", threshold=16.0, source="docs/bench.md")}
 ENGINE_TIMINGS = ("world_s", "index_s", "rank_s", "decide_s", "index_new_s", "total_s", "simulate_s", "log_s")
 #: the process's peak RSS at the end of each phase (world built, store indexed, steps run, logged)
@@ -53,8 +58,16 @@ def warm_up(overrides: Sequence[str], embedder: Embedder, show_progress: bool) -
     return embedder.encoded_count - before, seconds, len(world.corpus)
 
 
-def timed_run(ctx: BenchContext, overrides: Sequence[str], work: Path, label: str, prefix: str,
-              wall_target: Target | None, rss_target: Target | None, note: str) -> list[Figure]:
+def timed_run(
+    ctx: BenchContext,
+    overrides: Sequence[str],
+    work: Path,
+    label: str,
+    prefix: str,
+    wall_target: Target | None,
+    rss_target: Target | None,
+    note: str,
+) -> list[Figure]:
     """One timed child run of the entry point and the figures read from its probe and its MLflow run."""
     cfg = compose_experiment(overrides)
     uri = sqlite_tracking_uri(work)
@@ -71,11 +84,17 @@ def timed_run(ctx: BenchContext, overrides: Sequence[str], work: Path, label: st
     figures = [
         figure(SECTION, f"{prefix}.wall_s", child.wall_s, "s", wall_target, note=note),
         figure(SECTION, f"{prefix}.peak_rss_gb", child.peak_rss_bytes / 1e9, "GB", rss_target),
-        figure(SECTION, f"{prefix}.agent_steps", agent_steps, "agent-steps", note="distinct (step, agent) feeds served"),
-        figure(SECTION, f"{prefix}.agent_steps_per_s", agent_steps / loop_s if loop_s else None, "agent-steps/s",
-               note="over the step loop: rank_s + decide_s + index_new_s"),
-        figure(SECTION, f"{prefix}.run_encoded", probe.encoded_texts, "texts",
-               note="texts the run sent to the model"),
+        figure(
+            SECTION, f"{prefix}.agent_steps", agent_steps, "agent-steps", note="distinct (step, agent) feeds served"
+        ),
+        figure(
+            SECTION,
+            f"{prefix}.agent_steps_per_s",
+            agent_steps / loop_s if loop_s else None,
+            "agent-steps/s",
+            note="over the step loop: rank_s + decide_s + index_new_s",
+        ),
+        figure(SECTION, f"{prefix}.run_encoded", probe.encoded_texts, "texts", note="texts the run sent to the model"),
         figure(SECTION, f"{prefix}.model_load_s", probe.model_load_s, "s"),
     ]
     figures += [figure(SECTION, f"{prefix}.{key}", timings[key], "s") for key in ENGINE_TIMINGS if key in timings]
@@ -86,23 +105,47 @@ def run_preset(ctx: BenchContext, name: str, rerun: bool) -> list[Figure]:
     from prism_experiments.tracking.store import ensure_experiment
 
     work = Path(tempfile.mkdtemp(prefix=f"sim-{name}-", dir=ctx.work_dir))
-    overrides = [*PRESETS[name], f"paths.runs_dir={work}", f"rag.cache_dir={ctx.cache_dir}",
-                 "simulation.show_progress=false"]
+    overrides = [
+        *PRESETS[name],
+        f"paths.runs_dir={work}",
+        f"rag.cache_dir={ctx.cache_dir}",
+        "simulation.show_progress=false",
+    ]
     encoded, warm_s, n_posts = warm_up(overrides, ctx.embedder(), ctx.show_progress)
     cfg = compose_experiment(overrides)
     ensure_experiment(sqlite_tracking_uri(work), cfg.experiment_name, artifact_root(work))  # as on a 2nd `make run`
     size = f"{cfg.agents.n_agents:,} agents, {n_posts:,} posts, {cfg.simulation.n_steps} steps"
     figures = [
-        figure(SECTION, f"sim.{name}.warmup_encoded", encoded, "texts",
-               note="starting-corpus texts a first-ever run would embed on top (0 once cached)"),
+        figure(
+            SECTION,
+            f"sim.{name}.warmup_encoded",
+            encoded,
+            "texts",
+            note="starting-corpus texts a first-ever run would embed on top (0 once cached)",
+        ),
         figure(SECTION, f"sim.{name}.warmup_s", warm_s, "s"),
     ]
-    figures += timed_run(ctx, overrides, work, "first", f"sim.{name}", WALL_TARGETS.get(name), RSS_TARGETS.get(name),
-                         note=f"corpus cached, new posts embedded during the run ({size})")
+    figures += timed_run(
+        ctx,
+        overrides,
+        work,
+        "first",
+        f"sim.{name}",
+        WALL_TARGETS.get(name),
+        RSS_TARGETS.get(name),
+        note=f"corpus cached, new posts embedded during the run ({size})",
+    )
     if rerun:
-        figures += timed_run(ctx, [*overrides, "+force=true"], work, "rerun", f"sim.{name}.rerun",
-                             WALL_TARGETS[name], RSS_TARGETS.get(name),
-                             note="identical rerun: every text, new posts included, cached")
+        figures += timed_run(
+            ctx,
+            [*overrides, "+force=true"],
+            work,
+            "rerun",
+            f"sim.{name}.rerun",
+            WALL_TARGETS[name],
+            RSS_TARGETS.get(name),
+            note="identical rerun: every text, new posts included, cached",
+        )
     return figures
 
 
@@ -111,9 +154,16 @@ def simulation_section(ctx: BenchContext) -> list[Figure]:
     learned = run_preset(ctx, "engagement_learned", rerun=False)
     values = {f.name: f.value for f in figures + learned}
     default_rank, learned_rank = values.get("sim.default.rank_s"), values.get("sim.engagement_learned.rank_s")
-    figures += learned + [figure(
-        SECTION, "sim.engagement_learned.rank_s_vs_x_algo", learned_rank / default_rank
-        if default_rank and learned_rank else None, "x", note="ranking time of engagement (learned) / x_algo")]
+    figures += [
+        *learned,
+        figure(
+            SECTION,
+            "sim.engagement_learned.rank_s_vs_x_algo",
+            learned_rank / default_rank if default_rank and learned_rank else None,
+            "x",
+            note="ranking time of engagement (learned) / x_algo",
+        ),
+    ]
     if ctx.include_large:
         figures += run_preset(ctx, "large", rerun=False)
     if ctx.include_huge:

@@ -37,10 +37,32 @@ class BenchSizes(BaseModel):
 
 
 SIZES: dict[Mode, BenchSizes] = {
-    "full": BenchSizes(cold_texts=512, corpus_posts=50_000, store_posts=(10_000, 50_000), ranking_posts=10_000,
-                       agents=200, latency_queries=200, ranking_repeats=3),
-    "quick": BenchSizes(cold_texts=128, corpus_posts=50_000, store_posts=(2_000,), ranking_posts=2_000,
-                        agents=200, latency_queries=100, ranking_repeats=2, cold_cache_posts=600),
-    "tiny": BenchSizes(cold_texts=16, corpus_posts=300, store_posts=(300,), ranking_posts=300,
-                       agents=20, latency_queries=10, ranking_repeats=1),
+    "full": BenchSizes(
+        cold_texts=512,
+        corpus_posts=50_000,
+        store_posts=(10_000, 50_000),
+        ranking_posts=10_000,
+        agents=200,
+        latency_queries=200,
+        ranking_repeats=3,
+    ),
+    "quick": BenchSizes(
+        cold_texts=128,
+        corpus_posts=50_000,
+        store_posts=(2_000,),
+        ranking_posts=2_000,
+        agents=200,
+        latency_queries=100,
+        ranking_repeats=2,
+        cold_cache_posts=600,
+    ),
+    "tiny": BenchSizes(
+        cold_texts=16,
+        corpus_posts=300,
+        store_posts=(300,),
+        ranking_posts=300,
+        agents=20,
+        latency_queries=10,
+        ranking_repeats=1,
+    ),
 }

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 from prism_experiments.bench.context import BenchContext, drop_store, store_config
 from prism_experiments.bench.data import BenchWorld
 from prism_experiments.bench.measure import current_rss_bytes, latencies, percentile, timed
@@ -31,8 +33,9 @@ def feed_latencies(retriever: FeedRetriever, world: BenchWorld, n_queries: int) 
     interests = [agent.interests for agent in world.agents]
     for interest in {tuple(i) for i in interests}:  # warm-up: interest vectors are cached by the store
         retriever.get_feed(list(interest), mode="preference", n=FEED_SIZE)
-    seconds = latencies(lambda i: retriever.get_feed(interests[i % len(interests)], mode="preference",
-                                                     n=FEED_SIZE), n_queries)
+    seconds = latencies(
+        lambda i: retriever.get_feed(interests[i % len(interests)], mode="preference", n=FEED_SIZE), n_queries
+    )
     return 1e3 * percentile(seconds, 50), 1e3 * percentile(seconds, 95)
 
 
@@ -40,8 +43,13 @@ def store_section(ctx: BenchContext) -> list[Figure]:
     world = ctx.world()
     figures = [
         figure(SECTION, "store.corpus_posts", len(world.posts), "posts"),
-        figure(SECTION, "store.corpus_encoded", world.encoded, "texts",
-               note="texts the model had to embed for the bench corpus (0 once the cache is warm)"),
+        figure(
+            SECTION,
+            "store.corpus_encoded",
+            world.encoded,
+            "texts",
+            note="texts the model had to embed for the bench corpus (0 once the cache is warm)",
+        ),
         figure(SECTION, "store.corpus_embed_s", world.embed_s, "s", note="embedding / cache lookup of the corpus"),
     ]
     # smallest first, every store kept until the end: each RSS delta is that store's own growth,
@@ -51,19 +59,35 @@ def store_section(ctx: BenchContext) -> list[Figure]:
         for size in sorted({min(n, len(world.posts)) for n in ctx.sizes.store_posts}):
             subset = world.subset(size)
             rss_before = current_rss_bytes()
-            retriever, build_s = timed(lambda: build_store(subset, ctx.embedder(), f"store{size}"))
+            retriever, build_s = timed(functools.partial(build_store, subset, ctx.embedder(), f"store{size}"))
             stores.append(retriever)
             memory_mb = (current_rss_bytes() - rss_before) / 1e6
             p50, p95 = feed_latencies(retriever, world, ctx.sizes.latency_queries)
             latency_target = LATENCY_TARGET if size == LATENCY_TARGET_POSTS else None
             figures += [
-                figure(SECTION, f"store.add_posts_per_s@{size}", size / build_s, "posts/s",
-                       note="add_posts with precomputed embeddings: Chroma + in-memory index only"),
-                figure(SECTION, f"store.memory_mb@{size}", memory_mb, "MB",
-                       MEMORY_TARGET if size == MEMORY_TARGET_POSTS else None,
-                       note="RSS growth while building the store"),
-                figure(SECTION, f"store.feed_p50_ms@{size}", p50, "ms", latency_target,
-                       note="get_feed(interests, 'preference', n=10)"),
+                figure(
+                    SECTION,
+                    f"store.add_posts_per_s@{size}",
+                    size / build_s,
+                    "posts/s",
+                    note="add_posts with precomputed embeddings: Chroma + in-memory index only",
+                ),
+                figure(
+                    SECTION,
+                    f"store.memory_mb@{size}",
+                    memory_mb,
+                    "MB",
+                    MEMORY_TARGET if size == MEMORY_TARGET_POSTS else None,
+                    note="RSS growth while building the store",
+                ),
+                figure(
+                    SECTION,
+                    f"store.feed_p50_ms@{size}",
+                    p50,
+                    "ms",
+                    latency_target,
+                    note="get_feed(interests, 'preference', n=10)",
+                ),
                 figure(SECTION, f"store.feed_p95_ms@{size}", p95, "ms", latency_target),
             ]
     finally:

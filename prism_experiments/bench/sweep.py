@@ -30,8 +30,12 @@ SEEDS = 10
 MODES = ("x_algo", "random")
 EXPERIMENT = "smoke"
 SWEEP_ARGUMENTS = (
-    "-m", f"experiment={EXPERIMENT}", f"seed=range(0,{SEEDS})", f"ranking={','.join(MODES)}",
-    f"hydra.launcher.n_jobs={N_JOBS}", "simulation.show_progress=false",
+    "-m",
+    f"experiment={EXPERIMENT}",
+    f"seed=range(0,{SEEDS})",
+    f"ranking={','.join(MODES)}",
+    f"hydra.launcher.n_jobs={N_JOBS}",
+    "simulation.show_progress=false",
 )
 RUN_TIMINGS = ("world_s", "index_s", "simulate_s", "log_s", "total_s")
 ZERO = Target(op="==", threshold=0)
@@ -53,8 +57,9 @@ def fresh_model_load() -> dict[str, float]:
 
     Without the probe, which would import the package before the timer starts.
     """
-    done = subprocess.run([sys.executable, "-c", MODEL_LOAD_SCRIPT], capture_output=True, text=True, check=True,
-                          env=child_env(None))
+    done = subprocess.run(
+        [sys.executable, "-c", MODEL_LOAD_SCRIPT], capture_output=True, text=True, check=True, env=child_env(None)
+    )
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
@@ -77,8 +82,11 @@ def shard_digests(keys: np.ndarray) -> list[bytes]:
 
 
 def mean_timings(runs: list[LoggedRun]) -> dict[str, float]:
-    return {key: mean(run.timings[key] for run in runs) for key in RUN_TIMINGS
-            if runs and all(key in run.timings for run in runs)}
+    return {
+        key: mean(run.timings[key] for run in runs)
+        for key in RUN_TIMINGS
+        if runs and all(key in run.timings for run in runs)
+    }
 
 
 def sweep_section(ctx: BenchContext) -> list[Figure]:
@@ -99,34 +107,87 @@ def sweep_section(ctx: BenchContext) -> list[Figure]:
     timings = mean_timings(warm_runs)
 
     figures = [
-        figure(SECTION, "sweep.runs", len(warm_runs), "runs", Target(op="==", threshold=n_runs),
-               note=f"experiment={EXPERIMENT}, {SEEDS} seeds x {len(MODES)} modes, joblib n_jobs={N_JOBS}"),
+        figure(
+            SECTION,
+            "sweep.runs",
+            len(warm_runs),
+            "runs",
+            Target(op="==", threshold=n_runs),
+            note=f"experiment={EXPERIMENT}, {SEEDS} seeds x {len(MODES)} modes, joblib n_jobs={N_JOBS}",
+        ),
         figure(SECTION, "sweep.cold_wall_s", cold.wall_s, "s", note="empty runs dir: store created, corpora embedded"),
         figure(SECTION, "sweep.warm_wall_s", warm.wall_s, "s", note="identical sweep, +force=true, warm cache"),
         figure(SECTION, "sweep.warm_s_per_run", warm.wall_s / n_runs, "s"),
     ]
-    figures += [figure(SECTION, f"sweep.run_{key}", value, "s", note="mean over the warm sweep's runs")
-                for key, value in timings.items()]
+    figures += [
+        figure(SECTION, f"sweep.run_{key}", value, "s", note="mean over the warm sweep's runs")
+        for key, value in timings.items()
+    ]
     if "simulate_s" in timings and "log_s" in timings:
         overhead = warm.wall_s * N_JOBS / n_runs - timings["simulate_s"] - timings["log_s"]
-        figures.append(figure(SECTION, "sweep.overhead_per_run_s", overhead, "s", OVERHEAD_TARGET,
-                              note="worker time per run outside simulate + log: launcher, config, MLflow run, model load"))
+        figures.append(
+            figure(
+                SECTION,
+                "sweep.overhead_per_run_s",
+                overhead,
+                "s",
+                OVERHEAD_TARGET,
+                note="worker time per run outside simulate + log: launcher, config, MLflow run, model load",
+            )
+        )
     figures += [
         figure(SECTION, "sweep.fresh_import_s", load["import_s"], "s", note="import prism_experiments.embeddings"),
         figure(SECTION, "sweep.fresh_model_load_s", load["load_s"], "s", note="load_model in a new process"),
-        figure(SECTION, "sweep.model_loads", warm_probe.model_loads, "loads", Target(op="<=", threshold=N_JOBS),
-               note=f"model loads in the warm sweep ({warm_probe.processes} processes logged)"),
-        figure(SECTION, "sweep.index_builds", warm_probe.index_builds, "builds",
-               note=f"base-corpus index builds in the warm sweep ({warm_probe.distinct_corpora} distinct corpora, "
-                    f"{warm_probe.index_build_s:.1f} s in all)"),
-        figure(SECTION, "sweep.same_corpus_rebuilds", cold_probe.same_corpus_rebuilds + warm_probe.same_corpus_rebuilds,
-               "builds", ZERO, note="index builds of a corpus the same worker had already indexed"),
-        figure(SECTION, "sweep.cold_encoded", cold_probe.encoded_texts, "texts", note="texts sent to the model, cold sweep"),
-        figure(SECTION, "sweep.cold_duplicate_encodes", cold_probe.duplicate_encodes, "texts", ZERO,
-               note="texts the cold sweep sent to the model more than once (across workers)"),
-        figure(SECTION, "sweep.warm_encoded", warm_probe.encoded_texts, "texts", ZERO,
-               note="texts the identical warm sweep sent to the model"),
-        figure(SECTION, "sweep.warm_new_cached_texts", texts_after - texts_before, "texts", ZERO,
-               note="distinct texts added to the embedding cache during the warm sweep"),
+        figure(
+            SECTION,
+            "sweep.model_loads",
+            warm_probe.model_loads,
+            "loads",
+            Target(op="<=", threshold=N_JOBS),
+            note=f"model loads in the warm sweep ({warm_probe.processes} processes logged)",
+        ),
+        figure(
+            SECTION,
+            "sweep.index_builds",
+            warm_probe.index_builds,
+            "builds",
+            note=f"base-corpus index builds in the warm sweep ({warm_probe.distinct_corpora} distinct corpora, "
+            f"{warm_probe.index_build_s:.1f} s in all)",
+        ),
+        figure(
+            SECTION,
+            "sweep.same_corpus_rebuilds",
+            cold_probe.same_corpus_rebuilds + warm_probe.same_corpus_rebuilds,
+            "builds",
+            ZERO,
+            note="index builds of a corpus the same worker had already indexed",
+        ),
+        figure(
+            SECTION, "sweep.cold_encoded", cold_probe.encoded_texts, "texts", note="texts sent to the model, cold sweep"
+        ),
+        figure(
+            SECTION,
+            "sweep.cold_duplicate_encodes",
+            cold_probe.duplicate_encodes,
+            "texts",
+            ZERO,
+            note="texts the cold sweep sent to the model more than once (across workers)",
+        ),
+        figure(
+            SECTION,
+            "sweep.warm_encoded",
+            warm_probe.encoded_texts,
+            "texts",
+            ZERO,
+            note="texts the identical warm sweep sent to the model",
+        ),
+        figure(
+            SECTION,
+            "sweep.warm_new_cached_texts",
+            texts_after - texts_before,
+            "texts",
+            ZERO,
+            note="distinct texts added to the embedding cache during the warm sweep",
+        ),
     ]
     return figures

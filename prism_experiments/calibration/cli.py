@@ -8,7 +8,7 @@ import signal
 import sys
 import time
 from collections.abc import Sequence
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from prism_experiments.calibration.report import fit_table, write_report
@@ -24,11 +24,10 @@ from prism_experiments.calibration.search import (
     summarize_study,
     world_yaml,
 )
-from prism_experiments.composition import compose_experiment
-from prism_experiments.locations import CONFIG_DIR
 from prism_experiments.calibration.targets import TargetsError, available, load_targets
+from prism_experiments.composition import compose_experiment
 from prism_experiments.config import ConfigError
-from prism_experiments.locations import default_runs_dir
+from prism_experiments.locations import CONFIG_DIR, default_runs_dir
 
 log = logging.getLogger("prism_experiments")
 
@@ -50,23 +49,38 @@ def positive_int(text: str) -> int:
 
 def parser() -> OneLineParser:
     p = OneLineParser(prog="prism-calibrate", description=__doc__)
-    p.add_argument("--targets", required=True, help=f"target set in conf/calibration/ ({', '.join(available())}) or a yaml path")
+    p.add_argument(
+        "--targets", required=True, help=f"target set in conf/calibration/ ({', '.join(available())}) or a yaml path"
+    )
     p.add_argument("--trials", type=positive_int, default=30, help="trials to add to the study (default 30)")
-    p.add_argument("--seeds", type=positive_int, default=3, help="seeds per trial, the same for every trial (default 3)")
+    p.add_argument(
+        "--seeds", type=positive_int, default=3, help="seeds per trial, the same for every trial (default 3)"
+    )
     p.add_argument("--first-seed", type=int, default=0, help="seeds are first-seed .. first-seed + seeds - 1")
     p.add_argument("--sampler-seed", type=int, default=0, help="seed of Optuna's TPESampler")
     p.add_argument("--study", default=None, help="study name (default: the target set's name); same name continues it")
     p.add_argument("--runs-dir", type=Path, default=None, help="runs directory (default $PRISM_RUNS_DIR or ./runs)")
     p.add_argument("--cache-dir", type=Path, default=None, help="embedding cache (rag.cache_dir)")
-    p.add_argument("--world-file", type=Path, default=None,
-                   help="where the best parameters go (default conf/world/<study>.yaml); 'none' skips it")
-    p.add_argument("--evaluate", action="store_true",
-                   help="no search: the fit table of the config (plus overrides) over the seeds")
-    p.add_argument("--full-size", action="store_true",
-                   help="with --evaluate: run at the config's own size, without the target set's run_overrides")
+    p.add_argument(
+        "--world-file",
+        type=Path,
+        default=None,
+        help="where the best parameters go (default conf/world/<study>.yaml); 'none' skips it",
+    )
+    p.add_argument(
+        "--evaluate", action="store_true", help="no search: the fit table of the config (plus overrides) over the seeds"
+    )
+    p.add_argument(
+        "--full-size",
+        action="store_true",
+        help="with --evaluate: run at the config's own size, without the target set's run_overrides",
+    )
     p.add_argument("--label", default=None, help="with --evaluate: name of the fit table in the report")
-    p.add_argument("--report", action="store_true",
-                   help="no new trials: write the fit table and world file of the study as it stands")
+    p.add_argument(
+        "--report",
+        action="store_true",
+        help="no new trials: write the fit table and world file of the study as it stands",
+    )
     p.add_argument("--no-progress", action="store_true")
     p.add_argument("overrides", nargs="*", help="extra Hydra overrides for every run (key=value)")
     return p
@@ -80,36 +94,50 @@ def evaluate(settings: CalibrationSettings, full_size: bool, label: str) -> Path
     per_seed, _ = simulate_moments(overrides, settings.seeds)
     table = fit_table(settings.target_set.targets, per_seed)
     print(table.to_string(index=False))
-    return write_report(settings.report_dir / label, {label: table}, f"# {label}\n\noverrides: `{' '.join(overrides)}`\n")
+    return write_report(
+        settings.report_dir / label, {label: table}, f"# {label}\n\noverrides: `{' '.join(overrides)}`\n"
+    )
 
 
-def write_outputs(settings: CalibrationSettings, result: CalibrationResult, wall: float,
-                  world_file: Path | None) -> None:
+def write_outputs(
+    settings: CalibrationSettings, result: CalibrationResult, wall: float, world_file: Path | None
+) -> None:
     """Fit tables before/after (markdown + csv), study.json, and the fitted world file."""
     target_set = settings.target_set
-    tables = {"before": fit_table(target_set.targets, result.baseline_per_seed),
-              "after": fit_table(target_set.targets, result.best_per_seed)}
-    preamble = (f"# Calibration `{settings.name}` ({target_set.name})\n\n"
-                f"- trials complete/failed: {result.n_complete}/{result.n_failed}; seeds {result.seeds}; "
-                f"wall time of this call {wall / 60:.1f} min\n"
-                f"- before = trial 0, the config's own values: `{' '.join(param_overrides(result.first_params))}`\n"
-                f"- after = the best trial: `{' '.join(param_overrides(result.best_params))}`\n"
-                f"- objective: before {result.first_value:.4f}, after {result.best_value:.4f}\n"
-                f"- run overrides: `{' '.join(base_overrides(settings))}`\n"
-                f"- MLflow parent run {result.parent_run_id or '(report only)'}; "
-                f"Optuna storage sqlite:///{settings.storage_path}\n")
+    tables = {
+        "before": fit_table(target_set.targets, result.baseline_per_seed),
+        "after": fit_table(target_set.targets, result.best_per_seed),
+    }
+    preamble = (
+        f"# Calibration `{settings.name}` ({target_set.name})\n\n"
+        f"- trials complete/failed: {result.n_complete}/{result.n_failed}; seeds {result.seeds}; "
+        f"wall time of this call {wall / 60:.1f} min\n"
+        f"- before = trial 0, the config's own values: `{' '.join(param_overrides(result.first_params))}`\n"
+        f"- after = the best trial: `{' '.join(param_overrides(result.best_params))}`\n"
+        f"- objective: before {result.first_value:.4f}, after {result.best_value:.4f}\n"
+        f"- run overrides: `{' '.join(base_overrides(settings))}`\n"
+        f"- MLflow parent run {result.parent_run_id or '(report only)'}; "
+        f"Optuna storage sqlite:///{settings.storage_path}\n"
+    )
     path = write_report(settings.report_dir, tables, preamble)
     (settings.report_dir / "study.json").write_text(result_json(result) + "\n")
     world_file = world_file or CONFIG_DIR / "world" / f"{settings.name}.yaml"
     if str(world_file) != "none":
-        stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d")
+        stamp = datetime.now(UTC).strftime("%Y-%m-%d")
         world_file.parent.mkdir(parents=True, exist_ok=True)
-        world_file.write_text(world_yaml(result.best_params, [
-            f"World `{settings.name}`: fitted by `prism-calibrate --targets {target_set.name}` on {stamp}",
-            f"(conf/calibration/{target_set.name}.yaml; fit table: docs/model.md, \"Calibration\").",
-            f"Best of {result.n_complete} trials x {len(result.seeds)} seeds at {' '.join(target_set.run_overrides)}:",
-            f"objective {result.best_value:.4f} (the uncalibrated values: {result.first_value:.4f}).",
-            f"Use: make run ARGS=\"world={settings.name}\"."]))
+        world_file.write_text(
+            world_yaml(
+                result.best_params,
+                [
+                    f"World `{settings.name}`: fitted by `prism-calibrate --targets {target_set.name}` on {stamp}",
+                    f'(conf/calibration/{target_set.name}.yaml; fit table: docs/model.md, "Calibration").',
+                    f"Best of {result.n_complete} trials x {len(result.seeds)} seeds at "
+                    f"{' '.join(target_set.run_overrides)}:",
+                    f"objective {result.best_value:.4f} (the uncalibrated values: {result.first_value:.4f}).",
+                    f'Use: make run ARGS="world={settings.name}".',
+                ],
+            )
+        )
         print(f"wrote {world_file}")
     for label, table in tables.items():
         print(f"\n{label}\n{table.drop(columns=['source']).to_string(index=False)}")
@@ -131,12 +159,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         target_set = load_targets(args.targets)
         settings = CalibrationSettings(
-            target_set=target_set, n_trials=args.trials,
+            target_set=target_set,
+            n_trials=args.trials,
             seeds=tuple(range(args.first_seed, args.first_seed + args.seeds)),
-            runs_dir=(args.runs_dir or default_runs_dir()).resolve(), sampler_seed=args.sampler_seed,
-            cache_dir=args.cache_dir, overrides=tuple(args.overrides), study_name=args.study,
-            show_progress=not args.no_progress)
-        compose_experiment([*base_overrides(settings), f"seed={settings.seeds[0]}"])  # bad overrides fail before any run
+            runs_dir=(args.runs_dir or default_runs_dir()).resolve(),
+            sampler_seed=args.sampler_seed,
+            cache_dir=args.cache_dir,
+            overrides=tuple(args.overrides),
+            study_name=args.study,
+            show_progress=not args.no_progress,
+        )
+        compose_experiment(
+            [*base_overrides(settings), f"seed={settings.seeds[0]}"]
+        )  # bad overrides fail before any run
     except (TargetsError, ConfigError) as exc:
         print(f"prism-calibrate: {exc}", file=sys.stderr)
         return 2

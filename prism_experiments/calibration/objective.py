@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from prism_experiments.calibration.targets import Target
 
@@ -36,11 +36,16 @@ def within_tolerance(sim: float, target: Target) -> bool:
 
 def objective(moments: Mapping[str, float], targets: Mapping[str, Target]) -> float:
     """sum over targets of weight * scaled_distance; excluded targets are left out."""
-    return float(sum(target.weight * scaled_distance(moments[target.metric], target)
-                     for target in targets.values() if target.excluded is None))
+    return float(
+        sum(
+            target.weight * scaled_distance(moments[target.metric], target)
+            for target in targets.values()
+            if target.excluded is None
+        )
+    )
 
 
-def mean_moments(per_seed: list[Mapping[str, float]], metrics: list[str]) -> dict[str, float]:
+def mean_moments(per_seed: Sequence[Mapping[str, float]], metrics: Sequence[str]) -> dict[str, float]:
     """Mean of each metric over seeds, NaN seeds left out (NaN if every seed is NaN)."""
     means = {}
     for metric in metrics:

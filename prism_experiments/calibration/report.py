@@ -13,8 +13,19 @@ from scipy import stats
 from prism_experiments.calibration.objective import scaled_distance, within_tolerance
 from prism_experiments.calibration.targets import Target
 
-FIT_COLUMNS: tuple[str, ...] = ("target", "metric", "reference", "sim_mean", "ci_low", "ci_high", "n_seeds",
-                                "within_tolerance", "weight", "distance", "source")
+FIT_COLUMNS: tuple[str, ...] = (
+    "target",
+    "metric",
+    "reference",
+    "sim_mean",
+    "ci_low",
+    "ci_high",
+    "n_seeds",
+    "within_tolerance",
+    "weight",
+    "distance",
+    "source",
+)
 
 
 def mean_ci(values: Sequence[float], level: float = 0.95) -> tuple[float, float, float]:
@@ -41,19 +52,27 @@ def fit_table(targets: Mapping[str, Target], per_seed: Sequence[Mapping[str, flo
     for name, target in targets.items():
         mean, low, high = mean_ci([float(m.get(target.metric, math.nan)) for m in per_seed])
         excluded = target.excluded is not None
-        rows.append({
-            "target": name, "metric": target.metric, "reference": reference_text(target),
-            "sim_mean": mean, "ci_low": low, "ci_high": high, "n_seeds": len(per_seed),
-            "within_tolerance": "excluded" if excluded else ("yes" if within_tolerance(mean, target) else "no"),
-            "weight": 0.0 if excluded else target.weight,
-            "distance": math.nan if excluded else target.weight * scaled_distance(mean, target),
-            "source": target.source.citation,
-        })
+        rows.append(
+            {
+                "target": name,
+                "metric": target.metric,
+                "reference": reference_text(target),
+                "sim_mean": mean,
+                "ci_low": low,
+                "ci_high": high,
+                "n_seeds": len(per_seed),
+                "within_tolerance": "excluded" if excluded else ("yes" if within_tolerance(mean, target) else "no"),
+                "weight": 0.0 if excluded else target.weight,
+                "distance": math.nan if excluded else target.weight * scaled_distance(mean, target),
+                "source": target.source.citation,
+            }
+        )
     return pd.DataFrame(rows, columns=list(FIT_COLUMNS))
 
 
 def to_markdown(table: pd.DataFrame, title: str) -> str:
     """A markdown table of the fit (numbers to 3 decimals)."""
+
     def cell(value: object) -> str:
         if isinstance(value, float):
             return "" if math.isnan(value) else f"{value:.3f}"

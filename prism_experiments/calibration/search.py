@@ -9,18 +9,18 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import optuna
 from tqdm import tqdm
 
 from prism_experiments.calibration.objective import mean_moments, objective
 from prism_experiments.calibration.targets import Parameter, TargetSet
-from prism_experiments.config import ExperimentConfig
 from prism_experiments.composition import compose_experiment
+from prism_experiments.config import ExperimentConfig
 from prism_experiments.harness.job import end_run
-from prism_experiments.metrics.moments import calibration_moments
 from prism_experiments.locations import artifact_root, tracking_uri_for
+from prism_experiments.metrics.moments import calibration_moments
 from prism_experiments.simulation import run_simulation
 from prism_experiments.tracking.errors import error_line
 from prism_experiments.tracking.liveness import HEARTBEAT_TAG, Heartbeat, liveness_tags, reap_stale_runs
@@ -40,6 +40,9 @@ from prism_experiments.tracking.tags import (
     TRIAL_TAG,
     VERSION_TAG_PREFIX,
 )
+
+if TYPE_CHECKING:
+    from mlflow.tracking import MlflowClient
 
 PER_SEED_ATTR = "per_seed_moments"
 RUN_ID_ATTR = "mlflow_run_id"
@@ -96,8 +99,14 @@ class CalibrationResult:
 def base_overrides(settings: CalibrationSettings) -> list[str]:
     """The overrides of every calibration run: where it writes, the reference ranker, the reduced size."""
     cache = [f"rag.cache_dir={settings.cache_dir}"] if settings.cache_dir else []
-    return [f"paths.runs_dir={settings.runs_dir}", *cache, f"ranking={settings.target_set.reference_ranking}",
-            "simulation.show_progress=false", *settings.target_set.run_overrides, *settings.overrides]
+    return [
+        f"paths.runs_dir={settings.runs_dir}",
+        *cache,
+        f"ranking={settings.target_set.reference_ranking}",
+        "simulation.show_progress=false",
+        *settings.target_set.run_overrides,
+        *settings.overrides,
+    ]
 
 
 def param_overrides(params: Mapping[str, float]) -> list[str]:
@@ -113,7 +122,8 @@ def config_values(cfg: ExperimentConfig, keys: Sequence[str]) -> dict[str, float
 
 def simulate_moments(overrides: Sequence[str], seeds: Sequence[int]) -> tuple[list[dict[str, float]], dict[str, Any]]:
     """Calibration moments of one configuration for each seed, and the first seed's resolved config."""
-    per_seed, resolved = [], {}
+    per_seed: list[dict[str, float]] = []
+    resolved: dict[str, Any] = {}
     for seed in seeds:
         cfg = compose_experiment([*overrides, f"seed={seed}"])
         resolved = resolved or cfg.model_dump(mode="json")
@@ -133,8 +143,12 @@ def suggest(trial: optuna.Trial, parameters: Mapping[str, Parameter]) -> dict[st
 
 
 def _run_tags(settings: CalibrationSettings, kind: str) -> dict[str, str]:
-    tags = {KIND_TAG: kind, TARGETS_TAG: settings.target_set.name, GIT_COMMIT_TAG: git_commit(),
-            SEED_TAG: ",".join(map(str, settings.seeds))}
+    tags = {
+        KIND_TAG: kind,
+        TARGETS_TAG: settings.target_set.name,
+        GIT_COMMIT_TAG: git_commit(),
+        SEED_TAG: ",".join(map(str, settings.seeds)),
+    }
     return tags | {f"{VERSION_TAG_PREFIX}{name}": version for name, version in package_versions().items()}
 
 
@@ -145,27 +159,37 @@ def _metric_payload(per_seed: list[dict[str, float]], target_set: TargetSet, val
     return payload
 
 
-def _run_trial(settings: CalibrationSettings, study: optuna.Study, client: Any, experiment_id: str,
-               parent_run_id: str) -> None:
+def _run_trial(
+    settings: CalibrationSettings, study: optuna.Study, client: MlflowClient, experiment_id: str, parent_run_id: str
+) -> None:
     """Ask, simulate every seed, log the child run, tell; a failure marks both FAILED and the loop goes on."""
     target_set = settings.target_set
     trial = study.ask()
     params = suggest(trial, target_set.parameters)
-    tags = _run_tags(settings, CALIBRATION_TRIAL_KIND) | liveness_tags() | {
-        PARENT_RUN_TAG: parent_run_id, TRIAL_TAG: str(trial.number),
-        CONDITION_TAG: f"{target_set.reference_ranking} calibration={target_set.name} trial={trial.number}"}
+    tags = (
+        _run_tags(settings, CALIBRATION_TRIAL_KIND)
+        | liveness_tags()
+        | {
+            PARENT_RUN_TAG: parent_run_id,
+            TRIAL_TAG: str(trial.number),
+            CONDITION_TAG: f"{target_set.reference_ranking} calibration={target_set.name} trial={trial.number}",
+        }
+    )
     run_id = client.create_run(experiment_id, run_name=f"{settings.name} trial {trial.number}", tags=tags).info.run_id
     trial.set_user_attr(RUN_ID_ATTR, run_id)
     try:
         per_seed, resolved = simulate_moments([*base_overrides(settings), *param_overrides(params)], settings.seeds)
-        value = objective(mean_moments(per_seed, sorted({t.metric for t in target_set.targets.values()})),
-                          target_set.targets)
+        value = objective(
+            mean_moments(per_seed, sorted({t.metric for t in target_set.targets.values()})), target_set.targets
+        )
         log_params(client, run_id, to_params(resolved) | {f"calibration.{k}": repr(v) for k, v in params.items()})
         now = int(time.time() * 1000)
         for key, metric in _metric_payload(per_seed, target_set, value).items():
             client.log_metric(run_id, key, metric, timestamp=now, step=0)
-        trial.set_user_attr(PER_SEED_ATTR, [{k: m[k] for k in sorted({t.metric for t in target_set.targets.values()})}
-                                            for m in per_seed])
+        trial.set_user_attr(
+            PER_SEED_ATTR,
+            [{k: m[k] for k in sorted({t.metric for t in target_set.targets.values()})} for m in per_seed],
+        )
         client.set_terminated(run_id, "FINISHED")
         study.tell(trial, value)
     except KeyboardInterrupt:
@@ -185,8 +209,9 @@ def open_study(settings: CalibrationSettings) -> optuna.Study:
     settings.storage_path.parent.mkdir(parents=True, exist_ok=True)
     storage = f"sqlite:///{settings.storage_path}"
     sampler = optuna.samplers.TPESampler(seed=settings.sampler_seed)
-    study = optuna.create_study(study_name=settings.name, storage=storage, sampler=sampler, direction="minimize",
-                                load_if_exists=True)
+    study = optuna.create_study(
+        study_name=settings.name, storage=storage, sampler=sampler, direction="minimize", load_if_exists=True
+    )
     if not study.trials:
         parameters = settings.target_set.parameters
         baseline = config_values(compose_experiment(base_overrides(settings)), list(parameters))
@@ -212,17 +237,30 @@ def run_calibration(settings: CalibrationSettings) -> CalibrationResult:
     parent = client.create_run(experiment_id, run_name=f"calibration {settings.name}", tags=tags).info.run_id
     heartbeat = Heartbeat(lambda: client.set_tag(parent, HEARTBEAT_TAG, f"{time.time():.0f}"))
     try:
-        log_params(client, parent, {
-            "calibration.targets": settings.target_set.name, "calibration.study": settings.name,
-            "calibration.storage": str(settings.storage_path), "calibration.n_trials": str(settings.n_trials),
-            "calibration.seeds": ",".join(map(str, settings.seeds)),
-            "calibration.sampler_seed": str(settings.sampler_seed),
-            "calibration.overrides": " ".join(base_overrides(settings)),
-            **{f"calibration.range.{k}": f"[{p.low}, {p.high}]{' log' if p.log else ''}"
-               for k, p in settings.target_set.parameters.items()}})
+        log_params(
+            client,
+            parent,
+            {
+                "calibration.targets": settings.target_set.name,
+                "calibration.study": settings.name,
+                "calibration.storage": str(settings.storage_path),
+                "calibration.n_trials": str(settings.n_trials),
+                "calibration.seeds": ",".join(map(str, settings.seeds)),
+                "calibration.sampler_seed": str(settings.sampler_seed),
+                "calibration.overrides": " ".join(base_overrides(settings)),
+                **{
+                    f"calibration.range.{k}": f"[{p.low}, {p.high}]{' log' if p.log else ''}"
+                    for k, p in settings.target_set.parameters.items()
+                },
+            },
+        )
         with heartbeat:
-            for _ in tqdm(range(settings.n_trials), desc=f"calibrate {settings.name}", unit="trial",
-                          disable=not settings.show_progress):
+            for _ in tqdm(
+                range(settings.n_trials),
+                desc=f"calibrate {settings.name}",
+                unit="trial",
+                disable=not settings.show_progress,
+            ):
                 _run_trial(settings, study, client, experiment_id, parent)
         result = summarize_study(study, parent)
         set_tags(client, parent, {"prism.best_trial": str(study.best_trial.number)} if result.n_complete else {})
@@ -247,12 +285,19 @@ def summarize_study(study: optuna.Study, parent_run_id: str = "") -> Calibration
         raise ValueError(f"study {study.study_name}: no trial completed ({failed} failed)")
     first, best = complete[0], study.best_trial
     return CalibrationResult(
-        study_name=study.study_name, storage="", parent_run_id=parent_run_id,
-        best_params=dict(best.params), best_value=float(best.value), first_value=float(first.value),
+        study_name=study.study_name,
+        storage="",
+        parent_run_id=parent_run_id,
+        best_params=dict(best.params),
+        best_value=float(best.value),  # type: ignore[arg-type]  # a COMPLETE trial has a value
+        first_value=float(first.value),  # type: ignore[arg-type]
         first_params=dict(first.params),
         baseline_per_seed=list(first.user_attrs.get(PER_SEED_ATTR, [])),
         best_per_seed=list(best.user_attrs.get(PER_SEED_ATTR, [])),
-        n_complete=len(complete), n_failed=failed, seeds=list(study.user_attrs.get("seeds", [])))
+        n_complete=len(complete),
+        n_failed=failed,
+        seeds=list(study.user_attrs.get("seeds", [])),
+    )
 
 
 def nested(params: Mapping[str, float]) -> dict[str, Any]:

@@ -56,7 +56,7 @@ class Target(BaseModel):
         return value
 
     @model_validator(mode="after")
-    def _one_reference(self) -> "Target":
+    def _one_reference(self) -> Target:
         if (self.value is None) == (self.interval is None):
             raise ValueError("value: give exactly one of value and interval")
         if self.interval is not None and self.interval[0] > self.interval[1]:
@@ -75,7 +75,7 @@ class Parameter(BaseModel):
     integer: bool = False
 
     @model_validator(mode="after")
-    def _range(self) -> "Parameter":
+    def _range(self) -> Parameter:
         if not self.low < self.high:
             raise ValueError(f"low: must be < high, got low={self.low}, high={self.high}")
         if self.log and self.low <= 0:
@@ -101,12 +101,14 @@ class TargetSet(BaseModel):
         defaults = fittable_defaults()
         for key in value:
             if key not in defaults:
-                raise ValueError(f"unknown key {key!r}; fittable numeric keys under "
-                                 f"{', '.join(FITTABLE_PREFIXES)} e.g. {', '.join(list(defaults)[:6])}, ...")
+                raise ValueError(
+                    f"unknown key {key!r}; fittable numeric keys under "
+                    f"{', '.join(FITTABLE_PREFIXES)} e.g. {', '.join(list(defaults)[:6])}, ..."
+                )
         return value
 
     @model_validator(mode="after")
-    def _something_to_fit(self) -> "TargetSet":
+    def _something_to_fit(self) -> TargetSet:
         if not self.active_targets():
             raise ValueError("targets: every target is excluded; nothing to fit")
         return self
@@ -119,8 +121,11 @@ class TargetSet(BaseModel):
 def fittable_defaults() -> dict[str, float]:
     """Every numeric (non-bool) default under FITTABLE_PREFIXES, by dotted key."""
     flat = flatten(ExperimentConfig().model_dump(mode="json"))
-    return {key: value for key, value in flat.items()
-            if key.startswith(FITTABLE_PREFIXES) and isinstance(value, (int, float)) and not isinstance(value, bool)}
+    return {
+        key: value
+        for key, value in flat.items()
+        if key.startswith(FITTABLE_PREFIXES) and isinstance(value, (int, float)) and not isinstance(value, bool)
+    }
 
 
 def targets_path(name_or_path: str | Path, directory: Path = CALIBRATION_DIR) -> Path:

@@ -79,7 +79,8 @@ _ARROW_ANYWHERE = re.compile(_ARROW)
 _QUESTION_START = re.compile(r"(?:what|how|why|have you|do you)(?![a-z0-9])")
 _EXPERIENCE = _Trigger("i've found", "i've noticed", "i've experienced", "in my experience")
 _DATA = _Trigger(
-    "according to", "% of",
+    "according to",
+    "% of",
     extra=r"(?<![a-z0-9])(?:data|stats|study|studies|research)\s+shows?(?![a-z0-9])",
     literals=("show",),
 )

@@ -18,10 +18,11 @@ from __future__ import annotations
 
 import json
 import math
-from datetime import datetime, timezone
+from collections.abc import Callable, Iterable
+from datetime import UTC, datetime
 from numbers import Integral, Real
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -95,7 +96,7 @@ def _from_epoch(seconds: float) -> datetime:
     if not math.isfinite(seconds):
         raise _CellError(f"epoch seconds must be finite, got {seconds!r}")
     try:
-        return datetime.fromtimestamp(seconds, tz=timezone.utc)
+        return datetime.fromtimestamp(seconds, tz=UTC)
     except (OverflowError, OSError, ValueError):
         raise _CellError(f"epoch seconds out of range, got {seconds!r}") from None
 
@@ -255,8 +256,10 @@ def _undecodable_row(path: Path, header_lines: int) -> CorpusFileError:
     except UnicodeDecodeError as error:
         line = data[: error.start].count(b"\n") + 1
         where = f"row {line - header_lines}" if line > header_lines else "header"
-        return CorpusFileError(f"{path}: {where}: not UTF-8 text (byte 0x{data[error.start]:02x} at offset "
-                               f"{error.start}); save the file as UTF-8")
+        return CorpusFileError(
+            f"{path}: {where}: not UTF-8 text (byte 0x{data[error.start]:02x} at offset "
+            f"{error.start}); save the file as UTF-8"
+        )
     return CorpusFileError(f"{path}: not UTF-8 text; save the file as UTF-8")
 
 
@@ -291,8 +294,10 @@ def _read_jsonl(path: Path) -> tuple[list[str], list[tuple[int, dict[str, Any]]]
             try:
                 line = raw.decode("utf-8")
             except UnicodeDecodeError as error:
-                raise CorpusFileError(f"{path}: row {line_number}: not UTF-8 text (byte 0x{raw[error.start]:02x} "
-                                      f"at column {error.start + 1}); save the file as UTF-8") from None
+                raise CorpusFileError(
+                    f"{path}: row {line_number}: not UTF-8 text (byte 0x{raw[error.start]:02x} "
+                    f"at column {error.start + 1}); save the file as UTF-8"
+                ) from None
             if not line.strip():
                 continue
             try:

@@ -10,8 +10,8 @@ is filling a template and building the `Post`.
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime, timedelta
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -27,18 +27,18 @@ from prism_experiments.corpus.templates import (
     new_media_description,
     new_post_text,
 )
-from prism_experiments.domain import TOPICS, Post, as_utc
+from prism_experiments.domain import TOPICS, MediaType, Post, as_utc
 
 __all__ = [
+    "LIKES_LOG_SIGMA",
+    "REPLY_LIKES_LOG_MEAN",
+    "REPLY_PER_LIKE",
+    "RESHARE_PER_LIKE",
+    "ROOT_LIKES_LOG_MEAN",
     "SyntheticCorpusConfig",
     "generate_corpus",
     "new_media_description",
     "new_post_text",
-    "ROOT_LIKES_LOG_MEAN",
-    "REPLY_LIKES_LOG_MEAN",
-    "LIKES_LOG_SIGMA",
-    "RESHARE_PER_LIKE",
-    "REPLY_PER_LIKE",
 ]
 
 MAX_TOPICS_PER_GENERATED_AUTHOR = 3
@@ -58,7 +58,7 @@ _STREAMS = ("authors", "structure", "text", "media", "engagement")
 
 
 def _default_reference_time() -> datetime:
-    return datetime(2026, 1, 1, tzinfo=timezone.utc)
+    return datetime(2026, 1, 1, tzinfo=UTC)
 
 
 class SyntheticCorpusConfig(BaseModel):
@@ -75,9 +75,7 @@ class SyntheticCorpusConfig(BaseModel):
     span_hours: float = Field(default=72.0, gt=0.0, description="Posts spread over this span before reference_time.")
     reply_fraction: float = Field(default=0.15, ge=0.0, le=1.0)
     media_fraction: float = Field(default=0.3, ge=0.0, le=1.0)
-    media_type_weights: dict[str, float] = Field(
-        default_factory=lambda: {"image": 0.6, "video": 0.25, "gif": 0.15}
-    )
+    media_type_weights: dict[str, float] = Field(default_factory=lambda: {"image": 0.6, "video": 0.25, "gif": 0.15})
     hashtag_fraction: float = Field(default=DEFAULT_HASHTAG_FRACTION, ge=0.0, le=1.0)
     topics: tuple[str, ...] = Field(default=TOPICS, description="Topics of generated authors.")
     #: 0: every text composed from the templates afresh; N > 0: texts (and the run's new posts and
@@ -113,7 +111,7 @@ class SyntheticCorpusConfig(BaseModel):
         return value
 
     @model_validator(mode="after")
-    def _room_for_distinct_timestamps(self) -> "SyntheticCorpusConfig":
+    def _room_for_distinct_timestamps(self) -> SyntheticCorpusConfig:
         # Timestamps are distinct milliseconds, so the span must hold n_posts of them.
         if self.span_hours * _MS_PER_HOUR < self.n_posts:
             raise ValueError(
@@ -153,9 +151,7 @@ def _checked_authors(authors: Mapping[str, Sequence[str]]) -> dict[str, tuple[st
             raise ValueError(f"authors[{author_id!r}]: must be a sequence of topics, got the string {topics!r}")
         wanted = set(topics)
         if not wanted or not wanted <= set(TOPICS):
-            raise ValueError(
-                f"authors[{author_id!r}]: needs 1+ topics from {', '.join(TOPICS)}; got {list(topics)}"
-            )
+            raise ValueError(f"authors[{author_id!r}]: needs 1+ topics from {', '.join(TOPICS)}; got {list(topics)}")
         checked[author_id] = tuple(topic for topic in TOPICS if topic in wanted)
     return checked
 
@@ -214,8 +210,9 @@ def _engagement(is_reply: np.ndarray, parents: np.ndarray, rng: np.random.Genera
     return likes, reshares, replies + children
 
 
-def generate_corpus(config: SyntheticCorpusConfig, seed: int,
-                    authors: Mapping[str, Sequence[str]] | None = None) -> list[Post]:
+def generate_corpus(
+    config: SyntheticCorpusConfig, seed: int, authors: Mapping[str, Sequence[str]] | None = None
+) -> list[Post]:
     """A reproducible corpus of `config.n_posts` posts; same (config, seed, authors) -> identical posts.
 
     `authors` maps author id -> topics (the simulation's agents and interests);
@@ -224,9 +221,7 @@ def generate_corpus(config: SyntheticCorpusConfig, seed: int,
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise ValueError(f"seed: must be a non-negative integer, got {seed!r}")
     streams = _stream_generators(int(seed))
-    author_map = (
-        _generated_authors(config, streams["authors"]) if authors is None else _checked_authors(authors)
-    )
+    author_map = _generated_authors(config, streams["authors"]) if authors is None else _checked_authors(authors)
     author_ids = list(author_map)
     author_topics = list(author_map.values())
 
@@ -255,10 +250,8 @@ def generate_corpus(config: SyntheticCorpusConfig, seed: int,
     for i in range(n):
         topic_id = TOPICS[topic[i]]
         text = compose_text(topic_id, text_draws[i], bool(is_reply[i]), config.hashtag_fraction, config.text_pool_size)
-        media_type = MEDIA_KINDS[media_kind[i]] if has_media[i] else "none"
-        description = (
-            compose_media_description(topic_id, media_type, media_draws[i].tolist()) if has_media[i] else None
-        )
+        media_type: MediaType = MEDIA_KINDS[media_kind[i]] if has_media[i] else "none"
+        description = compose_media_description(topic_id, media_type, media_draws[i].tolist()) if has_media[i] else None
         posts.append(
             Post(
                 id=ids[i],

@@ -14,12 +14,12 @@ into storytelling, as they would on a real platform).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import lru_cache
-from typing import Sequence
 
 import numpy as np
 
-from prism_experiments.domain import TOPICS, TopicVocabulary, topic_vocabulary
+from prism_experiments.domain import TOPICS, MediaType, TopicVocabulary, topic_vocabulary
 
 #: Share of posts `new_post_text` ends with hashtags unless told otherwise.
 DEFAULT_HASHTAG_FRACTION = 0.3
@@ -27,7 +27,7 @@ DEFAULT_HASHTAG_FRACTION = 0.3
 TEXT_DRAWS = 16
 #: Uniform draws one media description consumes (template, entity).
 MEDIA_DRAWS = 2
-MEDIA_KINDS: tuple[str, ...] = ("image", "video", "gif")
+MEDIA_KINDS: tuple[MediaType, ...] = ("image", "video", "gif")
 #: Seed of every text pool (`text_pool`): fixed, so that corpora of every run seed draw from one pool.
 TEXT_POOL_SEED = 20261125
 
@@ -73,8 +73,7 @@ TWEET_TEMPLATES: dict[str, tuple[str, ...]] = {
         "{Action} -> {outcome}. Works for {people} every time.",
     ),
     "storytelling": (
-        "{n} years ago I knew nothing about {noun}. Then I started to {action},"
-        " and {entity} became part of my week.",
+        "{n} years ago I knew nothing about {noun}. Then I started to {action}, and {entity} became part of my week.",
         "Spent {n} hours with {people} talking about {noun}. Came home and decided to {action}.",
         "The first time I tried to {action}, it went badly. {n} attempts later I finally got {outcome}.",
         "Yesterday {entity} reminded me why I care about {noun}. Grateful for the {people} who keep showing up.",
@@ -166,8 +165,13 @@ def _slots(vocabulary: TopicVocabulary, draws: Sequence[float]) -> dict[str, str
     }
 
 
-def compose_text(topic: str, draws: Sequence[float], reply: bool = False,
-                 hashtag_fraction: float = DEFAULT_HASHTAG_FRACTION, pool_size: int = 0) -> str:
+def compose_text(
+    topic: str,
+    draws: Sequence[float],
+    reply: bool = False,
+    hashtag_fraction: float = DEFAULT_HASHTAG_FRACTION,
+    pool_size: int = 0,
+) -> str:
     """The text a row of `TEXT_DRAWS` uniforms in [0, 1) selects for `topic`; with `pool_size`, the
     first draw picks one of the topic's `pool_size` pooled texts instead (`text_pool`)."""
     if len(draws) != TEXT_DRAWS:
@@ -205,8 +209,13 @@ def compose_media_description(topic: str, media_type: str, draws: Sequence[float
     return template.format(entity=_pick(vocabulary.entities, draws[1]))
 
 
-def new_post_text(topic: str, rng: np.random.Generator, reply: bool = False,
-                  hashtag_fraction: float = DEFAULT_HASHTAG_FRACTION, pool_size: int = 0) -> str:
+def new_post_text(
+    topic: str,
+    rng: np.random.Generator,
+    reply: bool = False,
+    hashtag_fraction: float = DEFAULT_HASHTAG_FRACTION,
+    pool_size: int = 0,
+) -> str:
     """A fresh post (or reply) text on `topic`; consumes exactly TEXT_DRAWS uniforms from `rng`."""
     if not 0.0 <= hashtag_fraction <= 1.0:
         raise ValueError(f"hashtag_fraction: must be in [0, 1], got {hashtag_fraction}")

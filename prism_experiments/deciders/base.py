@@ -80,8 +80,9 @@ class Decider(Protocol):
 
     config_model: ClassVar[type[BaseDeciderConfig]]
 
-    def decide_step(self, step: int, now: datetime, active: np.ndarray, feeds: list[list[RankedCandidate]],
-                    impressions: Impressions) -> StepActions: ...
+    def decide_step(
+        self, step: int, now: datetime, active: np.ndarray, feeds: list[list[RankedCandidate]], impressions: Impressions
+    ) -> StepActions: ...
 
     def rule_authors(self, active: np.ndarray) -> np.ndarray:
         """Per active agent: does the rule authoring model decide whether it writes a post."""

@@ -7,12 +7,13 @@ them, so `agents.decider.kind` picks the model and every other key is validated 
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Union
+from typing import TYPE_CHECKING, Annotated, Any, TypeAlias, Union
 
 from pydantic import Discriminator, Field, Tag
 
-import prism_experiments.deciders.hybrid  # noqa: F401  (registers the decider)
-import prism_experiments.deciders.llm  # noqa: F401  (registers the decider)
+# importing a decider's module registers it
+import prism_experiments.deciders.hybrid
+import prism_experiments.deciders.llm
 import prism_experiments.deciders.rules  # noqa: F401  (registers the decider)
 from prism_experiments.agents import AgentsConfig
 from prism_experiments.deciders.base import BaseDeciderConfig
@@ -30,10 +31,13 @@ def kind_of(value: Any) -> Any:
 
 
 #: every registered decider's config model
-DeciderConfig = Annotated[
-    Union[tuple(Annotated[model, Tag(kind)] for kind, model in config_models().items())],  # type: ignore[misc]
-    Discriminator(kind_of),
-]
+if TYPE_CHECKING:  # the type checker sees the common base; pydantic validates against the union
+    DeciderConfig: TypeAlias = BaseDeciderConfig
+else:
+    DeciderConfig = Annotated[
+        Union[tuple(Annotated[model, Tag(kind)] for kind, model in config_models().items())],  # noqa: UP007  (a runtime tuple)
+        Discriminator(kind_of),
+    ]
 
 
 def decider_config(kind: str = DEFAULT_KIND, **fields: Any) -> BaseDeciderConfig:

@@ -47,8 +47,9 @@ class ModelDecider:
         self.total = CallStats()
         self.series: list[dict[str, float]] = []
 
-    def decide_step(self, step: int, now: datetime, active: np.ndarray, feeds: list[list[RankedCandidate]],
-                    impressions: Impressions) -> StepActions:
+    def decide_step(
+        self, step: int, now: datetime, active: np.ndarray, feeds: list[list[RankedCandidate]], impressions: Impressions
+    ) -> StepActions:
         base = self.rules.decide_step(step, now, active, feeds, impressions)
         if self.llm is None:
             return base
@@ -59,8 +60,15 @@ class ModelDecider:
         chosen = [row for row, a in enumerate(active) if self.mask[a]]
         stats = CallStats()
         population = self.context.population
-        actions = self.llm.act(self.context.seed, step, now, [(int(active[r]), population[active[r]]) for r in chosen],
-                               [[c.post for c in feeds[r]] for r in chosen], self.context.prompt_max_chars, stats)
+        actions = self.llm.act(
+            self.context.seed,
+            step,
+            now,
+            [(int(active[r]), population[active[r]]) for r in chosen],
+            [[c.post for c in feeds[r]] for r in chosen],
+            self.context.prompt_max_chars,
+            stats,
+        )
         reply_texts: dict[int, str] = {}
         new_posts: dict[int, str] = {}
         for row, act in zip(chosen, actions):
@@ -77,8 +85,9 @@ class ModelDecider:
                 new_posts[int(active[row])] = act.post
         self.total.add(stats)
         self.series.append({"step": float(step), **stats.as_dict()})
-        return StepActions(Decisions(liked=liked, reshared=reshared, replied=replied, follows=follows),
-                           reply_texts, new_posts)
+        return StepActions(
+            Decisions(liked=liked, reshared=reshared, replied=replied, follows=follows), reply_texts, new_posts
+        )
 
     def rule_authors(self, active: np.ndarray) -> np.ndarray:
         """LLM agents write only what the model writes, also in a step whose feeds are all empty."""

@@ -17,12 +17,20 @@ from prism_experiments.agents import (
 )
 from prism_experiments.deciders.base import BaseDeciderConfig, DeciderContext, Decisions, Impressions, StepActions
 from prism_experiments.deciders.registry import register_decider
-from prism_experiments.ranking import RankedCandidate
 from prism_experiments.random_streams import BEHAVIOUR_SLOTS, FOLLOW, LIKE, LOOK, REPLY, RESHARE, Stream, keyed_uniforms
+from prism_experiments.ranking import RankedCandidate
 
 
-def rule_decisions(seed: int, step: int, active: np.ndarray, impressions: Impressions, biases: np.ndarray,
-           archetypes: np.ndarray, agents: AgentsConfig, feed_size: int) -> Decisions:
+def rule_decisions(
+    seed: int,
+    step: int,
+    active: np.ndarray,
+    impressions: Impressions,
+    biases: np.ndarray,
+    archetypes: np.ndarray,
+    agents: AgentsConfig,
+    feed_size: int,
+) -> Decisions:
     """Each impression's looks and engagements, from the behaviour model and the (step, agent, slot) uniforms.
 
     `active` are the step's active agents in ascending order; `biases` and `archetypes` have one row per agent.
@@ -34,7 +42,9 @@ def rule_decisions(seed: int, step: int, active: np.ndarray, impressions: Impres
         np.array([p.has_media for p in posts]),
         np.array([p.likes for p in posts]),
         impressions.in_network,
-        biases[agent_idx, 0], biases[agent_idx, 1], biases[agent_idx, 2],
+        biases[agent_idx, 0],
+        biases[agent_idx, 1],
+        biases[agent_idx, 2],
         behaviour,
         format_affinity=format_affinity_for(agents, archetypes[agent_idx], [p.format for p in posts]),
     )
@@ -67,11 +77,22 @@ class RulesDecider:
     def __init__(self, config: RulesDeciderConfig, context: DeciderContext) -> None:
         self.context = context
 
-    def decide_step(self, step: int, now: datetime, active: np.ndarray, feeds: list[list[RankedCandidate]],
-                    impressions: Impressions) -> StepActions:
+    def decide_step(
+        self, step: int, now: datetime, active: np.ndarray, feeds: list[list[RankedCandidate]], impressions: Impressions
+    ) -> StepActions:
         context = self.context
-        return StepActions(rule_decisions(context.seed, step, active, impressions, context.arrays.biases,
-                                          context.arrays.archetypes, context.agents, context.feed_size))
+        return StepActions(
+            rule_decisions(
+                context.seed,
+                step,
+                active,
+                impressions,
+                context.arrays.biases,
+                context.arrays.archetypes,
+                context.agents,
+                context.feed_size,
+            )
+        )
 
     def rule_authors(self, active: np.ndarray) -> np.ndarray:
         return np.ones(len(active), dtype=bool)

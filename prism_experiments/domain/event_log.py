@@ -15,16 +15,45 @@ import pandas as pd
 #: Columns of each table, in order. Exposures also carry one float column
 #: `comp_<name>` per score component a ranker reported (NaN where absent).
 POSTS_COLUMNS: tuple[str, ...] = (
-    "post_id", "author_id", "text", "timestamp", "topic", "has_media", "media_type",
-    "format", "parent_id", "created_step", "likes", "reshares", "replies",
+    "post_id",
+    "author_id",
+    "text",
+    "timestamp",
+    "topic",
+    "has_media",
+    "media_type",
+    "format",
+    "parent_id",
+    "created_step",
+    "likes",
+    "reshares",
+    "replies",
 )
 EXPOSURES_COLUMNS: tuple[str, ...] = (
-    "step", "agent_id", "post_id", "position", "base_score", "final_score", "in_network",
-    "source", "author_id", "topic", "has_media", "format", "interest_similarity",
+    "step",
+    "agent_id",
+    "post_id",
+    "position",
+    "base_score",
+    "final_score",
+    "in_network",
+    "source",
+    "author_id",
+    "topic",
+    "has_media",
+    "format",
+    "interest_similarity",
 )
 ENGAGEMENTS_COLUMNS: tuple[str, ...] = (
-    "step", "agent_id", "post_id", "action", "via_agent_id", "in_network", "author_id",
-    "has_media", "format",
+    "step",
+    "agent_id",
+    "post_id",
+    "action",
+    "via_agent_id",
+    "in_network",
+    "author_id",
+    "has_media",
+    "format",
 )
 #: Exposure columns of a run with stochastic serving only (docs/ope.md): P_A(post at its position),
 #: P_A(post at its position | the posts above it), then one `target_<name>` column per target policy B.
@@ -34,7 +63,14 @@ TARGET_PREFIX = "target_"
 #: per (feed, candidate, position) that the served policy or a target could fill, with its P_A, then the
 #: `target_<name>` columns; the direct-method inputs of doubly robust OPE.
 SERVING_CANDIDATES_COLUMNS: tuple[str, ...] = (
-    "step", "agent_id", "post_id", "position", "interest_similarity", "in_network", "has_media", "propensity",
+    "step",
+    "agent_id",
+    "post_id",
+    "position",
+    "interest_similarity",
+    "in_network",
+    "has_media",
+    "propensity",
 )
 FOLLOWS_COLUMNS: tuple[str, ...] = ("step", "follower_id", "followee_id", "post_id")
 CASCADE_EDGES_COLUMNS: tuple[str, ...] = ("root_post_id", "parent_id", "child_id", "step")
@@ -109,7 +145,7 @@ class EventLog:
         return written
 
     @classmethod
-    def from_parquet(cls, directory: Path | str) -> "EventLog":
+    def from_parquet(cls, directory: Path | str) -> EventLog:
         """Read the tables `to_parquet` wrote."""
         src = Path(directory)
         return cls(**{name: pd.read_parquet(src / f"{name}.parquet") for name in EVENT_TABLES})

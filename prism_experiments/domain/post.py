@@ -39,7 +39,7 @@ class Post(BaseModel):
         return as_utc(value)
 
     @model_validator(mode="after")
-    def _media_is_consistent(self) -> "Post":
+    def _media_is_consistent(self) -> Post:
         if self.has_media and self.media_type == "none":
             raise ValueError("media_type: must be one of image, video, gif when has_media is true")
         if not self.has_media and self.media_type != "none":

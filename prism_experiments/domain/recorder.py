@@ -72,29 +72,68 @@ class EventRecorder:
         """`post` was written at `step` (the starting corpus counts as step -1)."""
         self._created_step[post.id] = step
 
-    def exposure(self, step: int, agent_id: str, post: Post, position: int, base_score: float, final_score: float,
-                 in_network: bool, source: str, similarity: float, components: Mapping[str, float],
-                 serving: Mapping[str, float] | None = None) -> None:
+    def exposure(
+        self,
+        step: int,
+        agent_id: str,
+        post: Post,
+        position: int,
+        base_score: float,
+        final_score: float,
+        in_network: bool,
+        source: str,
+        similarity: float,
+        components: Mapping[str, float],
+        serving: Mapping[str, float] | None = None,
+    ) -> None:
         """One impression; `components` are the ranker's score parts, stored as `comp_<name>` columns; `serving`
         its propensity columns (stochastic serving only)."""
-        self._append("exposures", (step, agent_id, post.id, position, base_score, final_score, in_network,
-                                   source, post.author_id, post.topic, post.has_media, post.format, similarity))
+        self._append(
+            "exposures",
+            (
+                step,
+                agent_id,
+                post.id,
+                position,
+                base_score,
+                final_score,
+                in_network,
+                source,
+                post.author_id,
+                post.topic,
+                post.has_media,
+                post.format,
+                similarity,
+            ),
+        )
         self._components.append(components)
         self._serving.append(serving or {})
 
-    def serving_candidate(self, step: int, agent_id: str, post: Post, position: int, similarity: float,
-                          in_network: bool, propensity: float, targets: Mapping[str, float]) -> None:
+    def serving_candidate(
+        self,
+        step: int,
+        agent_id: str,
+        post: Post,
+        position: int,
+        similarity: float,
+        in_network: bool,
+        propensity: float,
+        targets: Mapping[str, float],
+    ) -> None:
         """A (feed, candidate, position) cell some policy could fill: P_A and each target's P_B of it."""
         values = (step, agent_id, post.id, position, similarity, in_network, post.has_media, propensity)
         for column, value in zip(SERVING_CANDIDATES_COLUMNS, values, strict=True):
             self._candidates[column].append(value)
         self._candidate_targets.append({f"{TARGET_PREFIX}{name}": p for name, p in targets.items()})
 
-    def engagement(self, step: int, agent_id: str, post: Post, action: str, via_agent_id: str | None,
-                   in_network: bool) -> None:
+    def engagement(
+        self, step: int, agent_id: str, post: Post, action: str, via_agent_id: str | None, in_network: bool
+    ) -> None:
         """A like, reshare or reply; `via_agent_id` is the followee a reshared post was seen through."""
-        self._append("engagements", (step, agent_id, post.id, action, via_agent_id, in_network, post.author_id,
-                                     post.has_media, post.format))
+        self._append(
+            "engagements",
+            (step, agent_id, post.id, action, via_agent_id, in_network, post.author_id, post.has_media, post.format),
+        )
 
     def follow(self, step: int, follower_id: str, followee_id: str, post_id: str) -> None:
         """`follower_id` followed the author of `post_id`."""
@@ -115,8 +154,10 @@ class EventRecorder:
         return {
             "posts": self._posts_table(posts),
             "exposures": typed(exposures, "exposures"),
-            **{name: typed(pd.DataFrame(self._columns[name]), name)
-               for name in ("engagements", "follows", "cascade_edges")},
+            **{
+                name: typed(pd.DataFrame(self._columns[name]), name)
+                for name in ("engagements", "follows", "cascade_edges")
+            },
         }
 
     def serving_candidates(self) -> pd.DataFrame:
@@ -127,18 +168,20 @@ class EventRecorder:
         return typed(table, SERVING_CANDIDATES)
 
     def _posts_table(self, posts: Sequence[Post]) -> pd.DataFrame:
-        return pd.DataFrame({
-            "post_id": [p.id for p in posts],
-            "author_id": [p.author_id for p in posts],
-            "text": [p.text for p in posts],
-            "timestamp": pd.to_datetime([p.timestamp for p in posts], utc=True),
-            "topic": [p.topic for p in posts],
-            "has_media": [p.has_media for p in posts],
-            "media_type": [p.media_type for p in posts],
-            "format": [p.format for p in posts],
-            "parent_id": [p.parent_id for p in posts],
-            "created_step": [self._created_step[p.id] for p in posts],
-            "likes": [p.likes for p in posts],
-            "reshares": [p.reshares for p in posts],
-            "replies": [p.replies for p in posts],
-        })
+        return pd.DataFrame(
+            {
+                "post_id": [p.id for p in posts],
+                "author_id": [p.author_id for p in posts],
+                "text": [p.text for p in posts],
+                "timestamp": pd.to_datetime([p.timestamp for p in posts], utc=True),
+                "topic": [p.topic for p in posts],
+                "has_media": [p.has_media for p in posts],
+                "media_type": [p.media_type for p in posts],
+                "format": [p.format for p in posts],
+                "parent_id": [p.parent_id for p in posts],
+                "created_step": [self._created_step[p.id] for p in posts],
+                "likes": [p.likes for p in posts],
+                "reshares": [p.reshares for p in posts],
+                "replies": [p.replies for p in posts],
+            }
+        )

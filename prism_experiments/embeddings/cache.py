@@ -34,8 +34,12 @@ _NO_LOCKING = {errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOSYS, errno.EINVAL}
 
 def _warn_unlocked(directory: Path, error: OSError) -> None:
     """Workers may now encode the same texts at the same time."""
-    log.warning("embedding cache %s: the filesystem refuses locks (%s); continuing unlocked, so concurrent "
-                "workers may encode the same texts twice (the vectors stay correct)", directory, error.strerror)
+    log.warning(
+        "embedding cache %s: the filesystem refuses locks (%s); continuing unlocked, so concurrent "
+        "workers may encode the same texts twice (the vectors stay correct)",
+        directory,
+        error.strerror,
+    )
 
 
 class DamagedShardError(ValueError):
@@ -138,8 +142,12 @@ class EmbeddingCache:
             shard.replace(target)
         except FileNotFoundError:
             return  # another process moved it first
-        log.warning("embedding cache: shard %s is damaged (%s); moved to %s, its texts will be encoded again",
-                    shard, reason, target)
+        log.warning(
+            "embedding cache: shard %s is damaged (%s); moved to %s, its texts will be encoded again",
+            shard,
+            reason,
+            target,
+        )
 
     def _append(self, keys: list[bytes], vectors: np.ndarray) -> None:
         fresh = [i for i, key in enumerate(keys) if key not in self._rows]

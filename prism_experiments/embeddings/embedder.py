@@ -47,7 +47,7 @@ class Embedder:
                 rows = self.cache.rows(digests)
                 missing: dict[bytes, str] = {}
                 for index in np.flatnonzero(rows < 0):
-                    missing.setdefault(digests[index], texts[index])
+                    missing.setdefault(digests[int(index)], texts[int(index)])
                 if missing:
                     vectors = self._encode_with_model(list(missing.values()), show_progress)
                     self.cache.add(list(missing.keys()), vectors)
@@ -67,20 +67,22 @@ class Embedder:
 
         model = load_model(self.model_name)
         tokenizer = model.tokenizer
-        max_length = int(model.max_seq_length)
+        max_length = int(model.max_seq_length or 512)  # all-MiniLM-L6-v2 sets 256
         lengths = [len(ids) for ids in tokenizer(texts, truncation=True, max_length=max_length)["input_ids"]]
         buckets = [min(max_length, _bucket(length)) for length in lengths]
         out = np.zeros((len(texts), EMBEDDING_DIM), dtype=np.float32)
         by_bucket: dict[int, list[int]] = {}
         for index, bucket in enumerate(buckets):
             by_bucket.setdefault(bucket, []).append(index)
-        batches = [members[i : i + self.batch_size] for _, members in sorted(by_bucket.items())
-                   for i in range(0, len(members), self.batch_size)]
+        batches = [
+            members[i : i + self.batch_size]
+            for _, members in sorted(by_bucket.items())
+            for i in range(0, len(members), self.batch_size)
+        ]
         for batch in tqdm(batches, desc="embedding", unit="batch", disable=not show_progress or len(batches) < 2):
             length = buckets[batch[0]]
             padded = [texts[i] for i in batch] + [""] * (self.batch_size - len(batch))
-            features = tokenizer(padded, padding="max_length", truncation=True, max_length=length,
-                                 return_tensors="pt")
+            features = tokenizer(padded, padding="max_length", truncation=True, max_length=length, return_tensors="pt")
             with torch.inference_mode():
                 vectors = model.forward(dict(features))["sentence_embedding"][: len(batch)]
             out[batch] = torch.nn.functional.normalize(vectors, dim=1).numpy()
@@ -100,4 +102,3 @@ def normalize_rows(vectors: np.ndarray) -> np.ndarray:
 def _bucket(length: int) -> int:
     """The padded length of a text of `length` tokens: the next power of two, at least 16."""
     return max(16, 1 << (max(length, 1) - 1).bit_length())
-

@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 _BUNDLED_NAMES = {DEFAULT_MODEL, f"sentence-transformers/{DEFAULT_MODEL}"}
-_LOADED: dict[str, "SentenceTransformer"] = {}  # cache of loaded models, keyed by resolved path
+_LOADED: dict[str, SentenceTransformer] = {}  # cache of loaded models, keyed by resolved path
 
 
 class EmbeddingModelError(RuntimeError):
@@ -40,7 +40,7 @@ def resolve_model_path(name: str) -> Path:
     )
 
 
-def load_model(name: str) -> "SentenceTransformer":
+def load_model(name: str) -> SentenceTransformer:
     """The model for `name`, loaded on first use and reused for the rest of the process."""
     path = resolve_model_path(name)
     key = str(path)
@@ -58,13 +58,18 @@ def load_model(name: str) -> "SentenceTransformer":
         if not pinned_kernels_in_use():
             raise EmbeddingModelError(
                 "torch chose its CPU kernels before the embedding model was loaded: load it first, or set "
-                + ", ".join(f"{k}={v}" for k, v in PINNED_CPU_NUMERICS.items()) + " in the environment"
+                + ", ".join(f"{k}={v}" for k, v in PINNED_CPU_NUMERICS.items())
+                + " in the environment"
             )
     return _LOADED[key]
 
 
 def model_cache_key(name: str) -> str:
     """A filesystem-safe name for the cache folder of a model."""
-    return DEFAULT_MODEL if name in _BUNDLED_NAMES else "".join(
-        ch if ch.isalnum() or ch in "-_." else "_" for ch in str(Path(name).expanduser().resolve())
-    ).strip("_")
+    return (
+        DEFAULT_MODEL
+        if name in _BUNDLED_NAMES
+        else "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in str(Path(name).expanduser().resolve())).strip(
+            "_"
+        )
+    )

@@ -33,7 +33,7 @@ class SweepContext:
         return path
 
     @classmethod
-    def load(cls, path: Path) -> "SweepContext":
+    def load(cls, path: Path) -> SweepContext:
         """Read a context written by `save`."""
         return cls(**json.loads(path.read_text()))
 

@@ -10,22 +10,29 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from prism_experiments.config import ExperimentConfig
 from prism_experiments.harness.context import SweepContext
 from prism_experiments.metrics import step_series, summarize
-from prism_experiments.simulation import run_simulation
 from prism_experiments.processes import interrupt_name, peak_rss_bytes, sigterm_as_interrupt
+from prism_experiments.simulation import run_simulation
 from prism_experiments.tracking.artifacts import write_run_files
 from prism_experiments.tracking.errors import error_line
-from prism_experiments.tracking.llm_metrics import llm_metrics
-from prism_experiments.tracking.liveness import (HEARTBEAT_TAG, Heartbeat, ParentWatch, close_own_duplicates, live_holder,
-                                                 liveness_tags, reap_stale_runs)
 from prism_experiments.tracking.labels import condition_label, overrides_to_pairs
 from prism_experiments.tracking.limits import fit_tag
+from prism_experiments.tracking.liveness import (
+    HEARTBEAT_TAG,
+    Heartbeat,
+    ParentWatch,
+    close_own_duplicates,
+    live_holder,
+    liveness_tags,
+    reap_stale_runs,
+)
+from prism_experiments.tracking.llm_metrics import llm_metrics
 from prism_experiments.tracking.params import config_hash, to_params
 from prism_experiments.tracking.provenance import git_commit, package_versions
 from prism_experiments.tracking.run_logger import log_files, log_metric_entries, log_metrics, log_params, set_tags
@@ -49,6 +56,9 @@ from prism_experiments.tracking.tags import (
     tag_equals,
 )
 
+if TYPE_CHECKING:
+    from mlflow.tracking import MlflowClient
+
 log = logging.getLogger("prism_experiments")
 #: why a job's run ends when the process that started it disappears (a sweep's driver, or Ray's raylet)
 ORPHANED = "the process that started this job (the sweep driver, or Ray's raylet) died; this job stopped with it"
@@ -64,7 +74,7 @@ class JobOutcome:
     error: str | None = None
 
 
-def find_finished_run(client: Any, experiment_id: str, digest: str) -> str | None:
+def find_finished_run(client: MlflowClient, experiment_id: str, digest: str) -> str | None:
     """A FINISHED simulation run with this config hash, if there is one."""
     runs = client.search_runs(
         [experiment_id],
@@ -89,7 +99,9 @@ def run_label(cfg: ExperimentConfig, overrides: Sequence[str], sweep: SweepConte
     return f"{run_condition(cfg, overrides, sweep)}, seed {cfg.seed}"
 
 
-def run_tags(cfg: ExperimentConfig, overrides: Sequence[str], sweep: SweepContext | None, digest: str) -> dict[str, str]:
+def run_tags(
+    cfg: ExperimentConfig, overrides: Sequence[str], sweep: SweepContext | None, digest: str
+) -> dict[str, str]:
     """The tags of a simulation run: kind, condition, seed, sweep, config hash and provenance."""
     tags = {
         KIND_TAG: SIMULATION_KIND,
@@ -106,7 +118,7 @@ def run_tags(cfg: ExperimentConfig, overrides: Sequence[str], sweep: SweepContex
     return tags
 
 
-def end_run(client: Any, run_id: str, status: str, error: str | None = None) -> None:
+def end_run(client: MlflowClient, run_id: str, status: str, error: str | None = None) -> None:
     """Record how a run ended; never raises (a dead server must not hide the job's own error).
 
     What could not be recorded stays RUNNING in the store and is reaped by the next sweep.
@@ -116,8 +128,9 @@ def end_run(client: Any, run_id: str, status: str, error: str | None = None) -> 
             client.set_tag(run_id, ERROR_TAG, fit_tag(error))
         client.set_terminated(run_id, status)
     except Exception as exc:
-        log.error("could not mark run %s %s in the store (%s); the next sweep's reaper will",
-                  run_id, status, error_line(exc))
+        log.error(
+            "could not mark run %s %s in the store (%s); the next sweep's reaper will", run_id, status, error_line(exc)
+        )
 
 
 def _failed(message: str, run_id: str | None) -> JobOutcome:
@@ -126,23 +139,31 @@ def _failed(message: str, run_id: str | None) -> JobOutcome:
     return JobOutcome(run_id, "FAILED", {}, message)
 
 
-def _withdraw_claim(client: Any, run_id: str, reason: str) -> None:
+def _withdraw_claim(client: MlflowClient, run_id: str, reason: str) -> None:
     """A claim run that gives way: a terminal status first, so a deleted run never reads RUNNING in the store."""
     client.set_tag(run_id, ERROR_TAG, f"claim withdrawn: {reason}")
     client.set_terminated(run_id, "KILLED")
     client.delete_run(run_id)
 
 
-def _open_run(client: Any, experiment_id: str, cfg: ExperimentConfig, overrides: Sequence[str],
-              sweep: SweepContext | None, job_num: int | None, digest: str) -> tuple[str | None, JobOutcome | None]:
+def _open_run(
+    client: MlflowClient,
+    experiment_id: str,
+    cfg: ExperimentConfig,
+    overrides: Sequence[str],
+    sweep: SweepContext | None,
+    job_num: int | None,
+    digest: str,
+) -> tuple[str | None, JobOutcome | None]:
     """Create this job's RUNNING run, or the SKIPPED outcome when the config is finished or held live."""
     if sweep is None:
         reap_stale_runs(client, [experiment_id])
     if not cfg.force:
         existing = find_finished_run(client, experiment_id, digest)
         if existing:
-            log.info("skipping: this config (hash %s) already has FINISHED run %s; +force=true reruns it",
-                     digest, existing)
+            log.info(
+                "skipping: this config (hash %s) already has FINISHED run %s; +force=true reruns it", digest, existing
+            )
             return None, JobOutcome(existing, "SKIPPED", {})
     tags = run_tags(cfg, overrides, sweep, digest) | liveness_tags()
     if job_num is not None:
@@ -151,9 +172,13 @@ def _open_run(client: Any, experiment_id: str, cfg: ExperimentConfig, overrides:
     holder = live_holder(client, experiment_id, digest, run_id)
     if holder is not None:
         _withdraw_claim(client, run_id, f"run {holder.info.run_id} of another process holds this config")
-        log.warning("skipping: run %s (pid %s on %s) is running this config (hash %s) right now",
-                    holder.info.run_id, holder.data.tags.get(PID_TAG, "?"), holder.data.tags.get(HOST_TAG, "?"),
-                    digest)
+        log.warning(
+            "skipping: run %s (pid %s on %s) is running this config (hash %s) right now",
+            holder.info.run_id,
+            holder.data.tags.get(PID_TAG, "?"),
+            holder.data.tags.get(HOST_TAG, "?"),
+            digest,
+        )
         return None, JobOutcome(holder.info.run_id, "SKIPPED", {})
     # a run of this config may have FINISHED between the first look and this run's creation: live_holder
     # sees only RUNNING runs, so look again now that this run is visible to any later job
@@ -163,13 +188,23 @@ def _open_run(client: Any, experiment_id: str, cfg: ExperimentConfig, overrides:
         log.info("skipping: run %s of this config (hash %s) FINISHED while this job started", finished, digest)
         return None, JobOutcome(finished, "SKIPPED", {})
     close_own_duplicates(client, experiment_id, digest, run_id)
-    log.info("MLflow run %s (%s) in experiment %r at %s", run_id, tags[CONDITION_TAG], cfg.experiment_name,
-             client.tracking_uri)
+    log.info(
+        "MLflow run %s (%s) in experiment %r at %s",
+        run_id,
+        tags[CONDITION_TAG],
+        cfg.experiment_name,
+        client.tracking_uri,
+    )
     return run_id, None
 
 
-def run_job(cfg: ExperimentConfig, overrides: Sequence[str] = (), sweep: SweepContext | None = None,
-            reraise: bool = True, job_num: int | None = None) -> JobOutcome:
+def run_job(
+    cfg: ExperimentConfig,
+    overrides: Sequence[str] = (),
+    sweep: SweepContext | None = None,
+    reraise: bool = True,
+    job_num: int | None = None,
+) -> JobOutcome:
     """Run, measure and log one simulation. An exception marks the run FAILED (re-raised when
     `reraise`); Ctrl-C marks it KILLED and propagates. A config that a live run of another process
     holds is SKIPPED, so two sweeps started together never run a job twice."""
@@ -177,14 +212,16 @@ def run_job(cfg: ExperimentConfig, overrides: Sequence[str] = (), sweep: SweepCo
         return _run_job(cfg, overrides, sweep, reraise, job_num)
 
 
-def _run_job(cfg: ExperimentConfig, overrides: Sequence[str], sweep: SweepContext | None, reraise: bool,
-             job_num: int | None) -> JobOutcome:
+def _run_job(
+    cfg: ExperimentConfig, overrides: Sequence[str], sweep: SweepContext | None, reraise: bool, job_num: int | None
+) -> JobOutcome:
     uri = sweep.tracking_uri if sweep else resolve_tracking_uri(cfg)
     resolved = cfg.model_dump(mode="json")
     digest = config_hash(resolved)
     try:
-        experiment_id = sweep.experiment_id if sweep else ensure_experiment(
-            uri, cfg.experiment_name, cfg.paths.artifacts_dir)
+        experiment_id = (
+            sweep.experiment_id if sweep else ensure_experiment(uri, cfg.experiment_name, cfg.paths.artifacts_dir)
+        )
         client = client_for(uri)
         run_id, skipped = _open_run(client, experiment_id, cfg, overrides, sweep, job_num, digest)
     except Exception as exc:  # the store refused before a run existed: nothing to mark, the job still fails
@@ -194,6 +231,7 @@ def _run_job(cfg: ExperimentConfig, overrides: Sequence[str], sweep: SweepContex
         return outcome
     if skipped is not None:
         return skipped
+    assert run_id is not None  # _open_run gives a run or a SKIPPED outcome
     heartbeat = Heartbeat(lambda: client.set_tag(run_id, HEARTBEAT_TAG, f"{time.time():.0f}"))
     if sweep is not None and sweep.driver_pid not in (0, os.getpid()):  # a worker process of the sweep
         ParentWatch.ensure()
@@ -217,8 +255,15 @@ def _run_job(cfg: ExperimentConfig, overrides: Sequence[str], sweep: SweepContex
         ParentWatch.on_orphaned(None)
 
 
-def _simulate_and_log(cfg: ExperimentConfig, overrides: Sequence[str], sweep: SweepContext | None, client: Any,
-                      run_id: str, resolved: dict[str, Any], heartbeat: Heartbeat) -> JobOutcome:
+def _simulate_and_log(
+    cfg: ExperimentConfig,
+    overrides: Sequence[str],
+    sweep: SweepContext | None,
+    client: MlflowClient,
+    run_id: str,
+    resolved: dict[str, Any],
+    heartbeat: Heartbeat,
+) -> JobOutcome:
     """The body of a run whose MLflow run exists: simulate, measure, write and log, then mark it FINISHED."""
     work_dir = None
     try:
@@ -234,15 +279,28 @@ def _simulate_and_log(cfg: ExperimentConfig, overrides: Sequence[str], sweep: Sw
         logging_started = time.perf_counter()
         cfg.paths.runs_dir.mkdir(parents=True, exist_ok=True)
         work_dir = tempfile.mkdtemp(prefix=f"artifacts-{run_id}-", dir=cfg.paths.runs_dir)
-        write_run_files(Path(work_dir), resolved, overrides, result, summary, series,
-                        tables=cfg.tracking.log_tables, figures=cfg.tracking.log_figures,
-                        ranker_debug=result.ranker_debug, label=run_label(cfg, overrides, sweep))
+        write_run_files(
+            Path(work_dir),
+            resolved,
+            overrides,
+            result,
+            summary,
+            series,
+            tables=cfg.tracking.log_tables,
+            figures=cfg.tracking.log_figures,
+            ranker_debug=result.ranker_debug,
+            label=run_label(cfg, overrides, sweep),
+        )
         log_files(client, run_id, Path(work_dir))
         log_metrics(client, run_id, summary, series)
-        log_metric_entries(client, run_id, llm_metrics(result.decider_stats, result.decider_series,
-                                                        *cfg.agents.decider.token_prices()))
-        timings = result.timings | {"simulate_s": simulated, "log_s": time.perf_counter() - logging_started,
-                                    "log_peak_gb": peak_rss_bytes() / 1e9}
+        log_metric_entries(
+            client, run_id, llm_metrics(result.decider_stats, result.decider_series, *cfg.agents.decider.token_prices())
+        )
+        timings = result.timings | {
+            "simulate_s": simulated,
+            "log_s": time.perf_counter() - logging_started,
+            "log_peak_gb": peak_rss_bytes() / 1e9,
+        }
         set_tags(client, run_id, {f"{TIMING_TAG_PREFIX}{k}": f"{v:.3f}" for k, v in timings.items()})
         client.set_terminated(run_id, "FINISHED")
         log.info("run %s FINISHED: %s", run_id, _headline(summary))

@@ -35,7 +35,7 @@ def choice_values(value: str) -> list[str] | None:
     """The options a group override names (`a`, `a,b`, `choice(a,b)`), or None for glob()/other sweeps."""
     text = value.strip()
     if text.startswith("choice(") and text.endswith(")"):
-        text = text[len("choice("):-1]
+        text = text[len("choice(") : -1]
     elif "(" in text:
         return None
     return [part.strip().strip("'\"") for part in text.split(",") if part.strip()]
@@ -51,8 +51,9 @@ def check_group_choices(overrides: Sequence[str], config_dir: Path) -> None:
             continue
         for choice in choice_values(value) or []:
             if choice not in options[group] and choice != "null":
-                raise ConfigError(f"config error: {group}: unknown option {choice!r}; allowed: "
-                                  f"{', '.join(options[group])}")
+                raise ConfigError(
+                    f"config error: {group}: unknown option {choice!r}; allowed: {', '.join(options[group])}"
+                )
 
 
 def check_runs_dir(runs_dir: Path) -> None:
@@ -79,8 +80,10 @@ def check_tracking_server(uri: str, timeout: float = SERVER_CHECK_TIMEOUT_S) -> 
         reason = f"HTTP {error.code}"
     except (urllib.error.URLError, OSError) as error:
         reason = str(getattr(error, "reason", error))
-    raise ConfigError(f"config error: tracking.uri: no MLflow server answers at {uri} ({reason}); "
-                      f"start one (mlflow server --host 127.0.0.1 ...) or drop tracking=server")
+    raise ConfigError(
+        f"config error: tracking.uri: no MLflow server answers at {uri} ({reason}); "
+        f"start one (mlflow server --host 127.0.0.1 ...) or drop tracking=server"
+    )
 
 
 def check_corpus_file(cfg: ExperimentConfig) -> None:
@@ -100,4 +103,3 @@ def check_experiment(cfg: ExperimentConfig, tracking_uri: str) -> None:
     check_runs_dir(cfg.paths.runs_dir)
     check_corpus_file(cfg)
     check_tracking_server(tracking_uri)
-

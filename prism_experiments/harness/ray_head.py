@@ -41,8 +41,13 @@ class RayHeadState:
 
     def client_env(self) -> dict[str, str]:
         """What a driver on this machine needs to join the cluster (`make sweep` reads RAY_ADDRESS)."""
-        return {"RAY_ADDRESS": self.address, "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN_PATH": self.token_path,
-                "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "RAY_USAGE_STATS_ENABLED": "0"}
+        return {
+            "RAY_ADDRESS": self.address,
+            "RAY_AUTH_MODE": "token",
+            "RAY_AUTH_TOKEN_PATH": self.token_path,
+            "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0",
+            "RAY_USAGE_STATS_ENABLED": "0",
+        }
 
 
 def state_dir(runs_dir: Path) -> Path:
@@ -62,8 +67,14 @@ def start(runs_dir: Path, port: int = 6379, num_cpus: int | None = None, timeout
     return start_head(state_dir(runs_dir), port=port, num_cpus=num_cpus, timeout_s=timeout_s)
 
 
-def start_head(home: Path, port: int, num_cpus: int | None = None, timeout_s: float = 120,
-               object_store_bytes: int | None = None, tied_to_this_process: bool = False) -> RayHeadState:
+def start_head(
+    home: Path,
+    port: int,
+    num_cpus: int | None = None,
+    timeout_s: float = 120,
+    object_store_bytes: int | None = None,
+    tied_to_this_process: bool = False,
+) -> RayHeadState:
     """Start a head whose token, log and state live in `home` (or return the one running there), and wait until
     a client can connect: RayHeadError after `timeout_s`. A head `tied_to_this_process` stops when this process
     dies, even by SIGKILL (a sweep's private instance)."""
@@ -83,16 +94,37 @@ def start_head(home: Path, port: int, num_cpus: int | None = None, timeout_s: fl
     state = RayHeadState(f"127.0.0.1:{port}", 0, str(token), cpus)
     env = os.environ | state.client_env()
     env.pop("RAY_ADDRESS")
-    command = [sys.executable, "-m", "ray.scripts.scripts", "start", "--head", "--block", "--port", str(port),
-               "--num-cpus", str(cpus), "--node-ip-address", "127.0.0.1", "--include-dashboard", "false",
-               "--disable-usage-stats", "--temp-dir", str(temp_dir)]
+    command = [
+        sys.executable,
+        "-m",
+        "ray.scripts.scripts",
+        "start",
+        "--head",
+        "--block",
+        "--port",
+        str(port),
+        "--num-cpus",
+        str(cpus),
+        "--node-ip-address",
+        "127.0.0.1",
+        "--include-dashboard",
+        "false",
+        "--disable-usage-stats",
+        "--temp-dir",
+        str(temp_dir),
+    ]
     if object_store_bytes is not None:
         command += ["--object-store-memory", str(object_store_bytes)]
     log_path = home / "ray-head.log"
     process = start_in_session(command, log_path, env, tied_to_this_process)
     try:
-        wait_until(lambda: port_open(port) and (temp_dir / "ray_current_cluster").exists(), process, timeout_s,
-                   f"ray start --head on 127.0.0.1:{port}", log_path)
+        wait_until(
+            lambda: port_open(port) and (temp_dir / "ray_current_cluster").exists(),
+            process,
+            timeout_s,
+            f"ray start --head on 127.0.0.1:{port}",
+            log_path,
+        )
     except DaemonError as error:
         stop_process_group(process.pid)
         raise RayHeadError(str(error)) from None
@@ -131,16 +163,16 @@ def main(argv: list[str] | None = None) -> int:
             state = start(runs_dir, port=args.port, num_cpus=args.num_cpus)
             print(f"Ray head on {state.address} ({state.num_cpus} CPUs, pid {state.pid}). In the shell that sweeps:")
             print(f"  {export_line(state)}")
-            print("  make sweep EXPERIMENT=smoke ARGS=\"hydra/launcher=prism_ray\"")
+            print('  make sweep EXPERIMENT=smoke ARGS="hydra/launcher=prism_ray"')
             print("  make ray-head-stop   stops it")
         elif args.action == "stop":
             print("stopped" if stop(runs_dir) else f"no Ray head recorded under {state_dir(runs_dir)}")
         else:
-            state = read_state(runs_dir)
-            if state is None or not process_alive(state.pid):
+            recorded = read_state(runs_dir)
+            if recorded is None or not process_alive(recorded.pid):
                 print("no Ray head running (make ray-head)", file=sys.stderr)
                 return 1
-            print(export_line(state))
+            print(export_line(recorded))
     except DaemonError as error:
         print(f"ray-head: {error}", file=sys.stderr)
         return 2

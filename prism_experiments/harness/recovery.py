@@ -12,7 +12,7 @@ import logging
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from prism_experiments.harness.context import SweepContext, current_sweep
 from prism_experiments.processes import process_alive
@@ -28,11 +28,16 @@ from prism_experiments.tracking.tags import (
     tag_equals,
 )
 
+if TYPE_CHECKING:
+    from mlflow.tracking import MlflowClient
+
 log = logging.getLogger("prism_experiments")
 OUTCOME_FILE = "prism_outcome.json"
 EXIT_WAIT_S = 15.0  # at most this long, in all, for processes of jobs reported dead to finish exiting
-DIED = "the job's process died (killed by a signal or by the out-of-memory killer); when one joblib worker dies, " \
-       "joblib kills the jobs running in the other workers too"
+DIED = (
+    "the job's process died (killed by a signal or by the out-of-memory killer); when one joblib worker dies, "
+    "joblib kills the jobs running in the other workers too"
+)
 
 INTERRUPTED = "the sweep was interrupted (Ctrl-C or SIGTERM) while this job ran"
 
@@ -77,8 +82,9 @@ def failure_lines(children: list[Any] | None, outcomes: dict[int, JobRecord | No
         if num in with_runs or (outcome is not None and outcome.status != "FAILED"):
             continue
         if outcome is None:
-            lines.append(f"job {num} -> no run and no outcome file: it could not start or write (see "
-                         f"{sweep_dir / str(num)})")
+            lines.append(
+                f"job {num} -> no run and no outcome file: it could not start or write (see {sweep_dir / str(num)})"
+            )
         else:
             lines.append(f"job {num} -> FAILED: {outcome.error or ''}")
     return lines
@@ -91,15 +97,21 @@ def _wait_for_exit(pid: int, deadline: float) -> None:
         time.sleep(0.2)
 
 
-def close_interrupted_jobs(client: Any, context: SweepContext, wait_s: float = 20.0) -> list[str]:
+def close_interrupted_jobs(client: MlflowClient, context: SweepContext, wait_s: float = 20.0) -> list[str]:
     """After the driver was interrupted: the sweep's RUNNING runs on this machine whose process is gone (given up
     to `wait_s` to close their own runs) are marked KILLED; returns their ids."""
     deadline = time.monotonic() + wait_s
     while True:
-        runs = client.search_runs([context.experiment_id], filter_string=(
-            f"{tag_equals(SWEEP_ID_TAG, context.sweep_id)} and attributes.status = 'RUNNING'"), max_results=10_000)
-        local = [run for run in runs if run.data.tags.get(HOST_TAG) == this_host()
-                 and run.data.tags.get(PID_TAG, "").isdigit()]
+        runs = client.search_runs(
+            [context.experiment_id],
+            filter_string=(f"{tag_equals(SWEEP_ID_TAG, context.sweep_id)} and attributes.status = 'RUNNING'"),
+            max_results=10_000,
+        )
+        local = [
+            run
+            for run in runs
+            if run.data.tags.get(HOST_TAG) == this_host() and run.data.tags.get(PID_TAG, "").isdigit()
+        ]
         dead = [run for run in local if not process_alive(int(run.data.tags[PID_TAG]))]
         if len(dead) == len(local) or time.monotonic() > deadline:
             break
@@ -117,8 +129,11 @@ def jobs_left_after_worker_death(sweep_dir: Path, unfinished: list[int]) -> list
     deadline = time.monotonic() + EXIT_WAIT_S
     if context is not None:
         client = client_for(context.tracking_uri)
-        runs = client.search_runs([context.experiment_id], filter_string=(
-            f"{tag_equals(SWEEP_ID_TAG, context.sweep_id)} and attributes.status = 'RUNNING'"), max_results=10_000)
+        runs = client.search_runs(
+            [context.experiment_id],
+            filter_string=(f"{tag_equals(SWEEP_ID_TAG, context.sweep_id)} and attributes.status = 'RUNNING'"),
+            max_results=10_000,
+        )
         for run in runs:
             tags = run.data.tags
             pid, num = tags.get(PID_TAG, ""), tags.get(JOB_NUM_TAG, "")
@@ -128,13 +143,17 @@ def jobs_left_after_worker_death(sweep_dir: Path, unfinished: list[int]) -> list
                 _wait_for_exit(int(pid), deadline)
             if process_alive(int(pid)):
                 if int(num) in unfinished:
-                    log.warning("job %s (run %s): its process %s still exists; the next sweep's reaper will judge "
-                                "its run", num, run.info.run_id, pid)
+                    log.warning(
+                        "job %s (run %s): its process %s still exists; the next sweep's reaper will judge its run",
+                        num,
+                        run.info.run_id,
+                        pid,
+                    )
                 continue
             client.set_tag(run.info.run_id, ERROR_TAG, DIED)
             client.set_terminated(run.info.run_id, "FAILED")
             died[int(num)] = run.info.run_id
             log.error("job %s (run %s) FAILED: %s", num, run.info.run_id, DIED)
-    for num, run_id in died.items():
-        write_outcome(sweep_dir / str(num), JobRecord("FAILED", run_id, DIED))
+    for job, run_id in died.items():
+        write_outcome(sweep_dir / str(job), JobRecord("FAILED", run_id, DIED))
     return [num for num in unfinished if num not in died and read_outcome(sweep_dir, num) is None]

@@ -13,8 +13,8 @@ from pathlib import Path
 import yaml
 
 from prism_experiments.config import ConfigError, ExperimentConfig
-from prism_experiments.metrics import SUMMARY_METRICS, summarize
 from prism_experiments.locations import tracking_uri_for
+from prism_experiments.metrics import SUMMARY_METRICS, summarize
 from prism_experiments.simulation import run_simulation
 from prism_experiments.tracking.provenance import git_commit
 from prism_experiments.tracking.store import client_for
@@ -36,8 +36,11 @@ def reproduce(run_id: str, tracking_uri: str) -> tuple[list[tuple[str, float | N
     run = client.get_run(run_id)
     if run.info.status != "FINISHED":
         error = run.data.tags.get(ERROR_TAG, "")
-        raise ConfigError(f"reproduce: run {run_id} never finished (status {run.info.status}"
-                          + (f": {error}" if error else "") + "); only a FINISHED run can be reproduced")
+        raise ConfigError(
+            f"reproduce: run {run_id} never finished (status {run.info.status}"
+            + (f": {error}" if error else "")
+            + "); only a FINISHED run can be reproduced"
+        )
     warnings = []
     logged_commit = run.data.tags.get(GIT_COMMIT_TAG, "unknown")
     current = git_commit()
@@ -77,8 +80,10 @@ def main(argv: list[str] | None = None) -> int:
         shown = "missing" if logged is None else f"{logged:.6g}"
         print(f"{name:<{width}}  {shown:>14}  {new:>14.6g}  {'yes' if equal else 'NO'}")
     differing = [name for name, *_, equal in rows if not equal]
-    print(f"{len(rows) - len(differing)} of {len(rows)} metrics equal"
-          + (f"; differ: {', '.join(differing)}" if differing else ""))
+    print(
+        f"{len(rows) - len(differing)} of {len(rows)} metrics equal"
+        + (f"; differ: {', '.join(differing)}" if differing else "")
+    )
     return 1 if differing else 0
 
 

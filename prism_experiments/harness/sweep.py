@@ -11,31 +11,31 @@ import sys
 import time
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hydra.core.global_hydra import GlobalHydra
-from hydra.errors import HydraException
 from hydra.core.override_parser.overrides_parser import OverridesParser
+from hydra.errors import HydraException
 from hydra.experimental.callback import Callback
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig
 
+from prism_experiments.composition import experiment_config
 from prism_experiments.config import ConfigError, ExperimentConfig
 from prism_experiments.harness.context import SWEEP_FILE_ENV, SWEEP_FILE_NAME, SweepContext
-from prism_experiments.composition import experiment_config
 from prism_experiments.harness.job import find_finished_run
 from prism_experiments.harness.preflight import check_corpus_file, check_runs_dir, check_tracking_server
 from prism_experiments.harness.recovery import close_interrupted_jobs, failure_lines, read_outcome
-from prism_experiments.tracking.errors import error_line
-from prism_experiments.harness.upfront_embedding import embed_starting_corpora
 from prism_experiments.harness.sweep_summary import log_sweep_summary
+from prism_experiments.harness.upfront_embedding import embed_starting_corpora
+from prism_experiments.tracking.errors import error_line
 from prism_experiments.tracking.experiment_note import sweep_note, write_sweep_note
 from prism_experiments.tracking.experiment_views import apply_view_tags
-from prism_experiments.tracking.limits import fit_tag
 from prism_experiments.tracking.labels import override_values, varying_override_keys
+from prism_experiments.tracking.limits import fit_tag
+from prism_experiments.tracking.liveness import HEARTBEAT_TAG, Heartbeat, live_holder, liveness_tags, reap_stale_runs
 from prism_experiments.tracking.params import config_hash
 from prism_experiments.tracking.provenance import git_commit
 from prism_experiments.tracking.run_logger import log_params
-from prism_experiments.tracking.liveness import HEARTBEAT_TAG, Heartbeat, live_holder, liveness_tags, reap_stale_runs
 from prism_experiments.tracking.store import apply_http_budget, client_for, ensure_experiment, resolve_tracking_uri
 from prism_experiments.tracking.tags import (
     ERROR_TAG,
@@ -50,6 +50,9 @@ from prism_experiments.tracking.tags import (
     tag_equals,
 )
 
+if TYPE_CHECKING:
+    from mlflow.tracking import MlflowClient
+
 log = logging.getLogger("prism_experiments")
 
 
@@ -58,7 +61,7 @@ def job_overrides(config: DictConfig) -> list[list[str]]:
     from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
 
     params = [f"{k}={v}" for k, v in (config.hydra.sweeper.get("params") or {}).items()]
-    arguments = list(OmegaConf.to_container(config.hydra.overrides.task, resolve=False))
+    arguments = [str(item) for item in config.hydra.overrides.task]
     parser = OverridesParser.create(config_loader=GlobalHydra.instance().config_loader())
     return BasicSweeper.split_arguments(parser.parse_overrides(params + arguments), None)[0]
 
@@ -68,16 +71,27 @@ def validated_job_config(config: DictConfig, overrides: list[str]) -> Experiment
     return experiment_config(GlobalHydra.instance().config_loader().load_sweep_config(config, overrides))
 
 
-def describe_experiment(client: Any, experiment_id: str, experiment: str, jobs: list[list[str]],
-                        configs: list[ExperimentConfig], varying: list[str], parent_id: str, sweep_id: str) -> None:
+def describe_experiment(
+    client: MlflowClient,
+    experiment_id: str,
+    experiment: str,
+    jobs: list[list[str]],
+    configs: list[ExperimentConfig],
+    varying: list[str],
+    parent_id: str,
+    sweep_id: str,
+) -> None:
     """The experiment's note (what varies, seeds, command, parent run) and its runs-view tags (docs/review.md)."""
     varies = {key: ", ".join(values) for key, values in override_values(jobs, varying).items() if key != "seed"}
     command = shlex.join(["python", "-m", "prism_experiments", *sys.argv[1:]])
     n_seeds = len({cfg.seed for cfg in configs})
     try:
         apply_view_tags(client, experiment_id)
-        write_sweep_note(client, experiment_id,
-                         sweep_note(experiment, varies, n_seeds, len(jobs), command, experiment_id, parent_id, sweep_id))
+        write_sweep_note(
+            client,
+            experiment_id,
+            sweep_note(experiment, varies, n_seeds, len(jobs), command, experiment_id, parent_id, sweep_id),
+        )
     except Exception as exc:  # a description must never stop a sweep
         log.error("could not describe experiment %s (%s)", experiment, error_line(exc))
 
@@ -152,8 +166,11 @@ class SweepCallback(Callback):
                 continue
             holder = live_holder(client, experiment_id, digest, own_run_id="")
             if holder is not None:
-                log.warning("job %s skipped: run %s in another live process is running it", " ".join(overrides),
-                            holder.info.run_id)
+                log.warning(
+                    "job %s skipped: run %s in another live process is running it",
+                    " ".join(overrides),
+                    holder.info.run_id,
+                )
                 continue
             pending.append((overrides, cfg))
         if pending:
@@ -164,10 +181,19 @@ class SweepCallback(Callback):
         sweep_id = f"{first.experiment_name}-{uuid.uuid4().hex[:8]}"
         self.context = SweepContext(sweep_id, uri, experiment_id, None, varying, len(jobs), os.getpid())
         if pending:
-            parent = client.create_run(experiment_id, run_name=f"sweep {sweep_id}", tags={
-                KIND_TAG: SWEEP_KIND, SWEEP_ID_TAG: sweep_id, GIT_COMMIT_TAG: git_commit(),
-                JOBS_TAG: str(len(jobs)), JOBS_TO_RUN_TAG: str(len(pending)), VARYING_TAG: ",".join(varying),
-            } | liveness_tags())
+            parent = client.create_run(
+                experiment_id,
+                run_name=f"sweep {sweep_id}",
+                tags={
+                    KIND_TAG: SWEEP_KIND,
+                    SWEEP_ID_TAG: sweep_id,
+                    GIT_COMMIT_TAG: git_commit(),
+                    JOBS_TAG: str(len(jobs)),
+                    JOBS_TO_RUN_TAG: str(len(pending)),
+                    VARYING_TAG: ",".join(varying),
+                }
+                | liveness_tags(),
+            )
             parent_id = self.context.parent_run_id = parent.info.run_id
             atexit.register(self._close_if_interrupted)
             self.heartbeat = Heartbeat(lambda: client.set_tag(parent_id, HEARTBEAT_TAG, f"{time.time():.0f}"))
@@ -176,13 +202,23 @@ class SweepCallback(Callback):
             sweep_params["sweep.overrides"] = " ".join(config.hydra.overrides.task)
             log_params(client, parent_id, sweep_params)
             client.log_text(parent_id, "\n".join(" ".join(o) for o in jobs) + "\n", "sweep/jobs.txt")
-            describe_experiment(client, experiment_id, first.experiment_name, jobs, configs, varying, parent_id,
-                                sweep_id)
-            log.info("sweep %s: %d jobs, %d to run, %d already FINISHED (skipped); parent run %s",
-                     sweep_id, len(jobs), len(pending), len(jobs) - len(pending), parent_id)
+            describe_experiment(
+                client, experiment_id, first.experiment_name, jobs, configs, varying, parent_id, sweep_id
+            )
+            log.info(
+                "sweep %s: %d jobs, %d to run, %d already FINISHED (skipped); parent run %s",
+                sweep_id,
+                len(jobs),
+                len(pending),
+                len(jobs) - len(pending),
+                parent_id,
+            )
         else:
-            log.info("sweep %s: all %d jobs already have FINISHED runs; nothing to run (+force=true reruns)",
-                     sweep_id, len(jobs))
+            log.info(
+                "sweep %s: all %d jobs already have FINISHED runs; nothing to run (+force=true reruns)",
+                sweep_id,
+                len(jobs),
+            )
         self.sweep_file = self.context.save(Path(config.hydra.sweep.dir) / SWEEP_FILE_NAME)
         os.environ[SWEEP_FILE_ENV] = str(self.sweep_file)
 
@@ -193,8 +229,11 @@ class SweepCallback(Callback):
         except SystemExit:
             raise
         except Exception as exc:
-            log.error("the sweep's end could not be recorded (%s); its jobs' outcomes: %s", error_line(exc),
-                      Path(config.hydra.sweep.dir))
+            log.error(
+                "the sweep's end could not be recorded (%s); its jobs' outcomes: %s",
+                error_line(exc),
+                Path(config.hydra.sweep.dir),
+            )
             raise SystemExit(1) from None
 
     def _end(self, config: DictConfig) -> None:
@@ -210,20 +249,25 @@ class SweepCallback(Callback):
         try:
             children = client.search_runs(
                 [context.experiment_id],
-                filter_string=f"{tag_equals(SWEEP_ID_TAG, context.sweep_id)} and {tag_equals(KIND_TAG, SIMULATION_KIND)}",
+                filter_string=f"{tag_equals(SWEEP_ID_TAG, context.sweep_id)} and "
+                f"{tag_equals(KIND_TAG, SIMULATION_KIND)}",
                 max_results=10_000,
             )
         except Exception as exc:  # the store is gone: report from the jobs' own outcome files
             children = None
-            log.error("the tracking store at %s is unreachable (%s); the next sweep reaps what it left RUNNING",
-                      context.tracking_uri, error_line(exc))
+            log.error(
+                "the tracking store at %s is unreachable (%s); the next sweep reaps what it left RUNNING",
+                context.tracking_uri,
+                error_line(exc),
+            )
         lines = failure_lines(children, outcomes, sweep_dir)
         if children is not None and context.parent_run_id is not None:
             try:
                 log_sweep_summary(client, context.parent_run_id, children)
             except Exception as exc:
-                log.error("could not log the sweep summary to parent run %s (%s)", context.parent_run_id,
-                          error_line(exc))
+                log.error(
+                    "could not log the sweep summary to parent run %s (%s)", context.parent_run_id, error_line(exc)
+                )
         if context.parent_run_id is not None:
             self._close_parent("FAILED" if lines else "FINISHED")
         if lines:
@@ -241,8 +285,11 @@ class SweepCallback(Callback):
                 client.set_tag(self.context.parent_run_id, ERROR_TAG, fit_tag(error))
             client.set_terminated(self.context.parent_run_id, status)
         except Exception as exc:
-            log.error("could not close the sweep's parent run %s (%s); the next sweep's reaper will",
-                      self.context.parent_run_id, error_line(exc))
+            log.error(
+                "could not close the sweep's parent run %s (%s); the next sweep's reaper will",
+                self.context.parent_run_id,
+                error_line(exc),
+            )
 
     def _stop_heartbeat(self) -> None:
         if self.heartbeat is not None:

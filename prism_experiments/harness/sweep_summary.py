@@ -4,12 +4,16 @@ per-condition means of the headline metrics (as MLflow table artifacts and CSVs)
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from prism_experiments.tracking.experiment_views import HEADLINE_METRICS
 from prism_experiments.tracking.tags import CONDITION_TAG
+
+if TYPE_CHECKING:
+    from mlflow.entities import Run
+    from mlflow.tracking import MlflowClient
 
 STATUSES: tuple[str, ...] = ("FINISHED", "FAILED", "KILLED", "RUNNING")
 SUMMARY_DIR = "sweep"
@@ -40,7 +44,7 @@ def condition_means(children: pd.DataFrame, metrics: Sequence[str] = HEADLINE_ME
     return means.reset_index()
 
 
-def log_sweep_summary(client: Any, parent_run_id: str, runs: Sequence[Any]) -> pd.DataFrame:
+def log_sweep_summary(client: MlflowClient, parent_run_id: str, runs: Sequence[Run]) -> pd.DataFrame:
     """Log the status counts (also as `children_<status>` metrics) and the condition means to the parent run."""
     children = children_frame(runs)
     counts = status_counts(children)

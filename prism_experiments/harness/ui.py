@@ -28,7 +28,7 @@ class UiError(Exception):
     """A bad `--experiment` or store: one line naming the field."""
 
 
-def latest_experiment(client: "MlflowClient") -> "Experiment | None":
+def latest_experiment(client: MlflowClient) -> Experiment | None:
     """The active experiment whose newest run started last (None when the store has no runs)."""
     experiments = {e.experiment_id: e for e in client.search_experiments()}
     if not experiments:
@@ -37,7 +37,7 @@ def latest_experiment(client: "MlflowClient") -> "Experiment | None":
     return experiments[runs[0].info.experiment_id] if runs else None
 
 
-def chosen_experiment(client: "MlflowClient", name: str | None) -> "Experiment | None":
+def chosen_experiment(client: MlflowClient, name: str | None) -> Experiment | None:
     """The experiment called `name`, else the latest; UiError naming the known experiments if `name` is unknown."""
     if name is None:
         return latest_experiment(client)

@@ -18,8 +18,8 @@ from pathlib import Path
 from tqdm.auto import tqdm
 
 from prism_experiments.simulation.settings import RunSettings
-from prism_experiments.simulation.stores import shared_embedder
 from prism_experiments.simulation.starting_world import build_starting_world
+from prism_experiments.simulation.stores import shared_embedder
 
 log = logging.getLogger(__name__)
 
@@ -36,18 +36,27 @@ class UpfrontEmbedding:
 
 def world_key(cfg: RunSettings) -> str:
     """Identity of a starting world: the seed and the three groups it is built from (not the ranker)."""
-    parts = {"seed": cfg.seed, "agents": cfg.agents.model_dump(mode="json"),
-             "network": cfg.network.model_dump(mode="json"), "corpus": cfg.corpus.model_dump(mode="json", exclude=set())}
+    parts = {
+        "seed": cfg.seed,
+        "agents": cfg.agents.model_dump(mode="json"),
+        "network": cfg.network.model_dump(mode="json"),
+        "corpus": cfg.corpus.model_dump(mode="json", exclude=set()),
+    }
     return json.dumps(parts, sort_keys=True, default=str)
 
 
-def starting_texts_by_cache(configs: Sequence[RunSettings], show_progress: bool = True
-                            ) -> tuple[dict[tuple[str, Path], list[str]], int]:
+def starting_texts_by_cache(
+    configs: Sequence[RunSettings], show_progress: bool = True
+) -> tuple[dict[tuple[str, Path], list[str]], int]:
     """Distinct starting-corpus texts per (embedding model, cache dir), and how many distinct worlds gave them."""
     worlds = {world_key(cfg): cfg for cfg in configs}
     texts: dict[tuple[str, Path], dict[str, None]] = {}
-    for cfg in tqdm(list(worlds.values()), desc="building starting worlds", unit="world",
-                    disable=not show_progress or len(worlds) < 2):
+    for cfg in tqdm(
+        list(worlds.values()),
+        desc="building starting worlds",
+        unit="world",
+        disable=not show_progress or len(worlds) < 2,
+    ):
         bucket = texts.setdefault((cfg.rag.embedding_model, cfg.cache_dir), {})
         bucket.update(dict.fromkeys(post.text for post in build_starting_world(cfg).corpus))
     return {key: list(bucket) for key, bucket in texts.items()}, len(worlds)
@@ -65,6 +74,11 @@ def embed_starting_corpora(configs: Sequence[RunSettings], show_progress: bool =
         n_texts += len(texts)
         encoded += embedder.encoded_count - before
     outcome = UpfrontEmbedding(n_worlds, n_texts, encoded, time.perf_counter() - started)
-    log.info("starting corpora of %d worlds: %d distinct texts, %d embedded now (%.1f s), the rest cached",
-             outcome.worlds, outcome.texts, outcome.encoded, outcome.seconds)
+    log.info(
+        "starting corpora of %d worlds: %d distinct texts, %d embedded now (%.1f s), the rest cached",
+        outcome.worlds,
+        outcome.texts,
+        outcome.encoded,
+        outcome.seconds,
+    )
     return outcome

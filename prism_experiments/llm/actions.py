@@ -34,7 +34,7 @@ class FeedActions(BaseModel):
     post: str | None = None
 
     @model_validator(mode="after")
-    def _distinct(self) -> "FeedActions":
+    def _distinct(self) -> FeedActions:
         for name in ("like", "reshare", "follow"):
             numbers = getattr(self, name)
             if len(set(numbers)) != len(numbers):
@@ -55,13 +55,21 @@ def action_schema(n_posts: int, max_text_chars: int) -> dict[str, Any]:
     numbers = {"type": "array", "items": number, "maxItems": max(n_posts, 0)}
     # no uniqueItems: llguidance does not implement it; `parse_actions` rejects repeated numbers
     text = {"type": "string", "minLength": 1, "maxLength": max_text_chars}
-    reply = {"type": "object", "properties": {"to": number, "text": text}, "required": ["to", "text"],
-             "additionalProperties": False}
+    reply = {
+        "type": "object",
+        "properties": {"to": number, "text": text},
+        "required": ["to", "text"],
+        "additionalProperties": False,
+    }
     return {
         "type": "object",
-        "properties": {"like": numbers, "reshare": numbers, "follow": numbers,
-                       "reply": {"anyOf": [reply, {"type": "null"}]},
-                       "post": {"anyOf": [text, {"type": "null"}]}},
+        "properties": {
+            "like": numbers,
+            "reshare": numbers,
+            "follow": numbers,
+            "reply": {"anyOf": [reply, {"type": "null"}]},
+            "post": {"anyOf": [text, {"type": "null"}]},
+        },
         "required": ["like", "reshare", "follow", "reply", "post"],
         "additionalProperties": False,
     }
@@ -94,5 +102,7 @@ def parse_actions(raw: str, n_posts: int, max_text_chars: int) -> FeedActions:
 def repair_message(raw: str, error: str) -> str:
     """The one follow-up turn that asks the model to fix an invalid answer."""
     shown = raw if len(raw) <= 400 else raw[:400] + "..."
-    return (f"Your answer was not valid ({error}). It was: {shown}\n"
-            "Answer again with only the JSON object, keys like, reshare, follow, reply, post.")
+    return (
+        f"Your answer was not valid ({error}). It was: {shown}\n"
+        "Answer again with only the JSON object, keys like, reshare, follow, reply, post."
+    )

@@ -71,7 +71,7 @@ def register_backend(cls: ModelT) -> ModelT:
     name = backend_name(cls.config_model)  # type: ignore[attr-defined]
     if name in BACKENDS and BACKENDS[name] is not cls:
         raise ValueError(f"LLM backend {name!r} is registered twice: {BACKENDS[name].__name__}, {cls.__name__}")
-    BACKENDS[name] = cls  # type: ignore[assignment]
+    BACKENDS[name] = cls
     return cls
 
 

@@ -18,8 +18,14 @@ from prism_experiments.llm.chat import ChatRequest, ChatResponse
 
 def request_key(identity: str, request: ChatRequest) -> str:
     """The cache key of `request` asked of the model `identity`."""
-    payload = {"model": identity, "messages": list(request.messages), "schema": request.schema,
-               "max_new_tokens": request.max_new_tokens, "temperature": request.temperature, "seed": request.seed}
+    payload = {
+        "model": identity,
+        "messages": list(request.messages),
+        "schema": request.schema,
+        "max_new_tokens": request.max_new_tokens,
+        "temperature": request.temperature,
+        "seed": request.seed,
+    }
     return hashlib.sha256(json.dumps(payload, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
 
 

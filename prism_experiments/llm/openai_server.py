@@ -63,15 +63,21 @@ class OpenAIChatModel:
         self.cfg = cfg
         self._errors = (openai.APIConnectionError, openai.APITimeoutError, openai.APIStatusError)
         # a local server needs no key; the client insists on a non-empty one
-        self.client = openai.OpenAI(base_url=cfg.base_url, api_key=os.environ.get(cfg.api_key_env) or "none",
-                                    timeout=cfg.timeout_s, max_retries=cfg.max_retries)
+        self.client = openai.OpenAI(
+            base_url=cfg.base_url,
+            api_key=os.environ.get(cfg.api_key_env) or "none",
+            timeout=cfg.timeout_s,
+            max_retries=cfg.max_retries,
+        )
         try:
             served = {m.id: m for m in self.client.models.list()}
         except self._errors as exc:
             raise LLMUnavailable(f"LLM server {cfg.base_url} unreachable: {type(exc).__name__}") from None
         if cfg.model not in served:
-            raise LLMUnavailable(f"agents.decider.llm.model: {cfg.model!r} is not served by {cfg.base_url}; "
-                                 f"served: {', '.join(sorted(served)) or 'none'}")
+            raise LLMUnavailable(
+                f"agents.decider.llm.model: {cfg.model!r} is not served by {cfg.base_url}; "
+                f"served: {', '.join(sorted(served)) or 'none'}"
+            )
         self.identity = server_identity(cfg.model, served[cfg.model])
 
     def complete_many(self, requests: Sequence[ChatRequest]) -> list[ChatResponse]:
@@ -96,22 +102,32 @@ class OpenAIChatModel:
     def _complete(self, request: ChatRequest) -> ChatResponse:
         started = time.perf_counter()
         try:
-            answer = self.client.chat.completions.create(
-                model=self.cfg.model, messages=list(request.messages),  # type: ignore[arg-type]
-                max_tokens=request.max_new_tokens, temperature=request.temperature, seed=request.seed,
-                response_format={"type": "json_schema",
-                                 "json_schema": {"name": "feed_actions", "schema": request.schema, "strict": True}},
+            # the client's parameters are TypedDicts; plain dicts of the same keys are what it sends
+            answer = self.client.chat.completions.create(  # type: ignore[call-overload]
+                model=self.cfg.model,
+                messages=list(request.messages),
+                max_tokens=request.max_new_tokens,
+                temperature=request.temperature,
+                seed=request.seed,
+                response_format={
+                    "type": "json_schema",
+                    "json_schema": {"name": "feed_actions", "schema": request.schema, "strict": True},
+                },
             )
         except self._errors as exc:
             status = getattr(exc, "status_code", None)
-            raise LLMUnavailable(f"LLM server {self.cfg.base_url} failed ({type(exc).__name__}"
-                                 f"{f', HTTP {status}' if status else ''}; timeouts, refused connections and 5xx "
-                                 f"are retried {self.cfg.max_retries} times)") from None
+            raise LLMUnavailable(
+                f"LLM server {self.cfg.base_url} failed ({type(exc).__name__}"
+                f"{f', HTTP {status}' if status else ''}; timeouts, refused connections and 5xx "
+                f"are retried {self.cfg.max_retries} times)"
+            ) from None
         usage = answer.usage
-        return ChatResponse(text=answer.choices[0].message.content or "",
-                            input_tokens=usage.prompt_tokens if usage else 0,
-                            output_tokens=usage.completion_tokens if usage else 0,
-                            latency_s=time.perf_counter() - started)
+        return ChatResponse(
+            text=answer.choices[0].message.content or "",
+            input_tokens=usage.prompt_tokens if usage else 0,
+            output_tokens=usage.completion_tokens if usage else 0,
+            latency_s=time.perf_counter() - started,
+        )
 
 
 def server_identity(model: str, card: Any) -> str:

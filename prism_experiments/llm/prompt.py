@@ -24,11 +24,18 @@ ARCHETYPE_WORDS: dict[str, str] = {
     "pragmatist": "practical tips you can act on",
 }
 #: one worked example; small models copy its shape, so it shows every key, reply and post included
-EXAMPLE = {"like": [2], "reshare": [], "follow": [], "reply": {"to": 2, "text": "Great point, thanks for sharing!"},
-           "post": None}
-SYSTEM = ("You are a person scrolling a social media feed. You read the numbered posts and decide what to do. "
-          "Answer only with a JSON object: like, reshare, follow = lists of post numbers; reply = "
-          '{"to": number, "text": "..."} or null; post = the text of a new post of your own, or null.')
+EXAMPLE = {
+    "like": [2],
+    "reshare": [],
+    "follow": [],
+    "reply": {"to": 2, "text": "Great point, thanks for sharing!"},
+    "post": None,
+}
+SYSTEM = (
+    "You are a person scrolling a social media feed. You read the numbered posts and decide what to do. "
+    "Answer only with a JSON object: like, reshare, follow = lists of post numbers; reply = "
+    '{"to": number, "text": "..."} or null; post = the text of a new post of your own, or null.'
+)
 
 
 @dataclass(frozen=True)
@@ -42,16 +49,31 @@ class AgentPrompt:
 def persona(agent: SocialAgent) -> str:
     """The agent in words: interests, archetype leanings, how active and how engaged it is."""
     leanings = [a for a in ARCHETYPES if agent.archetype_weights[a] >= 0.3] or [
-        max(ARCHETYPES, key=lambda a: agent.archetype_weights[a])]
+        max(ARCHETYPES, key=lambda a: agent.archetype_weights[a])
+    ]
     likes = " and ".join(ARCHETYPE_WORDS[a] for a in leanings)
-    activity = ("very often" if agent.activity >= 0.5 else "often" if agent.activity >= 0.2
-                else "now and then" if agent.activity >= 0.05 else "rarely")
+    activity = (
+        "very often"
+        if agent.activity >= 0.5
+        else "often"
+        if agent.activity >= 0.2
+        else "now and then"
+        if agent.activity >= 0.05
+        else "rarely"
+    )
     engaged = sum((agent.like_bias, agent.reshare_bias, agent.reply_bias)) / 3
-    style = ("you like, share and reply readily" if engaged > 0.3 else
-             "you mostly read and seldom react" if engaged < -0.3 else "you react to what really interests you")
+    style = (
+        "you like, share and reply readily"
+        if engaged > 0.3
+        else "you mostly read and seldom react"
+        if engaged < -0.3
+        else "you react to what really interests you"
+    )
     writes = "you write posts often" if agent.post_rate >= 0.3 else "you rarely write posts of your own"
-    return (f"You are @{agent.id}. You are interested in {', '.join(agent.interests)}. You enjoy {likes}. "
-            f"You check your feed {activity}; {style}; {writes}.")
+    return (
+        f"You are @{agent.id}. You are interested in {', '.join(agent.interests)}. You enjoy {likes}. "
+        f"You check your feed {activity}; {style}; {writes}."
+    )
 
 
 def shown_posts(posts: Sequence[Post], now: datetime, max_chars: int | None) -> tuple[str, int]:
@@ -66,8 +88,11 @@ def shown_posts(posts: Sequence[Post], now: datetime, max_chars: int | None) -> 
 def build_prompt(agent: SocialAgent, posts: Sequence[Post], now: datetime, max_chars: int | None) -> AgentPrompt:
     """The messages for one agent and its ranked feed."""
     feed, n_posts = shown_posts(posts, now, max_chars)
-    user = (f"{persona(agent)}\n\nYour feed:\n\n{feed or '(empty)'}\n\n"
-            f"Example answer: {json.dumps(EXAMPLE)}\n"
-            "Most posts get no reaction; act only on posts you care about. Your answer:")
-    return AgentPrompt(messages=({"role": "system", "content": SYSTEM}, {"role": "user", "content": user}),
-                       n_posts=n_posts)
+    user = (
+        f"{persona(agent)}\n\nYour feed:\n\n{feed or '(empty)'}\n\n"
+        f"Example answer: {json.dumps(EXAMPLE)}\n"
+        "Most posts get no reaction; act only on posts you care about. Your answer:"
+    )
+    return AgentPrompt(
+        messages=({"role": "system", "content": SYSTEM}, {"role": "user", "content": user}), n_posts=n_posts
+    )

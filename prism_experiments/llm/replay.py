@@ -34,7 +34,7 @@ class CallStats:
     repaired: int = 0
     no_action: int = 0
 
-    def add(self, other: "CallStats") -> None:
+    def add(self, other: CallStats) -> None:
         for f in fields(self):
             setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
 
@@ -51,8 +51,9 @@ class CachedChat:
         self.chunk = chunk
         self.show_progress = show_progress
 
-    def complete_many(self, requests: Sequence[ChatRequest], stats: CallStats, label: str = "llm"
-                      ) -> list[ChatResponse]:
+    def complete_many(
+        self, requests: Sequence[ChatRequest], stats: CallStats, label: str = "llm"
+    ) -> list[ChatResponse]:
         """Answers in order; each miss is stored as soon as its chunk returns, so a fault loses little."""
         keys = [request_key(self.model.identity, r) for r in requests]
         answers: list[ChatResponse | None] = [self.cache.get(k) if self.cache else None for k in keys]
@@ -60,8 +61,14 @@ class CachedChat:
         stats.prompts += len(requests)
         stats.cache_hits += len(requests) - len(missing)
         stats.cache_misses += len(missing)
-        bar = tqdm(total=len(requests), initial=len(requests) - len(missing), desc=label, unit="prompt",
-                   disable=not self.show_progress or not missing, leave=False)
+        bar = tqdm(
+            total=len(requests),
+            initial=len(requests) - len(missing),
+            desc=label,
+            unit="prompt",
+            disable=not self.show_progress or not missing,
+            leave=False,
+        )
         started, tokens = time.perf_counter(), 0
         with bar:
             for start in range(0, len(missing), self.chunk):
@@ -74,15 +81,22 @@ class CachedChat:
                     raise
                 tokens += self._keep(rows, arrived, keys, answers, stats)
                 bar.update(len(rows))
-                bar.set_postfix(tok_s=f"{tokens / max(time.perf_counter() - started, 1e-9):.1f}",
-                                cache_hits=stats.cache_hits)
+                bar.set_postfix(
+                    tok_s=f"{tokens / max(time.perf_counter() - started, 1e-9):.1f}", cache_hits=stats.cache_hits
+                )
         done = [a for a in answers if a is not None]
         stats.prompt_tokens += sum(a.input_tokens for a in done)
         stats.answer_tokens += sum(a.output_tokens for a in done)
         return done
 
-    def _keep(self, rows: list[int], arrived: dict[int, ChatResponse], keys: list[str],
-              answers: list[ChatResponse | None], stats: CallStats) -> int:
+    def _keep(
+        self,
+        rows: list[int],
+        arrived: dict[int, ChatResponse],
+        keys: list[str],
+        answers: list[ChatResponse | None],
+        stats: CallStats,
+    ) -> int:
         """Record and cache the answers that arrived for `rows` (batch index -> answer); their output tokens."""
         tokens = 0
         for position, answer in arrived.items():
@@ -96,4 +110,3 @@ class CachedChat:
             if self.cache is not None:
                 self.cache.put(keys[i], answer)
         return tokens
-

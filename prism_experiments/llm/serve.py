@@ -32,8 +32,10 @@ def build_app(model: LocalChatModel, name: str, fail_first: int = 0) -> Any:
     @app.get("/v1/models")
     def models() -> dict[str, Any]:
         # root = the weights' digest: clients key their caches on it (llm/http.py server_identity)
-        return {"object": "list", "data": [{"id": name, "object": "model", "created": created, "owned_by": "local",
-                                            "root": model.identity}]}
+        return {
+            "object": "list",
+            "data": [{"id": name, "object": "model", "created": created, "owned_by": "local", "root": model.identity}],
+        }
 
     @app.post("/v1/chat/completions")
     async def complete(request: Request) -> dict[str, Any]:
@@ -45,17 +47,29 @@ def build_app(model: LocalChatModel, name: str, fail_first: int = 0) -> Any:
             raise HTTPException(status_code=404, detail=f"model {body.get('model')!r} not served")
         response_format = body.get("response_format") or {}
         schema = (response_format.get("json_schema") or {}).get("schema", ANY_OBJECT)
-        chat = ChatRequest(messages=tuple(body["messages"]), schema=schema,
-                           max_new_tokens=int(body.get("max_tokens") or 256),
-                           temperature=float(body.get("temperature") or 0.0), seed=int(body.get("seed") or 0))
+        chat = ChatRequest(
+            messages=tuple(body["messages"]),
+            schema=schema,
+            max_new_tokens=int(body.get("max_tokens") or 256),
+            temperature=float(body.get("temperature") or 0.0),
+            seed=int(body.get("seed") or 0),
+        )
         with lock:
             (answer,) = model.complete_many([chat])
-        return {"id": f"chatcmpl-{time.time_ns()}", "object": "chat.completion", "created": int(time.time()),
-                "model": name,
-                "choices": [{"index": 0, "finish_reason": "stop",
-                             "message": {"role": "assistant", "content": answer.text}}],
-                "usage": {"prompt_tokens": answer.input_tokens, "completion_tokens": answer.output_tokens,
-                          "total_tokens": answer.input_tokens + answer.output_tokens}}
+        return {
+            "id": f"chatcmpl-{time.time_ns()}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": name,
+            "choices": [
+                {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": answer.text}}
+            ],
+            "usage": {
+                "prompt_tokens": answer.input_tokens,
+                "completion_tokens": answer.output_tokens,
+                "total_tokens": answer.input_tokens + answer.output_tokens,
+            },
+        }
 
     return app
 
@@ -70,8 +84,9 @@ def main(argv: list[str] | None = None) -> int:
 
     model = LocalChatModel(LocalLLMConfig(threads=args.threads))
     model.loaded  # load before accepting requests  # noqa: B018
-    uvicorn.run(build_app(model, PACKAGED_MODEL, args.fail_first), host="127.0.0.1", port=args.port,
-                log_level="warning")
+    uvicorn.run(
+        build_app(model, PACKAGED_MODEL, args.fail_first), host="127.0.0.1", port=args.port, log_level="warning"
+    )
     return 0
 
 

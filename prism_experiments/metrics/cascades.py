@@ -15,7 +15,12 @@ import pandas as pd
 from prism_experiments.metrics._tables import require_columns
 
 CASCADE_TABLE_COLUMNS: tuple[str, ...] = (
-    "root_post_id", "size", "depth", "max_breadth", "structural_virality", "first_step",
+    "root_post_id",
+    "size",
+    "depth",
+    "max_breadth",
+    "structural_virality",
+    "first_step",
 )
 
 
@@ -74,10 +79,12 @@ def analyse_forest(roots: np.ndarray, parents: np.ndarray, children: np.ndarray)
     cascade_codes, cascade_ids = pd.factorize(roots, sort=True)
     if (cascade_codes < 0).any():
         raise ValueError("cascade_edges: root_post_id must not be missing")
-    node_keys = pd.DataFrame({
-        "cascade": np.concatenate([cascade_codes, cascade_codes]),
-        "user": np.concatenate([np.asarray(parents, dtype=object), np.asarray(children, dtype=object)]),
-    })
+    node_keys = pd.DataFrame(
+        {
+            "cascade": np.concatenate([cascade_codes, cascade_codes]),
+            "user": np.concatenate([np.asarray(parents, dtype=object), np.asarray(children, dtype=object)]),
+        }
+    )
     if node_keys["user"].isna().any():
         raise ValueError("cascade_edges: parent_id and child_id must not be missing")
     node_codes = node_keys.groupby(["cascade", "user"], sort=False).ngroup().to_numpy()
@@ -126,8 +133,9 @@ def structural_virality(edges: Iterable[tuple[Hashable, Hashable]]) -> float:
     if not pairs:
         raise ValueError("edges: a cascade tree needs at least one (parent, child) edge")
     parents, children = zip(*pairs)
-    forest = analyse_forest(np.zeros(len(pairs), dtype=np.int64), np.asarray(parents, dtype=object),
-                            np.asarray(children, dtype=object))
+    forest = analyse_forest(
+        np.zeros(len(pairs), dtype=np.int64), np.asarray(parents, dtype=object), np.asarray(children, dtype=object)
+    )
     return float(forest.structural_virality[0])
 
 
@@ -139,22 +147,32 @@ def cascade_table(cascade_edges: pd.DataFrame) -> pd.DataFrame:
     """
     require_columns(cascade_edges, "cascade_edges", ("root_post_id", "parent_id", "child_id", "step"))
     if cascade_edges.empty:
-        return pd.DataFrame({
-            "root_post_id": pd.Series(dtype=object), "size": pd.Series(dtype=np.int64),
-            "depth": pd.Series(dtype=np.int64), "max_breadth": pd.Series(dtype=np.int64),
-            "structural_virality": pd.Series(dtype=np.float64), "first_step": pd.Series(dtype=np.int64),
-        })
-    forest = analyse_forest(cascade_edges["root_post_id"].to_numpy(), cascade_edges["parent_id"].to_numpy(),
-                            cascade_edges["child_id"].to_numpy())
+        return pd.DataFrame(
+            {
+                "root_post_id": pd.Series(dtype=object),
+                "size": pd.Series(dtype=np.int64),
+                "depth": pd.Series(dtype=np.int64),
+                "max_breadth": pd.Series(dtype=np.int64),
+                "structural_virality": pd.Series(dtype=np.float64),
+                "first_step": pd.Series(dtype=np.int64),
+            }
+        )
+    forest = analyse_forest(
+        cascade_edges["root_post_id"].to_numpy(),
+        cascade_edges["parent_id"].to_numpy(),
+        cascade_edges["child_id"].to_numpy(),
+    )
     first_step = pd.to_numeric(cascade_edges["step"]).groupby(cascade_edges["root_post_id"].to_numpy()).min()
-    return pd.DataFrame({
-        "root_post_id": forest.cascade_ids,
-        "size": forest.size,
-        "depth": forest.depth,
-        "max_breadth": forest.max_breadth,
-        "structural_virality": forest.structural_virality,
-        "first_step": first_step.reindex(forest.cascade_ids).to_numpy().astype(np.int64),
-    })
+    return pd.DataFrame(
+        {
+            "root_post_id": forest.cascade_ids,
+            "size": forest.size,
+            "depth": forest.depth,
+            "max_breadth": forest.max_breadth,
+            "structural_virality": forest.structural_virality,
+            "first_step": first_step.reindex(forest.cascade_ids).to_numpy().astype(np.int64),
+        }
+    )
 
 
 def ccdf(values: Iterable[float]) -> tuple[np.ndarray, np.ndarray]:

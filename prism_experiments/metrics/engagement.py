@@ -42,10 +42,12 @@ def engagement_rate_by_format(result: object) -> pd.DataFrame:
     require_columns(engagements, "engagements", ["format"])
     impressions = exposures.groupby("format", dropna=False, sort=True).size()
     engaged = engagements.groupby("format", dropna=False).size().reindex(impressions.index, fill_value=0)
-    table = pd.DataFrame({
-        "format": impressions.index.to_numpy(dtype=object),
-        "impressions": impressions.to_numpy(dtype=np.int64),
-        "engagements": engaged.to_numpy(dtype=np.int64),
-    })
+    table = pd.DataFrame(
+        {
+            "format": impressions.index.to_numpy(dtype=object),
+            "impressions": impressions.to_numpy(dtype=np.int64),
+            "engagements": engaged.to_numpy(dtype=np.int64),
+        }
+    )
     table["engagement_rate"] = table["engagements"] / table["impressions"]
     return table.astype({"engagement_rate": np.float64})

@@ -50,7 +50,10 @@ def _step_mean_jaccard(feed_rows: np.ndarray, post_cols: np.ndarray) -> float:
 
 
 def feed_jaccard_mean(
-    exposures: pd.DataFrame, *, max_feeds_for_jaccard: int = DEFAULT_MAX_FEEDS_FOR_JACCARD, seed: int = 0,
+    exposures: pd.DataFrame,
+    *,
+    max_feeds_for_jaccard: int = DEFAULT_MAX_FEEDS_FOR_JACCARD,
+    seed: int = 0,
 ) -> float:
     """Mean pairwise Jaccard similarity of the post-id sets of feeds served in the same step.
 

@@ -63,6 +63,7 @@ def calibration_moments(result: object) -> dict[str, float]:
     agent_ids = [agent.id for agent in getattr(result, "agents", [])]
     return summarize(result) | {
         "author_top10_post_share": author_top_share(posts, agent_ids, 0.1),
-        "never_reshared_share": never_reshared_share(posts, event_table(result, "exposures"),
-                                                     event_table(result, "engagements")),
+        "never_reshared_share": never_reshared_share(
+            posts, event_table(result, "exposures"), event_table(result, "engagements")
+        ),
     }

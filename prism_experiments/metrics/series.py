@@ -12,8 +12,17 @@ from prism_experiments.metrics.feeds import feed_entropies
 from prism_experiments.metrics.summary import new_post_mask
 
 STEP_SERIES_COLUMNS: tuple[str, ...] = (
-    "impressions", "engagements", "likes", "reshares", "replies", "inn_share", "feed_topic_entropy",
-    "feed_author_entropy", "new_cascades", "new_posts", "new_follows",
+    "impressions",
+    "engagements",
+    "likes",
+    "reshares",
+    "replies",
+    "inn_share",
+    "feed_topic_entropy",
+    "feed_author_entropy",
+    "new_cascades",
+    "new_posts",
+    "new_follows",
 )
 
 

@@ -20,16 +20,42 @@ from prism_experiments.metrics.feeds import (
 from prism_experiments.metrics.inequality import gini
 
 SUMMARY_METRICS: tuple[str, ...] = (
-    "feed_topic_entropy", "feed_author_entropy", "exposure_topic_entropy",
-    "inn_share", "oon_share", "inn_engagement_rate", "oon_engagement_rate", "engagement_rate",
-    "impressions_total", "likes_total", "reshares_total", "replies_total", "posts_total",
-    "cascade_count", "cascade_size_mean", "cascade_size_p99", "cascade_size_max",
-    "cascade_depth_mean", "cascade_depth_max", "cascade_breadth_max", "structural_virality_mean",
-    "author_impression_gini", "feed_jaccard_mean", "interest_similarity_mean", "media_engagement_lift",
+    "feed_topic_entropy",
+    "feed_author_entropy",
+    "exposure_topic_entropy",
+    "inn_share",
+    "oon_share",
+    "inn_engagement_rate",
+    "oon_engagement_rate",
+    "engagement_rate",
+    "impressions_total",
+    "likes_total",
+    "reshares_total",
+    "replies_total",
+    "posts_total",
+    "cascade_count",
+    "cascade_size_mean",
+    "cascade_size_p99",
+    "cascade_size_max",
+    "cascade_depth_mean",
+    "cascade_depth_max",
+    "cascade_breadth_max",
+    "structural_virality_mean",
+    "author_impression_gini",
+    "feed_jaccard_mean",
+    "interest_similarity_mean",
+    "media_engagement_lift",
 )
 PRIMARY_METRICS: tuple[str, ...] = (
-    "feed_topic_entropy", "exposure_topic_entropy", "inn_share", "engagement_rate", "cascade_size_mean",
-    "cascade_depth_max", "structural_virality_mean", "author_impression_gini", "feed_jaccard_mean",
+    "feed_topic_entropy",
+    "exposure_topic_entropy",
+    "inn_share",
+    "engagement_rate",
+    "cascade_size_mean",
+    "cascade_depth_max",
+    "structural_virality_mean",
+    "author_impression_gini",
+    "feed_jaccard_mean",
 )
 NAN = float("nan")
 
@@ -50,9 +76,19 @@ def action_counts(engagements: pd.DataFrame) -> dict[str, int]:
 def cascade_summary(cascades: pd.DataFrame) -> dict[str, float]:
     """Count, size mean/p99/max, depth mean/max, breadth max, mean structural virality; 0.0 without cascades."""
     if cascades.empty:
-        return {name: 0.0 for name in (
-            "cascade_count", "cascade_size_mean", "cascade_size_p99", "cascade_size_max", "cascade_depth_mean",
-            "cascade_depth_max", "cascade_breadth_max", "structural_virality_mean")}
+        return {
+            name: 0.0
+            for name in (
+                "cascade_count",
+                "cascade_size_mean",
+                "cascade_size_p99",
+                "cascade_size_max",
+                "cascade_depth_mean",
+                "cascade_depth_max",
+                "cascade_breadth_max",
+                "structural_virality_mean",
+            )
+        }
     sizes = cascades["size"].to_numpy(dtype=np.float64)
     return {
         "cascade_count": float(len(cascades)),

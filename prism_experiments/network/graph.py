@@ -47,7 +47,7 @@ class DictSocialGraph:
             self._followers[agent_id] = set()
 
     @classmethod
-    def from_edges(cls, agent_ids: Iterable[str], edges: Iterable[tuple[str, str]]) -> "DictSocialGraph":
+    def from_edges(cls, agent_ids: Iterable[str], edges: Iterable[tuple[str, str]]) -> DictSocialGraph:
         """Graph over `agent_ids` with (follower, followee) `edges`; duplicates collapse.
 
         Strict, unlike `follow`: an edge naming an id outside `agent_ids`, or a
@@ -101,7 +101,7 @@ class DictSocialGraph:
         """All (follower, followee) pairs, sorted."""
         return sorted((a, b) for a, followees in self._following.items() for b in followees)
 
-    def copy(self) -> "DictSocialGraph":
+    def copy(self) -> DictSocialGraph:
         """Independent copy: following on one never changes the other."""
         clone = DictSocialGraph()
         clone._following = {a: set(b) for a, b in self._following.items()}

@@ -59,12 +59,19 @@ class OPEInputs:
     direct: np.ndarray
 
     def estimates(self, n_boot: int = 1000, seed: int = 0) -> dict[str, Estimate]:
-        return bootstrap_estimates(self.groups, self.reward, self.weight, self.predicted, self.direct, n_boot,
-                                   seed=seed)
+        return bootstrap_estimates(
+            self.groups, self.reward, self.weight, self.predicted, self.direct, n_boot, seed=seed
+        )
 
 
-def ope_inputs(exposures: pd.DataFrame, engagements: pd.DataFrame, candidates: pd.DataFrame, target: str,
-               folds: int = 2, seed: int = 0) -> OPEInputs:
+def ope_inputs(
+    exposures: pd.DataFrame,
+    engagements: pd.DataFrame,
+    candidates: pd.DataFrame,
+    target: str,
+    folds: int = 2,
+    seed: int = 0,
+) -> OPEInputs:
     """The estimators' inputs for target `target` from a stochastic run's exposures, engagements and
     serving_candidates; q is fitted on the other folds' feeds (plain fit when `folds` is 1)."""
     column = f"{TARGET_PREFIX}{target}"
@@ -86,5 +93,6 @@ def ope_inputs(exposures: pd.DataFrame, engagements: pd.DataFrame, candidates: p
     direct = cells.groupby(list(CELL_KEYS))["value"].sum()
     direct_logged = exposures[list(CELL_KEYS)].join(direct, on=list(CELL_KEYS))["value"].fillna(0).to_numpy()
     groups = pd.factorize(pd.MultiIndex.from_frame(exposures[list(FEED_KEYS)]))[0]
-    return OPEInputs(groups, reward, importance_weights(exposures[column], exposures["propensity"]), predicted,
-                     direct_logged)
+    return OPEInputs(
+        groups, reward, importance_weights(exposures[column], exposures["propensity"]), predicted, direct_logged
+    )

@@ -51,22 +51,37 @@ class Estimate:
         return self.low <= truth <= self.high
 
 
-def bootstrap_estimates(groups: np.ndarray, reward: np.ndarray, weight: np.ndarray, predicted: np.ndarray,
-                        direct: np.ndarray, n_boot: int = 1000, level: float = 0.95, seed: int = 0
-                        ) -> dict[str, Estimate]:
+def bootstrap_estimates(
+    groups: np.ndarray,
+    reward: np.ndarray,
+    weight: np.ndarray,
+    predicted: np.ndarray,
+    direct: np.ndarray,
+    n_boot: int = 1000,
+    level: float = 0.95,
+    seed: int = 0,
+) -> dict[str, Estimate]:
     """IPS, SNIPS and DR with percentile bootstrap CIs, resampling whole feeds (`groups`: one id per impression),
     since impressions of one feed share a context (Efron & Tibshirani 1993, ch. 13; the cluster bootstrap)."""
     if len(reward) == 0:
         return {name: Estimate(float("nan"), float("nan"), float("nan")) for name in ESTIMATORS}
     _, feed = np.unique(groups, return_inverse=True)
     n_feeds = int(feed.max()) + 1
-    per_feed = np.stack([np.bincount(feed, values, minlength=n_feeds) for values in (
-        np.ones(len(reward)), weight * reward, weight, direct + weight * (reward - predicted))])
+    per_feed = np.stack(
+        [
+            np.bincount(feed, values, minlength=n_feeds)
+            for values in (np.ones(len(reward)), weight * reward, weight, direct + weight * (reward - predicted))
+        ]
+    )
     counts = np.random.default_rng(seed).multinomial(n_feeds, np.full(n_feeds, 1.0 / n_feeds), size=n_boot)
     n, weighted, weights, doubly = (counts @ per_feed.T).T
     resampled = {"ips": weighted / n, "snips": weighted / weights, "dr": doubly / n}
-    point = {"ips": ips(reward, weight), "snips": snips(reward, weight),
-             "dr": doubly_robust(reward, weight, predicted, direct)}
+    point = {
+        "ips": ips(reward, weight),
+        "snips": snips(reward, weight),
+        "dr": doubly_robust(reward, weight, predicted, direct),
+    }
     tail = 100 * (1 - level) / 2
-    return {name: Estimate(point[name], *np.percentile(resampled[name], [tail, 100 - tail]).tolist())
-            for name in ESTIMATORS}
+    return {
+        name: Estimate(point[name], *np.percentile(resampled[name], [tail, 100 - tail]).tolist()) for name in ESTIMATORS
+    }

@@ -23,22 +23,43 @@ def markdown(table: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
-def estimates_table(run_id: str, seed: str, logged: float, estimates: Mapping[str, Mapping[str, Estimate]]
-                    ) -> pd.DataFrame:
+def estimates_table(
+    run_id: str, seed: str, logged: float, estimates: Mapping[str, Mapping[str, Estimate]]
+) -> pd.DataFrame:
     """One row per target of one logged run."""
-    return pd.DataFrame.from_records([
-        {"run": run_id[:8], "seed": seed, "target": target, "logged_rate": logged,
-         **{name.upper(): cell(by_name[name]) for name in ESTIMATORS}}
-        for target, by_name in estimates.items()])
+    return pd.DataFrame.from_records(
+        [
+            {
+                "run": run_id[:8],
+                "seed": seed,
+                "target": target,
+                "logged_rate": logged,
+                **{name.upper(): cell(by_name[name]) for name in ESTIMATORS},
+            }
+            for target, by_name in estimates.items()
+        ]
+    )
 
 
 def validation_markdown(rows: Sequence[ValidationRow]) -> str:
     """The per-(target, seed) table, then the coverage summary."""
-    detail = pd.DataFrame.from_records([
-        {"target B": r.target, "seed": r.seed, "A logged": r.logged, "B truth": r.truth,
-         **{f"{name.upper()} [95% CI]": cell(r.estimates[name]) for name in ESTIMATORS},
-         "unsupported": r.unsupported} for r in rows])
+    detail = pd.DataFrame.from_records(
+        [
+            {
+                "target B": r.target,
+                "seed": r.seed,
+                "A logged": r.logged,
+                "B truth": r.truth,
+                **{f"{name.upper()} [95% CI]": cell(r.estimates[name]) for name in ESTIMATORS},
+                "unsupported": r.unsupported,
+            }
+            for r in rows
+        ]
+    )
     summary = coverage_table(rows)
-    summary = summary.rename(columns={f"{n}_covers": f"{n.upper()} covers" for n in ESTIMATORS}
-                             | {f"{n}_mae": f"{n.upper()} MAE" for n in ESTIMATORS} | {"logged_mae": "A logged MAE"})
+    summary = summary.rename(
+        columns={f"{n}_covers": f"{n.upper()} covers" for n in ESTIMATORS}
+        | {f"{n}_mae": f"{n.upper()} MAE" for n in ESTIMATORS}
+        | {"logged_mae": "A logged MAE"}
+    )
     return "\n\n".join([markdown(detail), markdown(summary)])

@@ -33,8 +33,12 @@ def on_policy_config(cfg: ExperimentConfig, target: TargetPolicyConfig) -> Exper
     """B's own run: A's config and seed with B's ranking (if it has one) and B's policy, logging no targets."""
     assert cfg.serving is not None, "the logging run serves stochastically"
     policy = target.model_dump(include={"policy", "temperature", "epsilon"})
-    return cfg.model_copy(update={"ranking": target.ranking or cfg.ranking,
-                                  "serving": cfg.serving.model_copy(update={**policy, "targets": []})})
+    return cfg.model_copy(
+        update={
+            "ranking": target.ranking or cfg.ranking,
+            "serving": cfg.serving.model_copy(update={**policy, "targets": []}),
+        }
+    )
 
 
 def unsupported_mass(candidates: pd.DataFrame, target: str) -> float:
@@ -44,8 +48,9 @@ def unsupported_mass(candidates: pd.DataFrame, target: str) -> float:
     return float(mass[candidates["propensity"] <= 0].sum()) / total if total > 0 else float("nan")
 
 
-def validate_seed(cfg: ExperimentConfig, n_boot: int = 1000,
-                  simulate: Callable[[ExperimentConfig], SimulationResult] = run_simulation) -> list[ValidationRow]:
+def validate_seed(
+    cfg: ExperimentConfig, n_boot: int = 1000, simulate: Callable[[ExperimentConfig], SimulationResult] = run_simulation
+) -> list[ValidationRow]:
     """Every logged target of `cfg` (a stochastic config with targets): estimates from A's run vs B's own run."""
     assert cfg.serving is not None and cfg.serving.targets, "validation needs serving.targets"
     logged = simulate(cfg)
@@ -53,9 +58,16 @@ def validate_seed(cfg: ExperimentConfig, n_boot: int = 1000,
     for target in cfg.serving.targets:
         truth = summarize(simulate(on_policy_config(cfg, target)))["engagement_rate"]
         inputs = ope_inputs(logged.exposures, logged.engagements, logged.serving_candidates, target.name, seed=cfg.seed)
-        rows.append(ValidationRow(cfg.seed, target.name, summarize(logged)["engagement_rate"], truth,
-                                  inputs.estimates(n_boot, seed=cfg.seed),
-                                  unsupported_mass(logged.serving_candidates, target.name)))
+        rows.append(
+            ValidationRow(
+                cfg.seed,
+                target.name,
+                summarize(logged)["engagement_rate"],
+                truth,
+                inputs.estimates(n_boot, seed=cfg.seed),
+                unsupported_mass(logged.serving_candidates, target.name),
+            )
+        )
     return rows
 
 
@@ -65,13 +77,15 @@ def coverage_table(rows: Sequence[ValidationRow]) -> pd.DataFrame:
     records = []
     for target in dict.fromkeys(row.target for row in rows):
         mine = [row for row in rows if row.target == target]
-        record: dict[str, object] = {"target": target, "seeds": len(mine),
-                                     "truth_mean": sum(r.truth for r in mine) / len(mine),
-                                     "unsupported_mass": sum(r.unsupported for r in mine) / len(mine),
-                                     "logged_mae": sum(abs(r.logged - r.truth) for r in mine) / len(mine)}
+        record: dict[str, object] = {
+            "target": target,
+            "seeds": len(mine),
+            "truth_mean": sum(r.truth for r in mine) / len(mine),
+            "unsupported_mass": sum(r.unsupported for r in mine) / len(mine),
+            "logged_mae": sum(abs(r.logged - r.truth) for r in mine) / len(mine),
+        }
         for name in ESTIMATORS:
             record[f"{name}_covers"] = sum(r.estimates[name].covers(r.truth) for r in mine)
             record[f"{name}_mae"] = sum(abs(r.estimates[name].value - r.truth) for r in mine) / len(mine)
         records.append(record)
     return pd.DataFrame.from_records(records)
-

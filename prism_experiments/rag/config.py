@@ -52,7 +52,7 @@ class RAGConfig(BaseModel):
     exact_search: bool = True
 
     @model_validator(mode="after")
-    def _persistent_needs_directory(self) -> "RAGConfig":
+    def _persistent_needs_directory(self) -> RAGConfig:
         if self.client == "persistent" and self.persist_directory is None:
             raise ValueError("persist_directory: required when client is 'persistent'")
         return self

@@ -17,7 +17,7 @@ LIKE, RESHARE, REPLY = "\u2764\ufe0f", "\N{CLOCKWISE RIGHTWARDS AND LEFTWARDS OP
 
 
 def relative_time(timestamp: datetime, now: datetime) -> str:
-    """"just now" under a minute (or in the future), then "Nm ago", "Nh ago", "Nd ago" (FR-6.4)."""
+    """ "just now" under a minute (or in the future), then "Nm ago", "Nh ago", "Nd ago" (FR-6.4)."""
     seconds = (as_utc(now) - as_utc(timestamp)).total_seconds()
     if seconds < 60:
         return "just now"

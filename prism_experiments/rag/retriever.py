@@ -98,7 +98,7 @@ class FeedRetriever:
             self._synced = len(self._posts) - sum(self._shared_counts)
         return self._handle
 
-    def fork(self, collection_name: str) -> "FeedRetriever":
+    def fork(self, collection_name: str) -> FeedRetriever:
         """A retriever over the same posts that writes into its own new collection.
 
         The child reads this retriever's collection without copying its index, gets fresh copies of
@@ -215,8 +215,9 @@ class FeedRetriever:
         self._remember(posts, vectors)
 
     @staticmethod
-    def _write_to_collection(collection: Any, posts: Sequence[Post], vectors: np.ndarray,
-                             show_progress: bool = False) -> None:
+    def _write_to_collection(
+        collection: Any, posts: Sequence[Post], vectors: np.ndarray, show_progress: bool = False
+    ) -> None:
         """Posts and their unit vectors into Chroma in a few large calls (FR-4.3)."""
         batch = max_batch_size(collection)
         starts = range(0, len(posts), batch)
@@ -250,9 +251,7 @@ class FeedRetriever:
         batch = max_batch_size(self._collection)
         records: list[tuple[int, str, Post, np.ndarray]] = []
         for offset in range(0, total, batch):
-            got = self._collection.get(
-                include=["embeddings", "documents", "metadatas"], limit=batch, offset=offset
-            )
+            got = self._collection.get(include=["embeddings", "documents", "metadatas"], limit=batch, offset=offset)
             for post_id, document, metadata, vector in zip(
                 got["ids"], got["documents"], got["metadatas"], got["embeddings"]
             ):
@@ -342,8 +341,9 @@ class FeedRetriever:
                 out[i] = (rows, scores)
         return [answer for answer in out if answer is not None]
 
-    def _merge_new_posts(self, query: np.ndarray, new_rough: np.ndarray, seen: int, n: int
-                         ) -> tuple[np.ndarray, np.ndarray]:
+    def _merge_new_posts(
+        self, query: np.ndarray, new_rough: np.ndarray, seen: int, n: int
+    ) -> tuple[np.ndarray, np.ndarray]:
         """A kept answer brought up to date with the posts from row `seen` on (`new_rough`: their float32 dots)."""
         key = query.tobytes()
         rows, scores, _ = self._nearest[key]
@@ -382,8 +382,9 @@ class FeedRetriever:
                 out.append((rows[order].astype(np.int64), scores[order]))
         return out
 
-    def _query_collection(self, collection: Any, queries: np.ndarray, n: int, where: Where | None
-                          ) -> list[tuple[np.ndarray, np.ndarray]]:
+    def _query_collection(
+        self, collection: Any, queries: np.ndarray, n: int, where: Where | None
+    ) -> list[tuple[np.ndarray, np.ndarray]]:
         result = collection.query(query_embeddings=queries, n_results=n, where=where, include=["distances"])
         out = []
         for ids, distances in zip(result["ids"], result["distances"]):

@@ -14,13 +14,13 @@ from prism_experiments.ranking.registry import RANKERS, build_ranker, config_mod
 from prism_experiments.ranking.reshares import ReshareLog
 
 __all__ = [
+    "DEFAULT_MODE",
+    "KNOWN_MODES",
+    "RANKERS",
     "AgentView",
     "CandidateSourcingConfig",
-    "DEFAULT_MODE",
     "DictSocialGraph",
-    "KNOWN_MODES",
     "ModeConfig",
-    "RANKERS",
     "RankedCandidate",
     "Ranker",
     "RankerContext",

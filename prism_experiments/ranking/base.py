@@ -19,8 +19,8 @@ from prism_experiments.ranking.mode_config import ModeConfig
 
 if TYPE_CHECKING:
     from prism_experiments.agents import SocialAgent
-    from prism_experiments.ranking.feedback import ServedFeedback
     from prism_experiments.network import SocialGraph
+    from prism_experiments.ranking.feedback import ServedFeedback
 
 
 @dataclass(slots=True)
@@ -33,7 +33,7 @@ class AgentView:
     following: frozenset[str]
     excluded_rows: np.ndarray  # sorted: its own posts and whatever the caller excluded
     reshared: dict[int, str]  # row -> followee who reshared it
-    agent: "SocialAgent"  # read-only: a mode that models the agent (engagement's oracle) reads it
+    agent: SocialAgent  # read-only: a mode that models the agent (engagement's oracle) reads it
 
 
 def in_sorted(values: np.ndarray, sorted_array: np.ndarray) -> np.ndarray:
@@ -59,7 +59,7 @@ class Ranker(ABC, Generic[ConfigT]):
         self.config = config
         self.context = context
         self.retriever: FeedRetriever = context.retriever
-        self.graph: "SocialGraph" = context.graph
+        self.graph: SocialGraph = context.graph
         self.reshares = context.reshares
         # one number from the caller's stream: per-agent draws are keyed by (agent, time), not call order
         rng = context.rng if context.rng is not None else np.random.default_rng(0)
@@ -70,13 +70,13 @@ class Ranker(ABC, Generic[ConfigT]):
         """How many candidates a feed holds: `rag.feed_size`, or the serving depth a stochastic policy samples from."""
         return self.context.depth or self.retriever.config.feed_size
 
-    def rank(self, agent: "SocialAgent", now: datetime, exclude: Collection[str] = ()) -> list[RankedCandidate]:
+    def rank(self, agent: SocialAgent, now: datetime, exclude: Collection[str] = ()) -> list[RankedCandidate]:
         """The agent's feed at `now`: at most feed_size candidates, best first."""
         return self.rank_many([agent], now, {agent.id: exclude})[0]
 
     def rank_many(
         self,
-        agents: Sequence["SocialAgent"],
+        agents: Sequence[SocialAgent],
         now: datetime,
         exclude_by_agent: Mapping[str, Collection[str]] | None = None,
     ) -> list[list[RankedCandidate]]:
@@ -90,7 +90,7 @@ class Ranker(ABC, Generic[ConfigT]):
     def _rank_views(self, views: list[AgentView], now: datetime) -> list[list[RankedCandidate]]:
         """Rank every agent's view."""
 
-    def observe(self, feedback: "ServedFeedback") -> None:
+    def observe(self, feedback: ServedFeedback) -> None:
         """What the agents did with the step's feeds. Most modes ignore it; a learning mode trains on it."""
 
     def step_metrics(self) -> dict[str, dict[int, float]]:
@@ -98,7 +98,7 @@ class Ranker(ABC, Generic[ConfigT]):
         return {}
 
     # ---------------------------------------------------------------- shared steps
-    def _view(self, agent: "SocialAgent", exclude: Iterable[str]) -> AgentView:
+    def _view(self, agent: SocialAgent, exclude: Iterable[str]) -> AgentView:
         following = frozenset(self.graph.following(agent.id))
         retriever = self.retriever
         excluded = [retriever.row_of(i) for i in exclude if retriever.has_post(i)]

@@ -10,7 +10,15 @@ from prism_experiments.domain import Post
 IN_NETWORK = "in_network"  # its author is followed
 IN_NETWORK_RESHARE = "in_network_reshare"  # a followee reshared it
 OUT_OF_NETWORK = "out_of_network"
-SOURCES: tuple[str, ...] = (IN_NETWORK, IN_NETWORK_RESHARE, OUT_OF_NETWORK, "similarity", "random", "recent", "backfill")
+SOURCES: tuple[str, ...] = (
+    IN_NETWORK,
+    IN_NETWORK_RESHARE,
+    OUT_OF_NETWORK,
+    "similarity",
+    "random",
+    "recent",
+    "backfill",
+)
 
 
 @dataclass(slots=True)

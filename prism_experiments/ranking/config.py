@@ -6,7 +6,7 @@ Each mode module declares its own model (`modes/<mode>.py`); this module only co
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Union
+from typing import TYPE_CHECKING, Annotated, Any, TypeAlias, Union
 
 from pydantic import Discriminator, Tag
 
@@ -27,10 +27,13 @@ def mode(value: Any) -> Any:
 
 #: every registered mode's config model (the modes' modules were imported above)
 KNOWN_MODES: tuple[str, ...] = registered_modes()
-RankingConfig = Annotated[
-    Union[tuple(Annotated[model, Tag(name)] for name, model in config_models().items())],  # type: ignore[misc]
-    Discriminator(mode),
-]
+if TYPE_CHECKING:  # the type checker sees the common base; pydantic validates against the union
+    RankingConfig: TypeAlias = ModeConfig
+else:
+    RankingConfig = Annotated[
+        Union[tuple(Annotated[model, Tag(name)] for name, model in config_models().items())],  # noqa: UP007  (a runtime tuple)
+        Discriminator(mode),
+    ]
 
 
 def ranking_config(mode: str = DEFAULT_MODE, **fields: Any) -> ModeConfig:

@@ -24,8 +24,8 @@ class RankerContext:
     """
 
     retriever: FeedRetriever
-    graph: "SocialGraph"
+    graph: SocialGraph
     rng: np.random.Generator | None = None
     reshares: ReshareLog = field(default_factory=ReshareLog)
-    agents: "AgentsConfig | None" = None
+    agents: AgentsConfig | None = None
     depth: int | None = None

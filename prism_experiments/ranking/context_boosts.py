@@ -90,8 +90,11 @@ def generic_boost(
     boost when the follow is mutual, else the followed boost (they do not add up).
     """
     c = config
-    entity = np.where(np.asarray(mutual, bool), c.mutual_follow_boost,
-                      np.where(np.asarray(followed, bool), c.followed_author_boost, 0.0))
+    entity = np.where(
+        np.asarray(mutual, bool),
+        c.mutual_follow_boost,
+        np.where(np.asarray(followed, bool), c.followed_author_boost, 0.0),
+    )
     raw = (
         c.primary_interest_boost * np.asarray(primary_topic, bool)
         + c.other_interest_boost * np.asarray(other_topic, bool)

@@ -19,7 +19,13 @@ from prism_experiments.agents.archetypes import POST_FORMATS
 PREDICTED_ACTIONS: tuple[str, ...] = ("like", "reshare", "reply", "follow")
 #: the features a ranker may see at serving time (position is not one: it is decided by the ranking)
 FEATURE_NAMES: tuple[str, ...] = (
-    "similarity", "in_network", "has_media", "age_hours", "log1p_likes", "log1p_reshares", "log1p_author_followers",
+    "similarity",
+    "in_network",
+    "has_media",
+    "age_hours",
+    "log1p_likes",
+    "log1p_reshares",
+    "log1p_author_followers",
     *(f"format_{name}" for name in POST_FORMATS),
 )
 
@@ -30,9 +36,15 @@ def weighted_engagement_score(probabilities: np.ndarray, weights: Sequence[float
 
 
 def oracle_probabilities(
-    similarity: np.ndarray, has_media: np.ndarray, likes: np.ndarray, in_network: np.ndarray,
-    author_followed: np.ndarray, biases: Sequence[float], archetype_weights: Sequence[float],
-    formats: Sequence[str], agents: AgentsConfig,
+    similarity: np.ndarray,
+    has_media: np.ndarray,
+    likes: np.ndarray,
+    in_network: np.ndarray,
+    author_followed: np.ndarray,
+    biases: Sequence[float],
+    archetype_weights: Sequence[float],
+    formats: Sequence[str],
+    agents: AgentsConfig,
 ) -> np.ndarray:
     """(n, 4): the behaviour model's own P(like), P(reshare), P(reply) of a looked-at post for this agent, and
     P(follow) = follow_probability * P(any of the three) for an author the agent does not follow yet.
@@ -41,25 +53,48 @@ def oracle_probabilities(
     """
     n = len(similarity)
     affinity = format_affinity_for(agents, np.tile(np.asarray(archetype_weights, dtype=float), (n, 1)), formats)
-    p = engagement_probabilities(similarity, has_media, likes, in_network, biases[0], biases[1], biases[2],
-                                 agents.behaviour, format_affinity=affinity)
+    p = engagement_probabilities(
+        similarity,
+        has_media,
+        likes,
+        in_network,
+        biases[0],
+        biases[1],
+        biases[2],
+        agents.behaviour,
+        format_affinity=affinity,
+    )
     engaged = 1.0 - (1.0 - p["like"]) * (1.0 - p["reshare"]) * (1.0 - p["reply"])
     follow = follow_probability(agents.behaviour) * engaged * ~np.asarray(author_followed, dtype=bool)
     return np.column_stack([p["like"], p["reshare"], p["reply"], follow])
 
 
 def candidate_features(
-    similarity: np.ndarray, in_network: np.ndarray, has_media: np.ndarray, age_hours: np.ndarray,
-    likes: np.ndarray, reshares: np.ndarray, author_followers: np.ndarray, formats: Sequence[str],
+    similarity: np.ndarray,
+    in_network: np.ndarray,
+    has_media: np.ndarray,
+    age_hours: np.ndarray,
+    likes: np.ndarray,
+    reshares: np.ndarray,
+    author_followers: np.ndarray,
+    formats: Sequence[str],
 ) -> np.ndarray:
     """(n, len(FEATURE_NAMES)) serving-time features: counts as log1p, the format one-hot."""
     one_hot = np.array([[fmt == name for name in POST_FORMATS] for fmt in formats], dtype=float).reshape(
-        len(formats), len(POST_FORMATS))
-    return np.column_stack([
-        np.asarray(similarity, float), np.asarray(in_network, float), np.asarray(has_media, float),
-        np.asarray(age_hours, float), np.log1p(np.asarray(likes, float)), np.log1p(np.asarray(reshares, float)),
-        np.log1p(np.asarray(author_followers, float)), one_hot,
-    ])
+        len(formats), len(POST_FORMATS)
+    )
+    return np.column_stack(
+        [
+            np.asarray(similarity, float),
+            np.asarray(in_network, float),
+            np.asarray(has_media, float),
+            np.asarray(age_hours, float),
+            np.log1p(np.asarray(likes, float)),
+            np.log1p(np.asarray(reshares, float)),
+            np.log1p(np.asarray(author_followers, float)),
+            one_hot,
+        ]
+    )
 
 
 def predictor_quality(predicted: np.ndarray, observed: np.ndarray) -> dict[str, float]:
@@ -123,4 +158,3 @@ class LearnedEngagementModel:
             for action, model in self.models.items():
                 out[:, action] = model.predict_proba(features)[:, 1]  # type: ignore[attr-defined]
         return out
-

@@ -28,8 +28,9 @@ class CandidatePool:
 
     def sources(self, order: np.ndarray) -> list[str]:
         """The source label of each candidate in `order`."""
-        return [OUT_OF_NETWORK if self.is_oon[i] else (IN_NETWORK_RESHARE if self.via[i] else IN_NETWORK)
-                for i in order]
+        return [
+            OUT_OF_NETWORK if self.is_oon[i] else (IN_NETWORK_RESHARE if self.via[i] else IN_NETWORK) for i in order
+        ]
 
 
 class NetworkSourcedRanker(Ranker[SourcingT], ABC):
@@ -49,8 +50,7 @@ class NetworkSourcedRanker(Ranker[SourcingT], ABC):
         via = [None if posts[row].author_id in view.following else view.reshared[int(row)] for row in rows]
         return rows, scores, via
 
-    def out_of_network_candidates(self, views: list[AgentView], now: datetime
-                                  ) -> list[tuple[np.ndarray, np.ndarray]]:
+    def out_of_network_candidates(self, views: list[AgentView], now: datetime) -> list[tuple[np.ndarray, np.ndarray]]:
         """Per view, the best `out_of_network_limit` posts by similarity that are not in-network."""
         posts = self.retriever.posts
         limit = self.config.out_of_network_limit

@@ -43,5 +43,7 @@ def build_ranker(config: ModeConfig, context: RankerContext) -> Ranker:
             f"ranking.mode: unknown mode {config.mode!r}; registered modes: {', '.join(RANKERS)}"
         ) from None
     if not isinstance(config, cls.config_model):
-        raise TypeError(f"ranking mode {config.mode!r} takes a {cls.config_model.__name__}, got {type(config).__name__}")
+        raise TypeError(
+            f"ranking mode {config.mode!r} takes a {cls.config_model.__name__}, got {type(config).__name__}"
+        )
     return cls(config, context)

@@ -7,8 +7,9 @@ from collections.abc import Sequence
 import numpy as np
 
 
-def scale_factors(is_out_of_network: np.ndarray, is_reply: np.ndarray, oon_scale: float, reply_scale: float
-                  ) -> tuple[np.ndarray, np.ndarray]:
+def scale_factors(
+    is_out_of_network: np.ndarray, is_reply: np.ndarray, oon_scale: float, reply_scale: float
+) -> tuple[np.ndarray, np.ndarray]:
     """Per-candidate OON and reply multipliers: OON x oon_scale, a reply x reply_scale (spec 000 step 4)."""
     oon = np.where(np.asarray(is_out_of_network, dtype=bool), oon_scale, 1.0)
     reply = np.where(np.asarray(is_reply, dtype=bool), reply_scale, 1.0)

@@ -29,8 +29,11 @@ class PolicyConfig(BaseModel):
     @property
     def spec(self) -> PolicySpec:
         """The policy with only the knob it reads set, so two configs of one policy compare equal."""
-        return PolicySpec(self.policy, self.temperature if self.policy == "softmax" else 1.0,
-                          self.epsilon if self.policy == "epsilon_greedy" else 0.0)
+        return PolicySpec(
+            self.policy,
+            self.temperature if self.policy == "softmax" else 1.0,
+            self.epsilon if self.policy == "epsilon_greedy" else 0.0,
+        )
 
 
 class TargetPolicyConfig(PolicyConfig):
@@ -42,7 +45,7 @@ class TargetPolicyConfig(PolicyConfig):
     ranking: RankingConfig | None = None
 
     @model_validator(mode="after")
-    def _not_learning(self) -> "TargetPolicyConfig":
+    def _not_learning(self) -> TargetPolicyConfig:
         if getattr(self.ranking, "predictor", None) == "learned":
             raise ValueError("ranking: a target's ranker must not learn (predictor: oracle)")
         return self
@@ -59,7 +62,7 @@ class ServingConfig(PolicyConfig):
     targets: list[TargetPolicyConfig] = Field(default_factory=list)
 
     @model_validator(mode="after")
-    def _unique_targets(self) -> "ServingConfig":
+    def _unique_targets(self) -> ServingConfig:
         names = [target.name for target in self.targets]
         if len(set(names)) != len(names):
             raise ValueError(f"targets: names must be unique, got {names}")

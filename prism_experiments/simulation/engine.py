@@ -17,26 +17,27 @@ from tqdm.auto import tqdm
 
 from prism_experiments.agents import PopulationArrays, SocialAgent, population_arrays
 from prism_experiments.corpus.authoring import AUTHORING_DRAWS, authored_post, original_post, reply_post, writers
+from prism_experiments.deciders import Decider, DeciderContext, Impressions, StepActions, build_decider
 from prism_experiments.domain import EventRecorder, Post
 from prism_experiments.embeddings import Embedder
 from prism_experiments.network import DictSocialGraph
 from prism_experiments.processes import peak_rss_bytes
 from prism_experiments.rag import FeedRetriever, format_feed_for_prompt
+from prism_experiments.random_streams import LIKE, RESHARE, Stream, component_seed, keyed_generator, keyed_uniforms
 from prism_experiments.ranking import RankedCandidate, Ranker, RankerContext, ReshareLog, build_ranker
 from prism_experiments.ranking.feedback import ServedFeedback
-from prism_experiments.deciders import Decider, DeciderContext, Impressions, StepActions, build_decider
 from prism_experiments.simulation.result import SimulationResult
 from prism_experiments.simulation.serving import ServedFeed, StochasticServer, build_server
 from prism_experiments.simulation.settings import EngineSettings, RunSettings
-from prism_experiments.simulation.stores import run_store
-from prism_experiments.random_streams import LIKE, RESHARE, Stream, component_seed, keyed_generator, keyed_uniforms
 from prism_experiments.simulation.starting_world import StartingWorld, build_starting_world
+from prism_experiments.simulation.stores import run_store
 
 log = logging.getLogger(__name__)
 
 
-def run_simulation(cfg: RunSettings, world: StartingWorld | None = None, embedder: Embedder | None = None
-                   ) -> SimulationResult:
+def run_simulation(
+    cfg: RunSettings, world: StartingWorld | None = None, embedder: Embedder | None = None
+) -> SimulationResult:
     """Run one simulation and return its event log; `cfg` is an `ExperimentConfig` or anything shaped like it
     (without a `serving` attribute, or with `serving` None, feeds are the mode's deterministic order)."""
     timings: dict[str, float] = {}
@@ -50,24 +51,44 @@ def run_simulation(cfg: RunSettings, world: StartingWorld | None = None, embedde
         graph = world.graph.copy()
         reshares = ReshareLog()
         serving = getattr(cfg, "serving", None)
-        context = RankerContext(retriever, graph, np.random.default_rng(component_seed(cfg.seed, Stream.RANKER)),
-                                reshares, agents=cfg.agents, depth=serving.depth if serving is not None else None)
+        context = RankerContext(
+            retriever,
+            graph,
+            np.random.default_rng(component_seed(cfg.seed, Stream.RANKER)),
+            reshares,
+            agents=cfg.agents,
+            depth=serving.depth if serving is not None else None,
+        )
         ranker = build_ranker(cfg.ranking, context)
         settings = EngineSettings.of(cfg)
         arrays = population_arrays(world.agents)
-        server = build_server(serving, cfg.seed, cfg.ranking, context, retriever.config.feed_size) \
-            if serving is not None else None
-        decider = build_decider(cfg.agents.decider, DeciderContext(
-            cfg.seed, cfg.agents, world.agents, arrays, retriever.config.feed_size, settings.prompt_max_chars,
-            cfg.cache_dir, cfg.simulation.show_progress))
+        server = (
+            build_server(serving, cfg.seed, cfg.ranking, context, retriever.config.feed_size)
+            if serving is not None
+            else None
+        )
+        decider = build_decider(
+            cfg.agents.decider,
+            DeciderContext(
+                cfg.seed,
+                cfg.agents,
+                world.agents,
+                arrays,
+                retriever.config.feed_size,
+                settings.prompt_max_chars,
+                cfg.cache_dir,
+                cfg.simulation.show_progress,
+            ),
+        )
         engine = _Engine(settings, world.agents, arrays, graph, retriever, ranker, reshares, decider, server)
         timings["index_s"] = time.perf_counter() - started - timings["world_s"]
         timings["index_peak_gb"] = peak_rss_bytes() / 1e9
         result = engine.run()
     finally:
         retriever.drop_collection()  # the run's fork; the shared starting index stays
-    result.timings = timings | result.timings | {"total_s": time.perf_counter() - started,
-                                                 "steps_peak_gb": peak_rss_bytes() / 1e9}
+    result.timings = (
+        timings | result.timings | {"total_s": time.perf_counter() - started, "steps_peak_gb": peak_rss_bytes() / 1e9}
+    )
     return result
 
 
@@ -75,9 +96,18 @@ class _Engine:
     """The step loop over one run's agents, follow graph, store, ranker, decider and (stochastic) server, all owned
     by the run and built before it."""
 
-    def __init__(self, settings: EngineSettings, agents: list[SocialAgent], arrays: PopulationArrays,
-                 graph: DictSocialGraph, retriever: FeedRetriever, ranker: Ranker, reshares: ReshareLog,
-                 decider: Decider, server: StochasticServer | None = None) -> None:
+    def __init__(
+        self,
+        settings: EngineSettings,
+        agents: list[SocialAgent],
+        arrays: PopulationArrays,
+        graph: DictSocialGraph,
+        retriever: FeedRetriever,
+        ranker: Ranker,
+        reshares: ReshareLog,
+        decider: Decider,
+        server: StochasticServer | None = None,
+    ) -> None:
         self.settings = settings
         self.seed = settings.seed
         self.agents = agents
@@ -97,15 +127,19 @@ class _Engine:
         self.rendered: dict[str, str] = {}
         self.step_delta = timedelta(minutes=settings.simulation.step_minutes)
         sim = settings.simulation
-        self.render_steps = set(np.linspace(0, sim.n_steps - 1, num=min(sim.render_steps, sim.n_steps),
-                                            dtype=int).tolist()) if sim.render_steps else set()
+        self.render_steps = (
+            set(np.linspace(0, sim.n_steps - 1, num=min(sim.render_steps, sim.n_steps), dtype=int).tolist())
+            if sim.render_steps
+            else set()
+        )
         self.timings = {"rank_s": 0.0, "decide_s": 0.0, "index_new_s": 0.0}
 
     # ------------------------------------------------------------------ loop
     def run(self) -> SimulationResult:
         sim = self.settings.simulation
-        for step in tqdm(range(sim.n_steps), desc=f"simulating ({self.settings.label})",
-                         disable=not sim.show_progress, unit="step"):
+        for step in tqdm(
+            range(sim.n_steps), desc=f"simulating ({self.settings.label})", disable=not sim.show_progress, unit="step"
+        ):
             self.step(step)
         return self._result()
 
@@ -115,8 +149,9 @@ class _Engine:
     def step(self, step: int) -> None:
         now = self.now(step)
         n = len(self.agents)
-        active = np.flatnonzero(keyed_uniforms(self.seed, Stream.ACTIVATION, step, np.arange(n), np.zeros(1))[:, 0]
-                                < self.activity)
+        active = np.flatnonzero(
+            keyed_uniforms(self.seed, Stream.ACTIVATION, step, np.arange(n), np.zeros(1))[:, 0] < self.activity
+        )
         tick = time.perf_counter()
         agents = [self.agents[i] for i in active]
         exclude = {a.id: self.seen.get(a.id, set()) for a in agents} if self.settings.simulation.exclude_seen else None
@@ -137,8 +172,14 @@ class _Engine:
         self.timings["index_new_s"] += time.perf_counter() - tick
 
     # ------------------------------------------------------------- decisions
-    def _act(self, step: int, now: datetime, active: np.ndarray, feeds: list[list[RankedCandidate]],
-             served: list[ServedFeed] | None = None) -> tuple[list[Post], StepActions | None]:
+    def _act(
+        self,
+        step: int,
+        now: datetime,
+        active: np.ndarray,
+        feeds: list[list[RankedCandidate]],
+        served: list[ServedFeed] | None = None,
+    ) -> tuple[list[Post], StepActions | None]:
         """Exposures, then the decider's likes / reshares / replies / follows per impression."""
         pairs = [(a, pos, cand) for a, feed in zip(active, feeds) for pos, cand in enumerate(feed)]
         agent_idx = np.array([a for a, _, _ in pairs], dtype=np.int64)
@@ -150,14 +191,28 @@ class _Engine:
         if not pairs:
             self._update_velocity({})
             return [], None
-        impressions = Impressions(agent_idx=agent_idx, positions=np.array([pos for _, pos, _ in pairs]),
-                                  posts=[cand.post for _, _, cand in pairs],
-                                  in_network=np.array([cand.in_network for _, _, cand in pairs]), similarity=similarity)
+        impressions = Impressions(
+            agent_idx=agent_idx,
+            positions=np.array([pos for _, pos, _ in pairs]),
+            posts=[cand.post for _, _, cand in pairs],
+            in_network=np.array([cand.in_network for _, _, cand in pairs]),
+            similarity=similarity,
+        )
         actions = self.decider.decide_step(step, now, active, feeds, impressions)
         decided = actions.decisions
         liked, reshared, replied, follows = decided.liked, decided.reshared, decided.replied, decided.follows
-        self.ranker.observe(ServedFeedback(step, [self.agents[a].id for a in agent_idx], rows, impressions.positions,
-                                           liked, reshared, replied, follows))
+        self.ranker.observe(
+            ServedFeedback(
+                step,
+                [self.agents[a].id for a in agent_idx],
+                rows,
+                impressions.positions,
+                liked,
+                reshared,
+                replied,
+                follows,
+            )
+        )
 
         counts: dict[int, int] = {}
         replies: list[Post] = []
@@ -206,17 +261,32 @@ class _Engine:
             self.events.cascade_edge(post.id, parent, agent_id, step)
         self.reshares.record(agent_id, cand.row, step)
 
-    def _reply(self, step: int, now: datetime, agent: int, position: int, parent: Post, text: str | None = None
-               ) -> Post:
+    def _reply(
+        self, step: int, now: datetime, agent: int, position: int, parent: Post, text: str | None = None
+    ) -> Post:
         """A reply from templates, or with the text a model wrote (a real post all the same: embedded, indexed)."""
         author = self.agents[agent]
         rng = keyed_generator(self.seed, Stream.TEXT, step, agent, 1 + position)
         if text is not None:
-            return authored_post(f"r{step:04d}-{author.id}-{position}", author.id, text,
-                                 now + self.step_delta * rng.random(), parent.topic or author.interests[0],
-                                 parent_id=parent.id)
-        return reply_post(f"r{step:04d}-{author.id}-{position}", author.id, author.interests[0], parent, rng,
-                          now, self.step_delta, self.settings.hashtag_fraction, self.settings.text_pool_size)
+            return authored_post(
+                f"r{step:04d}-{author.id}-{position}",
+                author.id,
+                text,
+                now + self.step_delta * rng.random(),
+                parent.topic or author.interests[0],
+                parent_id=parent.id,
+            )
+        return reply_post(
+            f"r{step:04d}-{author.id}-{position}",
+            author.id,
+            author.interests[0],
+            parent,
+            rng,
+            now,
+            self.step_delta,
+            self.settings.hashtag_fraction,
+            self.settings.text_pool_size,
+        )
 
     def _author(self, step: int, now: datetime, active: np.ndarray, actions: StepActions | None) -> list[Post]:
         """Active rule agents write new posts on their interests, some with media; then what LLM agents wrote."""
@@ -229,14 +299,28 @@ class _Engine:
             a = int(active[row])
             agent = self.agents[a]
             rng = keyed_generator(self.seed, Stream.TEXT, step, a, 0)
-            posts.append(original_post(f"s{step:04d}-{agent.id}", agent.id, agent.interests, draws[row], rng, now,
-                                       self.step_delta, self.settings.agents.behaviour.media_post_probability,
-                                       self.settings.hashtag_fraction, self.settings.text_pool_size))
+            posts.append(
+                original_post(
+                    f"s{step:04d}-{agent.id}",
+                    agent.id,
+                    agent.interests,
+                    draws[row],
+                    rng,
+                    now,
+                    self.step_delta,
+                    self.settings.agents.behaviour.media_post_probability,
+                    self.settings.hashtag_fraction,
+                    self.settings.text_pool_size,
+                )
+            )
         for a, text in sorted((actions.new_posts if actions is not None else {}).items()):
             agent = self.agents[a]
             rng = keyed_generator(self.seed, Stream.TEXT, step, a, 0)
-            posts.append(authored_post(f"s{step:04d}-{agent.id}", agent.id, text,
-                                       now + self.step_delta * rng.random(), agent.interests[0]))
+            posts.append(
+                authored_post(
+                    f"s{step:04d}-{agent.id}", agent.id, text, now + self.step_delta * rng.random(), agent.interests[0]
+                )
+            )
         return posts
 
     # --------------------------------------------------------------- records
@@ -253,8 +337,15 @@ class _Engine:
             out[pairs] = self.retriever.interest_similarities(self.agents[grouped[start]].interests, rows[pairs])
         return out
 
-    def _record_exposures(self, step: int, now: datetime, active: np.ndarray, feeds: list[list[RankedCandidate]],
-                          similarity: np.ndarray, served: list[ServedFeed] | None = None) -> None:
+    def _record_exposures(
+        self,
+        step: int,
+        now: datetime,
+        active: np.ndarray,
+        feeds: list[list[RankedCandidate]],
+        similarity: np.ndarray,
+        served: list[ServedFeed] | None = None,
+    ) -> None:
         """One exposure row per impression; `similarity` holds the feeds' similarities one feed after another;
         `served` (stochastic serving) adds each row's propensities."""
         rendered = self._agents_to_render(step, active)
@@ -267,13 +358,24 @@ class _Engine:
             offset += len(feed)
             seen = self.seen.setdefault(agent.id, set())
             for position, (cand, sim) in enumerate(zip(feed, feed_similarity)):
-                self.events.exposure(step, agent.id, cand.post, position, cand.base_score, cand.final_score,
-                                     cand.in_network, cand.source, float(sim), cand.components,
-                                     served[i].exposure_columns(position) if served is not None else None)
+                self.events.exposure(
+                    step,
+                    agent.id,
+                    cand.post,
+                    position,
+                    cand.base_score,
+                    cand.final_score,
+                    cand.in_network,
+                    cand.source,
+                    float(sim),
+                    cand.components,
+                    served[i].exposure_columns(position) if served is not None else None,
+                )
                 seen.add(cand.post.id)
             if a in rendered:
                 self.rendered[f"step_{step:03d}/{agent.id}"] = format_feed_for_prompt(
-                    [cand.post for cand in feed], now, max_chars=self.settings.prompt_max_chars)
+                    [cand.post for cand in feed], now, max_chars=self.settings.prompt_max_chars
+                )
 
     def _record_serving_candidates(self, step: int, active: np.ndarray, served: list[ServedFeed]) -> None:
         """Every (candidate, position) cell a policy could fill, with P_A and each target's P_B (docs/ope.md)."""
@@ -285,9 +387,15 @@ class _Engine:
             for j, position in zip(*np.nonzero(filled > 0)):
                 cand = feed.candidates[j]
                 self.events.serving_candidate(
-                    step, agent.id, cand.post, int(position), float(similarity[j]), cand.in_network,
+                    step,
+                    agent.id,
+                    cand.post,
+                    int(position),
+                    float(similarity[j]),
+                    cand.in_network,
                     float(feed.candidate_propensity[j, position]),
-                    {name: float(matrix[j, position]) for name, matrix in feed.candidate_targets.items()})
+                    {name: float(matrix[j, position]) for name, matrix in feed.candidate_targets.items()},
+                )
 
     def _agents_to_render(self, step: int, active: np.ndarray) -> set[int]:
         """A seeded sample of the step's active agents whose feeds are rendered as text."""

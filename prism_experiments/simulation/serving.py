@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from prism_experiments.domain import TARGET_PREFIX, epoch_microseconds
+from prism_experiments.random_streams import Stream, component_seed, keyed_generator
 from prism_experiments.ranking import ModeConfig, RankedCandidate, Ranker, RankerContext, build_ranker
 from prism_experiments.ranking.serving_config import ServingConfig
 from prism_experiments.ranking.serving_policy import (
@@ -25,7 +26,6 @@ from prism_experiments.ranking.serving_policy import (
     sample_slates,
     serving_scores,
 )
-from prism_experiments.random_streams import Stream, component_seed, keyed_generator
 
 if TYPE_CHECKING:
     from prism_experiments.agents import SocialAgent
@@ -53,9 +53,11 @@ class ServedFeed:
 
     def exposure_columns(self, position: int) -> dict[str, float]:
         """The serving columns of the exposure row at `position`."""
-        return {"propensity": float(self.propensity[position]),
-                "propensity_conditional": float(self.conditional[position]),
-                **{f"{TARGET_PREFIX}{name}": float(values[position]) for name, values in self.targets.items()}}
+        return {
+            "propensity": float(self.propensity[position]),
+            "propensity_conditional": float(self.conditional[position]),
+            **{f"{TARGET_PREFIX}{name}": float(values[position]) for name, values in self.targets.items()},
+        }
 
 
 @dataclass(frozen=True)
@@ -78,11 +80,17 @@ class StochasticServer:
         self.targets = list(targets)
 
     def _generator(self, agent_id: str, now: datetime, slot: int) -> np.random.Generator:
-        return keyed_generator(self.seed, Stream.SERVING, zlib.crc32(agent_id.encode("utf-8")),
-                               epoch_microseconds(now) // 1_000_000, slot)
+        return keyed_generator(
+            self.seed, Stream.SERVING, zlib.crc32(agent_id.encode("utf-8")), epoch_microseconds(now) // 1_000_000, slot
+        )
 
-    def serve(self, agents: Sequence["SocialAgent"], now: datetime, ranked: list[list[RankedCandidate]],
-              exclude: Mapping[str, Collection[str]] | None) -> list[ServedFeed]:
+    def serve(
+        self,
+        agents: Sequence[SocialAgent],
+        now: datetime,
+        ranked: list[list[RankedCandidate]],
+        exclude: Mapping[str, Collection[str]] | None,
+    ) -> list[ServedFeed]:
         """Served feeds for the step's agents from their ranked candidates (the served ranker's, `depth` deep)."""
         shadow = {t.name: t.ranker.rank_many(agents, now, exclude) for t in self.targets if t.ranker is not None}
         out = []
@@ -91,8 +99,13 @@ class StochasticServer:
             out.append(self._serve_one(agent.id, now, candidates, target_lists))
         return out
 
-    def _serve_one(self, agent_id: str, now: datetime, candidates: list[RankedCandidate],
-                   target_lists: Mapping[str, list[RankedCandidate]]) -> ServedFeed:
+    def _serve_one(
+        self,
+        agent_id: str,
+        now: datetime,
+        candidates: list[RankedCandidate],
+        target_lists: Mapping[str, list[RankedCandidate]],
+    ) -> ServedFeed:
         k = min(self.feed_size, len(candidates))
         scores = serving_scores(np.array([c.final_score for c in candidates]))
         slate = sample_slates(self.spec, scores, k, self._generator(agent_id, now, SERVED_SLOT), 1)[0]
@@ -120,17 +133,27 @@ class StochasticServer:
             propensity=logging[slate, positions],
             conditional=conditional_probabilities(self.spec, scores, slate),
             targets={name: matrix[slate, positions] for name, matrix in targets.items()},
-            candidates=union, candidate_propensity=logging, candidate_targets=targets,
+            candidates=union,
+            candidate_propensity=logging,
+            candidate_targets=targets,
         )
 
-    def _marginals(self, spec: PolicySpec, scores: np.ndarray, k: int, agent_id: str, now: datetime,
-                   served: np.ndarray | None = None) -> np.ndarray:
+    def _marginals(
+        self,
+        spec: PolicySpec,
+        scores: np.ndarray,
+        k: int,
+        agent_id: str,
+        now: datetime,
+        served: np.ndarray | None = None,
+    ) -> np.ndarray:
         """(len(scores), k) P(candidate at position), estimated from `marginal_samples` keyed slates (plus the
         served slate for A, so every served post has a positive propensity); exact for the deterministic policy."""
         if spec.policy == "deterministic":
             return position_marginals(np.arange(k)[None, :], len(scores))
-        slates = sample_slates(spec, scores, k, self._generator(agent_id, now, MARGINALS_SLOT),
-                               self.config.marginal_samples)
+        slates = sample_slates(
+            spec, scores, k, self._generator(agent_id, now, MARGINALS_SLOT), self.config.marginal_samples
+        )
         if served is not None:
             slates = np.vstack([slates, served[None, :]])
         return position_marginals(slates, len(scores))
@@ -144,17 +167,23 @@ def _embed(matrix: np.ndarray, rows: Sequence[int], n_rows: int, k: int) -> np.n
     return out
 
 
-def build_server(config: ServingConfig, seed: int, ranking: ModeConfig, context: RankerContext,
-                 feed_size: int) -> StochasticServer:
+def build_server(
+    config: ServingConfig, seed: int, ranking: ModeConfig, context: RankerContext, feed_size: int
+) -> StochasticServer:
     """The run's server. A target with another ranking gets a shadow ranker on the run's store, graph and reshares
     (read-only) with a fresh generator of the RANKER seed (the entropy B's own run would have; no shared draws)."""
     targets = []
     for target in config.targets:
         ranker = None
         if target.ranking is not None and target.ranking != ranking:
-            shadow_context = RankerContext(context.retriever, context.graph,
-                                           np.random.default_rng(component_seed(seed, Stream.RANKER)),
-                                           context.reshares, context.agents, context.depth)
+            shadow_context = RankerContext(
+                context.retriever,
+                context.graph,
+                np.random.default_rng(component_seed(seed, Stream.RANKER)),
+                context.reshares,
+                context.agents,
+                context.depth,
+            )
             ranker = build_ranker(target.ranking, shadow_context)
         targets.append(Target(target.name, target.spec, ranker))
     return StochasticServer(config, seed, feed_size, targets)

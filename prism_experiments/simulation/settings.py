@@ -35,7 +35,7 @@ class CorpusSettings(Protocol):
     def hashtag_fraction(self) -> float: ...
     @property
     def text_pool_size(self) -> int: ...
-    def model_dump(self, *, exclude: set[str]) -> dict[str, Any]: ...
+    def model_dump(self, *, mode: str = ..., exclude: set[str]) -> dict[str, Any]: ...
 
 
 @runtime_checkable
@@ -85,9 +85,15 @@ class EngineSettings:
     label: str
 
     @classmethod
-    def of(cls, run: RunSettings) -> "EngineSettings":
+    def of(cls, run: RunSettings) -> EngineSettings:
         """The engine's share of a run's settings."""
-        return cls(seed=run.seed, simulation=run.simulation, agents=run.agents, start=run.corpus.reference_time,
-                   hashtag_fraction=run.corpus.hashtag_fraction,
-                   text_pool_size=run.corpus.text_pool_size, prompt_max_chars=run.rag.prompt_max_chars,
-                   label=run.ranking.mode)
+        return cls(
+            seed=run.seed,
+            simulation=run.simulation,
+            agents=run.agents,
+            start=run.corpus.reference_time,
+            hashtag_fraction=run.corpus.hashtag_fraction,
+            text_pool_size=run.corpus.text_pool_size,
+            prompt_max_chars=run.rag.prompt_max_chars,
+            label=run.ranking.mode,
+        )

@@ -15,8 +15,8 @@ from prism_experiments.agents import SocialAgent, generate_population
 from prism_experiments.corpus import SyntheticCorpusConfig, generate_corpus, load_posts
 from prism_experiments.domain import TOPICS, Post
 from prism_experiments.network import DictSocialGraph, generate_follow_graph, with_following
-from prism_experiments.simulation.settings import CorpusSettings, StartingWorldSettings
 from prism_experiments.random_streams import Stream, component_seed
+from prism_experiments.simulation.settings import CorpusSettings, StartingWorldSettings
 
 
 @dataclass(frozen=True)

@@ -10,17 +10,25 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
 
-from prism_experiments.embeddings import Embedder
 from prism_experiments.domain import Post
+from prism_experiments.embeddings import Embedder
 from prism_experiments.rag import FeedRetriever, RAGConfig
 
 log = logging.getLogger(__name__)
 MAX_BASE_STORES = 2  # a worker alternates between at most a couple of corpora (seeds) in a sweep
 
 _EMBEDDERS: dict[tuple[str, str], Embedder] = {}
-_BASE_STORES: "OrderedDict[str, FeedRetriever]" = OrderedDict()
-_INDEX_FIELDS = ("embedding_model", "client", "persist_directory", "host", "port",
-                 "hnsw_ef_search", "hnsw_ef_construction", "hnsw_max_neighbors")
+_BASE_STORES: OrderedDict[str, FeedRetriever] = OrderedDict()
+_INDEX_FIELDS = (
+    "embedding_model",
+    "client",
+    "persist_directory",
+    "host",
+    "port",
+    "hnsw_ef_search",
+    "hnsw_ef_construction",
+    "hnsw_max_neighbors",
+)
 
 
 def shared_embedder(model_name: str, cache_dir: Path) -> Embedder:
@@ -39,16 +47,18 @@ def corpus_fingerprint(posts: Sequence[Post], rag: RAGConfig) -> str:
     return digest.hexdigest()[:16]
 
 
-def base_store(rag: RAGConfig, corpus: Sequence[Post], embedder: Embedder, show_progress: bool = False
-               ) -> FeedRetriever:
+def base_store(
+    rag: RAGConfig, corpus: Sequence[Post], embedder: Embedder, show_progress: bool = False
+) -> FeedRetriever:
     """The starting corpus indexed once per process (and once per persistent directory); never written to."""
     key = corpus_fingerprint(corpus, rag)
     if key in _BASE_STORES:
         _BASE_STORES.move_to_end(key)
         log.info("reusing the indexed starting corpus %s (%d posts)", key, len(corpus))
         return _BASE_STORES[key]
-    store = FeedRetriever(rag.model_copy(update={"collection_name": f"{rag.collection_name}-base-{key}"}),
-                          embedder=embedder)
+    store = FeedRetriever(
+        rag.model_copy(update={"collection_name": f"{rag.collection_name}-base-{key}"}), embedder=embedder
+    )
     if len(store) not in (0, len(corpus)):  # a half-written persistent collection: rebuild it
         store.drop_collection()
         store = FeedRetriever(store.config, embedder=embedder)
@@ -62,8 +72,13 @@ def base_store(rag: RAGConfig, corpus: Sequence[Post], embedder: Embedder, show_
     return store
 
 
-def run_store(rag: RAGConfig, cache_dir: Path, corpus: Sequence[Post], embedder: Embedder | None = None,
-              show_progress: bool = False) -> FeedRetriever:
+def run_store(
+    rag: RAGConfig,
+    cache_dir: Path,
+    corpus: Sequence[Post],
+    embedder: Embedder | None = None,
+    show_progress: bool = False,
+) -> FeedRetriever:
     """The store one run writes into: a fork of the shared starting index; the caller drops it after the run."""
     rag = rag.model_copy(update={"cache_dir": cache_dir})
     embedder = embedder or shared_embedder(rag.embedding_model, cache_dir)

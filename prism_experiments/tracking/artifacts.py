@@ -17,16 +17,18 @@ from prism_experiments.simulation import SimulationResult
 
 
 def agents_table(result: SimulationResult) -> pd.DataFrame:
-    """One row per agent: id, interests, activity, post rate, accounts followed at the start, who decided (llm, rules)."""
+    """One row per agent: id, interests, activity, post rate, accounts followed at the start, who decided."""
     asks = set(result.llm_agent_ids)
-    return pd.DataFrame({
-        "agent_id": [a.id for a in result.agents],
-        "interests": [",".join(a.interests) for a in result.agents],
-        "activity": [a.activity for a in result.agents],
-        "post_rate": [a.post_rate for a in result.agents],
-        "n_following_at_start": [len(a.following) for a in result.agents],
-        "decider": ["llm" if a.id in asks else "rules" for a in result.agents],
-    })
+    return pd.DataFrame(
+        {
+            "agent_id": [a.id for a in result.agents],
+            "interests": [",".join(a.interests) for a in result.agents],
+            "activity": [a.activity for a in result.agents],
+            "post_rate": [a.post_rate for a in result.agents],
+            "n_following_at_start": [len(a.following) for a in result.agents],
+            "decider": ["llm" if a.id in asks else "rules" for a in result.agents],
+        }
+    )
 
 
 def write_run_files(
@@ -71,10 +73,24 @@ def write_run_files(
         figures_dir = directory / "figures"
         figures_dir.mkdir(exist_ok=True)
         suffix = f" \u2014 {label}" if label else ""
-        step_figure(series, "inn_share", figures_dir / "inn_share.png", "in-network share of impressions",
-                    f"In-network share over steps{suffix}")
-        step_figure(series, "feed_topic_entropy", figures_dir / "feed_topic_entropy.png",
-                    "mean feed topic entropy (bits)", f"Feed topic entropy over steps{suffix}")
-        ccdf_figure(cascades.assign(condition=label or "this run"), [label or "this run"],
-                    figures_dir / "cascade_size_ccdf.png", title=f"Cascade size CCDF{suffix}")
+        step_figure(
+            series,
+            "inn_share",
+            figures_dir / "inn_share.png",
+            "in-network share of impressions",
+            f"In-network share over steps{suffix}",
+        )
+        step_figure(
+            series,
+            "feed_topic_entropy",
+            figures_dir / "feed_topic_entropy.png",
+            "mean feed topic entropy (bits)",
+            f"Feed topic entropy over steps{suffix}",
+        )
+        ccdf_figure(
+            cascades.assign(condition=label or "this run"),
+            [label or "this run"],
+            figures_dir / "cascade_size_ccdf.png",
+            title=f"Cascade size CCDF{suffix}",
+        )
     return directory

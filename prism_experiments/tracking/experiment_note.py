@@ -55,17 +55,19 @@ def compose_note(body: str, analysis: str | None) -> str:
     return "\n\n".join(part for part in (body.rstrip(), analysis or NO_ANALYSIS) if part) + "\n"
 
 
-def current_note(client: "MlflowClient", experiment_id: str) -> str:
+def current_note(client: MlflowClient, experiment_id: str) -> str:
     return client.get_experiment(experiment_id).tags.get(NOTE_TAG, "")
 
 
-def write_sweep_note(client: "MlflowClient", experiment_id: str, body: str) -> None:
+def write_sweep_note(client: MlflowClient, experiment_id: str, body: str) -> None:
     """Replace the sweep part of the note, keeping the latest-analysis line."""
     _, analysis = split_note(current_note(client, experiment_id))
     client.set_experiment_tag(experiment_id, NOTE_TAG, compose_note(body, analysis))
 
 
-def write_analysis_line(client: "MlflowClient", experiment_id: str, run_id: str, run_name: str) -> None:
+def write_analysis_line(client: MlflowClient, experiment_id: str, run_id: str, run_name: str) -> None:
     """Point the note at a new analysis run, keeping the sweep part."""
     body, _ = split_note(current_note(client, experiment_id))
-    client.set_experiment_tag(experiment_id, NOTE_TAG, compose_note(body, analysis_line(experiment_id, run_id, run_name)))
+    client.set_experiment_tag(
+        experiment_id, NOTE_TAG, compose_note(body, analysis_line(experiment_id, run_id, run_name))
+    )

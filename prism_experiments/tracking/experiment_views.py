@@ -42,8 +42,11 @@ def runs_view_state(metrics: Sequence[str] = HEADLINE_METRICS) -> dict[str, Any]
         "orderByAsc": False,
         "startTime": "ALL",
         "lifecycleFilter": "Active",
-        "selectedColumns": [column_key("tags", CONDITION_TAG), column_key("tags", SEED_TAG),
-                            *(column_key("metrics", m) for m in metrics)],  # fmt: skip
+        "selectedColumns": [
+            column_key("tags", CONDITION_TAG),
+            column_key("tags", SEED_TAG),
+            *(column_key("metrics", m) for m in metrics),
+        ],
         "groupBy": {"aggregateFunction": "average", "groupByKeys": [{"mode": "tag", "groupByData": CONDITION_TAG}]},
         "groupsExpanded": {},
         "useGroupedValuesInCharts": True,
@@ -73,7 +76,7 @@ def view_tags(metrics: Sequence[str] = HEADLINE_METRICS, created_ms: int | None 
     }
 
 
-def apply_view_tags(client: "MlflowClient", experiment_id: str, current: dict[str, str] | None = None) -> None:
+def apply_view_tags(client: MlflowClient, experiment_id: str, current: dict[str, str] | None = None) -> None:
     """Set the view tags on an experiment, skipping a tag whose value (a view's state) is already the same."""
     current = current if current is not None else dict(client.get_experiment(experiment_id).tags)
     for key, value in view_tags().items():
@@ -92,5 +95,7 @@ def _same_view(old: str, new: str) -> bool:
 def runs_view_url(base_url: str, experiment_id: str) -> str:
     """The URL of the experiment's runs table in the saved condition view, in the UI's "Model training" mode
     (`workflowType`; without it the sidebar stays on whichever mode the browser last used, GenAI at first)."""
-    return (f"{base_url.rstrip('/')}/#/experiments/{experiment_id}/runs"
-            f"?viewStateShareKey={VIEW_KEY}&workflowType=machine_learning")
+    return (
+        f"{base_url.rstrip('/')}/#/experiments/{experiment_id}/runs"
+        f"?viewStateShareKey={VIEW_KEY}&workflowType=machine_learning"
+    )

@@ -14,10 +14,14 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from prism_experiments.processes import process_alive
 from prism_experiments.tracking.tags import CONFIG_HASH_TAG, ERROR_TAG, HEARTBEAT_TAG, HOST_TAG, PID_TAG, tag_equals
+
+if TYPE_CHECKING:
+    from mlflow.entities import Run
+    from mlflow.tracking import MlflowClient
 
 log = logging.getLogger(__name__)
 
@@ -42,8 +46,9 @@ class Liveness:
     reason: str
 
 
-def run_liveness(tags: dict[str, str], start_time_ms: int, now: float, stale_after: float = STALE_AFTER_SECONDS
-                 ) -> Liveness:
+def run_liveness(
+    tags: dict[str, str], start_time_ms: int, now: float, stale_after: float = STALE_AFTER_SECONDS
+) -> Liveness:
     """Alive or not, and why, from a RUNNING run's tags (pure: `now` in unix seconds)."""
     pid, host = tags.get(PID_TAG), tags.get(HOST_TAG)
     if pid and host == this_host() and pid.isdigit():
@@ -56,17 +61,25 @@ def run_liveness(tags: dict[str, str], start_time_ms: int, now: float, stale_aft
     age = now - last
     if age > stale_after:
         what = "heartbeat" if beat else "start (no heartbeat)"
-        return Liveness(False, f"no heartbeat for {age:.0f} s (last {what} at {time.strftime('%H:%M:%S', time.localtime(last))})")
+        return Liveness(
+            False, f"no heartbeat for {age:.0f} s (last {what} at {time.strftime('%H:%M:%S', time.localtime(last))})"
+        )
     return Liveness(True, f"heartbeat {age:.0f} s ago")
 
 
-def reap_stale_runs(client: Any, experiment_ids: Iterable[str], *, now: float | None = None,
-                    stale_after: float = STALE_AFTER_SECONDS) -> list[str]:
+def reap_stale_runs(
+    client: MlflowClient,
+    experiment_ids: Iterable[str],
+    *,
+    now: float | None = None,
+    stale_after: float = STALE_AFTER_SECONDS,
+) -> list[str]:
     """Mark every dead RUNNING run KILLED (with the reason in `prism.error`); returns their ids."""
     now = time.time() if now is None else now
     reaped = []
-    for run in client.search_runs(list(experiment_ids), filter_string="attributes.status = 'RUNNING'",
-                                  max_results=10_000):
+    for run in client.search_runs(
+        list(experiment_ids), filter_string="attributes.status = 'RUNNING'", max_results=10_000
+    ):
         verdict = run_liveness(run.data.tags, run.info.start_time, now, stale_after)
         if verdict.alive:
             continue
@@ -77,8 +90,9 @@ def reap_stale_runs(client: Any, experiment_ids: Iterable[str], *, now: float | 
     return reaped
 
 
-def live_holder(client: Any, experiment_id: str, digest: str, own_run_id: str, *,
-                now: float | None = None) -> Any | None:
+def live_holder(
+    client: MlflowClient, experiment_id: str, digest: str, own_run_id: str, *, now: float | None = None
+) -> Any | None:
     """The live RUNNING run that holds this config hash before `own_run_id`, if any.
 
     Every job creates its RUNNING run first and then looks: of two jobs that start together, both
@@ -86,32 +100,44 @@ def live_holder(client: Any, experiment_id: str, digest: str, own_run_id: str, *
     """
     now = time.time() if now is None else now
     runs = _running_with_hash(client, experiment_id, digest)
-    live = [run for run in runs if run.info.run_id == own_run_id
-            or (not _this_process(run.data.tags) and run_liveness(run.data.tags, run.info.start_time, now).alive)]
+    live = [
+        run
+        for run in runs
+        if run.info.run_id == own_run_id
+        or (not _this_process(run.data.tags) and run_liveness(run.data.tags, run.info.start_time, now).alive)
+    ]
     live.sort(key=lambda run: (run.info.start_time, run.info.run_id))
     if live and live[0].info.run_id != own_run_id:
         return live[0]
     return None
 
 
-def close_own_duplicates(client: Any, experiment_id: str, digest: str, own_run_id: str) -> list[str]:
+def close_own_duplicates(client: MlflowClient, experiment_id: str, digest: str, own_run_id: str) -> list[str]:
     """Mark KILLED the other RUNNING runs of this config made by this very process, and return their ids.
 
     A process runs one job at a time, so such a run is a duplicate: MLflow's HTTP client retries a
     `create_run` whose answer timed out (a paused server), and the server may have made both.
     """
-    duplicates = [run.info.run_id for run in _running_with_hash(client, experiment_id, digest)
-                  if run.info.run_id != own_run_id and _this_process(run.data.tags)]
+    duplicates = [
+        run.info.run_id
+        for run in _running_with_hash(client, experiment_id, digest)
+        if run.info.run_id != own_run_id and _this_process(run.data.tags)
+    ]
     for run_id in duplicates:
-        client.set_tag(run_id, ERROR_TAG, f"duplicate of run {own_run_id}: a create_run request retried after a timeout")
+        client.set_tag(
+            run_id, ERROR_TAG, f"duplicate of run {own_run_id}: a create_run request retried after a timeout"
+        )
         client.set_terminated(run_id, "KILLED")
         log.warning("run %s KILLED: a duplicate of run %s (a retried create_run request)", run_id, own_run_id)
     return duplicates
 
 
-def _running_with_hash(client: Any, experiment_id: str, digest: str) -> list[Any]:
-    return client.search_runs([experiment_id], filter_string=(
-        f"{tag_equals(CONFIG_HASH_TAG, digest)} and attributes.status = 'RUNNING'"), max_results=100)
+def _running_with_hash(client: MlflowClient, experiment_id: str, digest: str) -> list[Run]:
+    return client.search_runs(
+        [experiment_id],
+        filter_string=(f"{tag_equals(CONFIG_HASH_TAG, digest)} and attributes.status = 'RUNNING'"),
+        max_results=100,
+    )
 
 
 def _this_process(tags: dict[str, str]) -> bool:
@@ -162,13 +188,13 @@ def watch_parent() -> None:
 class Heartbeat:
     """A daemon thread that rewrites a run's heartbeat every `interval` seconds while the run works."""
 
-    def __init__(self, beat: Callable[[], None], *, interval: float = HEARTBEAT_SECONDS, poll: float = 1.0) -> None:
+    def __init__(self, beat: Callable[[], object], *, interval: float = HEARTBEAT_SECONDS, poll: float = 1.0) -> None:
         self._beat, self._interval, self._poll = beat, interval, poll
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="prism-heartbeat", daemon=True)
         self.failures = 0
 
-    def __enter__(self) -> "Heartbeat":
+    def __enter__(self) -> Heartbeat:
         self._thread.start()
         return self
 

@@ -8,7 +8,14 @@ from importlib import metadata
 from pathlib import Path
 
 PACKAGES: tuple[str, ...] = (
-    "prism-experiments", "mlflow", "chromadb", "sentence-transformers", "torch", "hydra-core", "numpy", "pandas",
+    "prism-experiments",
+    "mlflow",
+    "chromadb",
+    "sentence-transformers",
+    "torch",
+    "hydra-core",
+    "numpy",
+    "pandas",
 )
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 
@@ -17,10 +24,17 @@ PROJECT_ROOT = Path(__file__).resolve().parents[2]
 def git_commit(root: Path = PROJECT_ROOT) -> str:
     """HEAD's commit, with `+dirty` when tracked files have uncommitted changes; `unknown` outside git."""
     try:
-        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True,
-                                check=True, timeout=10).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
-                               capture_output=True, text=True, check=True, timeout=10).stdout.strip()
+        commit = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=True, timeout=10
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=10,
+        ).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         return "unknown"
     return f"{commit}+dirty" if dirty else commit

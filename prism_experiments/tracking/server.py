@@ -21,8 +21,17 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from prism_experiments.daemons import DaemonError, StateFile, free_port, port_open, require_free_port, start_in_session, wait_until
-from prism_experiments.processes import process_alive as pid_alive, stop_process_group
+from prism_experiments.daemons import (
+    DaemonError,
+    StateFile,
+    free_port,
+    port_open,
+    require_free_port,
+    start_in_session,
+    wait_until,
+)
+from prism_experiments.processes import process_alive as pid_alive
+from prism_experiments.processes import stop_process_group
 
 STATE_FILE = "state.json"
 DB_NAME = "mlflow"
@@ -55,8 +64,10 @@ def postgres_bin() -> Path:
     for candidate in filter(None, candidates):
         if (Path(candidate) / "initdb").is_file() and (Path(candidate) / "pg_ctl").is_file():
             return Path(candidate)
-    raise TrackingServerError("PostgreSQL not found (initdb, pg_ctl): install Debian's postgresql package "
-                              "or set PRISM_PG_BIN to its bin directory")
+    raise TrackingServerError(
+        "PostgreSQL not found (initdb, pg_ctl): install Debian's postgresql package "
+        "or set PRISM_PG_BIN to its bin directory"
+    )
 
 
 def _as_db_user(command: list[str]) -> list[str]:
@@ -72,8 +83,10 @@ def _hand_to_db_user(path: Path) -> None:
         os.chown(item, user.pw_uid, user.pw_gid)
     probe = subprocess.run(_as_db_user(["test", "-w", str(path)]), check=False)
     if probe.returncode != 0:
-        raise TrackingServerError(f"paths.runs_dir: PostgreSQL runs as user {DB_OS_USER}, which cannot reach "
-                                  f"{path}; use a runs dir whose parents it can enter (chmod o+x)")
+        raise TrackingServerError(
+            f"paths.runs_dir: PostgreSQL runs as user {DB_OS_USER}, which cannot reach "
+            f"{path}; use a runs dir whose parents it can enter (chmod o+x)"
+        )
 
 
 def _run(command: list[str], what: str, env: dict[str, str] | None = None) -> None:
@@ -122,28 +135,93 @@ def start(runs_dir: Path, mlflow_port: int = 5000, postgres_port: int | None = N
         initdb_password.write_text(password)
         _hand_to_db_user(home)  # once, at initialisation: the data, socket and log directories
         try:
-            _run(_as_db_user([str(binaries / "initdb"), "-D", str(pgdata), "-U", DB_ROLE, "--auth=scram-sha-256",
-                              f"--pwfile={initdb_password}", "--encoding=UTF8", "--no-instructions"]), "initdb")
+            _run(
+                _as_db_user(
+                    [
+                        str(binaries / "initdb"),
+                        "-D",
+                        str(pgdata),
+                        "-U",
+                        DB_ROLE,
+                        "--auth=scram-sha-256",
+                        f"--pwfile={initdb_password}",
+                        "--encoding=UTF8",
+                        "--no-instructions",
+                    ]
+                ),
+                "initdb",
+            )
         finally:
             initdb_password.unlink(missing_ok=True)
     postgres_log = logs / "postgres.log"
-    _run(_as_db_user([str(binaries / "pg_ctl"), "-D", str(pgdata), "-l", str(postgres_log), "-w", "-t", "60",
-                      "-o", f"-h 127.0.0.1 -p {postgres_port} -k {socket_dir}", "start"]), "pg_ctl start")
+    _run(
+        _as_db_user(
+            [
+                str(binaries / "pg_ctl"),
+                "-D",
+                str(pgdata),
+                "-l",
+                str(postgres_log),
+                "-w",
+                "-t",
+                "60",
+                "-o",
+                f"-h 127.0.0.1 -p {postgres_port} -k {socket_dir}",
+                "start",
+            ]
+        ),
+        "pg_ctl start",
+    )
     postgres_pid = int((pgdata / "postmaster.pid").read_text().splitlines()[0])
     env = os.environ | {"PGPASSWORD": password}
-    exists = subprocess.run([str(binaries / "psql"), "-h", "127.0.0.1", "-p", str(postgres_port), "-U", DB_ROLE,
-                             "-d", "postgres", "-tAc", f"SELECT 1 FROM pg_database WHERE datname = '{DB_NAME}'"],
-                            capture_output=True, text=True, env=env, check=False)
+    exists = subprocess.run(
+        [
+            str(binaries / "psql"),
+            "-h",
+            "127.0.0.1",
+            "-p",
+            str(postgres_port),
+            "-U",
+            DB_ROLE,
+            "-d",
+            "postgres",
+            "-tAc",
+            f"SELECT 1 FROM pg_database WHERE datname = '{DB_NAME}'",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
     if exists.stdout.strip() != "1":
-        _run([str(binaries / "createdb"), "-h", "127.0.0.1", "-p", str(postgres_port), "-U", DB_ROLE, DB_NAME],
-             "createdb", env=env)
+        _run(
+            [str(binaries / "createdb"), "-h", "127.0.0.1", "-p", str(postgres_port), "-U", DB_ROLE, DB_NAME],
+            "createdb",
+            env=env,
+        )
     mlflow_log = logs / "mlflow.log"
     # the database URI (with its password) goes through the environment, not the command line (ps shows that)
     server_env = os.environ | {
-        "MLFLOW_BACKEND_STORE_URI": f"postgresql+psycopg://{DB_ROLE}:{password}@127.0.0.1:{postgres_port}/{DB_NAME}"}
-    mlflow = start_in_session([sys.executable, "-m", "mlflow", "server", "--artifacts-destination", str(artifacts),
-                               "--host", "127.0.0.1", "--port", str(mlflow_port), "--workers", "2"],
-                              mlflow_log, server_env)
+        "MLFLOW_BACKEND_STORE_URI": f"postgresql+psycopg://{DB_ROLE}:{password}@127.0.0.1:{postgres_port}/{DB_NAME}"
+    }
+    mlflow = start_in_session(
+        [
+            sys.executable,
+            "-m",
+            "mlflow",
+            "server",
+            "--artifacts-destination",
+            str(artifacts),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(mlflow_port),
+            "--workers",
+            "2",
+        ],
+        mlflow_log,
+        server_env,
+    )
     try:
         wait_until(lambda: port_open(mlflow_port), mlflow, 180, f"mlflow server on 127.0.0.1:{mlflow_port}", mlflow_log)
         time.sleep(0.5)
@@ -185,14 +263,14 @@ def main(argv: list[str] | None = None) -> int:
         if args.action == "start":
             state = start(runs_dir, mlflow_port=args.port)
             print(f"MLflow server on PostgreSQL: {state.tracking_uri} (PostgreSQL on 127.0.0.1:{state.postgres_port})")
-            print(f"  make sweep EXPERIMENT=smoke ARGS=\"tracking=server tracking.uri={state.tracking_uri}\"")
+            print(f'  make sweep EXPERIMENT=smoke ARGS="tracking=server tracking.uri={state.tracking_uri}"')
             print("  make tracking-server-stop   stops both")
         elif args.action == "stop":
             print("stopped" if stop(runs_dir) else f"no tracking server recorded under {state_dir(runs_dir)}")
         else:
-            state = read_state(runs_dir)
-            alive = state is not None and pid_alive(state.mlflow_pid) and pid_alive(state.postgres_pid)
-            print(f"running: {state.tracking_uri}" if alive and state else "not running")
+            recorded = read_state(runs_dir)
+            alive = recorded is not None and pid_alive(recorded.mlflow_pid) and pid_alive(recorded.postgres_pid)
+            print(f"running: {recorded.tracking_uri}" if alive and recorded else "not running")
             return 0 if alive else 1
     except DaemonError as error:
         print(f"tracking-server: {error}", file=sys.stderr)

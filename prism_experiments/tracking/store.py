@@ -5,8 +5,8 @@ from __future__ import annotations
 import fcntl
 import logging
 import os
-from contextlib import contextmanager
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from prism_experiments.config import ExperimentConfig
 
 
-def resolve_tracking_uri(cfg: "ExperimentConfig") -> str:
+def resolve_tracking_uri(cfg: ExperimentConfig) -> str:
     """The run's tracking URI by the project's rule (`locations.tracking_uri_for`): `tracking.uri`, else
     `$MLFLOW_TRACKING_URI`, else the sqlite store under `paths.runs_dir`."""
     return tracking_uri_for(cfg.tracking.uri, cfg.paths.runs_dir)
@@ -50,7 +50,7 @@ def quiet_store_tracebacks() -> None:
         store_logger.addFilter(_WithoutTraceback())
 
 
-def apply_http_budget(cfg: "ExperimentConfig") -> None:
+def apply_http_budget(cfg: ExperimentConfig) -> None:
     """Bound how long a request to a dead tracking server retries (a variable the user set wins).
 
     Set in the driver before workers start, so every job process inherits it.
@@ -78,7 +78,7 @@ def store_lock(uri: str, lock_dir: Path) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def client_for(uri: str) -> "MlflowClient":
+def client_for(uri: str) -> MlflowClient:
     from mlflow.tracking import MlflowClient
 
     return MlflowClient(tracking_uri=uri)

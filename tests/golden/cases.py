@@ -30,8 +30,9 @@ def compute_case(overrides: list[str], runs_dir: Path, cache_dir: Path) -> dict[
     from prism_experiments.metrics import summarize
     from prism_experiments.simulation import run_simulation
 
-    return summarize(run_simulation(compose_experiment([f"paths.runs_dir={runs_dir}", f"rag.cache_dir={cache_dir}",
-                                                         *overrides])))
+    return summarize(
+        run_simulation(compose_experiment([f"paths.runs_dir={runs_dir}", f"rag.cache_dir={cache_dir}", *overrides]))
+    )
 
 
 def same_value(expected: float, got: float) -> bool:

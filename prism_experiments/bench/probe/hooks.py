@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+
 def _writer(log_dir: str) -> Callable[[dict[str, Any]], None]:
     path = Path(log_dir) / f"{os.getpid()}.jsonl"
 
@@ -55,8 +56,14 @@ def install(log_dir: str) -> None:
     def probed_encode(self: Any, texts: list[str], show_progress: bool) -> Any:
         started = time.perf_counter()
         vectors = encode(self, texts, show_progress)
-        write({"event": "encode", "n": len(texts), "seconds": time.perf_counter() - started,
-               "digests": [text_digest(text).hex() for text in texts]})
+        write(
+            {
+                "event": "encode",
+                "n": len(texts),
+                "seconds": time.perf_counter() - started,
+                "digests": [text_digest(text).hex() for text in texts],
+            }
+        )
         return vectors
 
     @functools.wraps(add_posts)
@@ -66,9 +73,16 @@ def install(log_dir: str) -> None:
         started = time.perf_counter()
         add_posts(self, posts, *args, **kwargs)
         if building:
-            write({"event": "index_build", "n": len(posts), "seconds": time.perf_counter() - started,
-                   "corpus": corpus_digest([post.text for post in posts])})
+            write(
+                {
+                    "event": "index_build",
+                    "n": len(posts),
+                    "seconds": time.perf_counter() - started,
+                    "corpus": corpus_digest([post.text for post in posts]),
+                }
+            )
 
     embedder_module.load_model = probed_load_model
-    embedder_module.Embedder._encode_with_model = probed_encode
-    FeedRetriever.add_posts = probed_add_posts
+    # the probe replaces methods in the child process it measures, on purpose
+    embedder_module.Embedder._encode_with_model = probed_encode  # type: ignore[method-assign]
+    FeedRetriever.add_posts = probed_add_posts  # type: ignore[method-assign]

@@ -59,5 +59,11 @@ class ChronologicalRanker(Ranker[ChronologicalConfig]):
         is_backfill = np.arange(len(rows)) >= len(network)
         sources = ["backfill" if b else "recent" for b in is_backfill]
         base = self.similarities(view, rows)
-        return self.candidates(view, rows, base, final, sources,
-                               {"similarity": base, "age_hours": ages, "backfill": is_backfill.astype(float)})
+        return self.candidates(
+            view,
+            rows,
+            base,
+            final,
+            sources,
+            {"similarity": base, "age_hours": ages, "backfill": is_backfill.astype(float)},
+        )

@@ -93,7 +93,7 @@ class ContextView(AgentView):
 
 def sampled_for_debug(agent_id: str, now: datetime, rate: float) -> bool:
     """Whether the feed of (agent, time) is recorded: a hash, so call order and batching do not matter."""
-    key = f"{agent_id}@{epoch_microseconds(now)}".encode("utf-8")
+    key = f"{agent_id}@{epoch_microseconds(now)}".encode()
     return zlib.crc32(key) / 2**32 < rate
 
 
@@ -119,7 +119,7 @@ class ContextRerankRanker(Ranker[ContextRerankConfig]):
         """The recorded feeds (empty unless `context_rerank.debug`), in the order they were served."""
         return list(self._debug)
 
-    def _view(self, agent: "SocialAgent", exclude: Iterable[str]) -> ContextView:
+    def _view(self, agent: SocialAgent, exclude: Iterable[str]) -> ContextView:
         view = super()._view(agent, exclude)
         return ContextView(
             **{f.name: getattr(view, f.name) for f in fields(AgentView)},
@@ -131,12 +131,16 @@ class ContextRerankRanker(Ranker[ContextRerankConfig]):
         limit = self.config.candidate_limit
         queries = np.stack([view.interest_vector for view in views])
         nearest = nearest_visible(
-            self.retriever, queries, limit,
+            self.retriever,
+            queries,
+            limit,
             keep=lambda index, rows: self.visible(views[index], rows, now),
             first_fetch=limit + self.feed_size,
         )
-        return [self._rank_one(view, rows, similarity, now)  # type: ignore[arg-type]
-                for view, (rows, similarity) in zip(views, nearest)]
+        return [
+            self._rank_one(view, rows, similarity, now)  # type: ignore[arg-type]
+            for view, (rows, similarity) in zip(views, nearest)
+        ]
 
     def _text(self, row: int) -> PostText:
         text = self._texts.get(row)
@@ -151,8 +155,9 @@ class ContextRerankRanker(Ranker[ContextRerankConfig]):
         topics = [post.topic for post in posts]
         primary = view.interests[0]
         followed = np.array([post.author_id in view.following for post in posts], dtype=bool)
-        mutual = followed & np.array([self.graph.is_following(post.author_id, view.agent_id) for post in posts],
-                                     dtype=bool)
+        mutual = followed & np.array(
+            [self.graph.is_following(post.author_id, view.agent_id) for post in posts], dtype=bool
+        )
         tags = interest_hashtags(view.interests)
         texts = [self._text(int(row)) for row in rows]
         preferred = set(self.agents_config.archetype_preferred_formats.get(view.dominant_archetype or "", ()))
@@ -171,13 +176,17 @@ class ContextRerankRanker(Ranker[ContextRerankConfig]):
         )
         bias = np.array([self._bias_rows.get(f, self._no_bias) for f in formats], dtype=bool)
         archetype = archetype_boost(
-            view.archetype_weights, bias.reshape(len(rows), len(ARCHETYPES)), k=cfg.archetype_k,
-            confidence_min=cfg.archetype_confidence_min, max_boost=cfg.archetype_boost_max,
+            view.archetype_weights,
+            bias.reshape(len(rows), len(ARCHETYPES)),
+            k=cfg.archetype_k,
+            confidence_min=cfg.archetype_confidence_min,
+            max_boost=cfg.archetype_boost_max,
         )
         return boost, archetype
 
-    def _rank_one(self, view: ContextView, rows: np.ndarray, similarity: np.ndarray, now: datetime
-                  ) -> list[RankedCandidate]:
+    def _rank_one(
+        self, view: ContextView, rows: np.ndarray, similarity: np.ndarray, now: datetime
+    ) -> list[RankedCandidate]:
         cfg = self.config
         by_similarity = descending_order(similarity, rows)
         rows, similarity = rows[by_similarity], similarity[by_similarity]
@@ -191,12 +200,25 @@ class ContextRerankRanker(Ranker[ContextRerankConfig]):
         if cfg.debug and sampled_for_debug(view.agent_id, now, cfg.debug_sample_rate):
             self._debug.append(self._record(view, now, rows, similarity, boost, archetype, final, order))
         return self.candidates(
-            view, rows[order], similarity[order], final[order], ["similarity"] * len(order),
+            view,
+            rows[order],
+            similarity[order],
+            final[order],
+            ["similarity"] * len(order),
             {"similarity": similarity[order], "boost": boost[order], "archetype_boost": archetype[order]},
         )
 
-    def _record(self, view: AgentView, now: datetime, rows: np.ndarray, base: np.ndarray, boost: np.ndarray,
-                archetype: np.ndarray, final: np.ndarray, order: np.ndarray) -> dict[str, Any]:
+    def _record(
+        self,
+        view: AgentView,
+        now: datetime,
+        rows: np.ndarray,
+        base: np.ndarray,
+        boost: np.ndarray,
+        archetype: np.ndarray,
+        final: np.ndarray,
+        order: np.ndarray,
+    ) -> dict[str, Any]:
         """Spec 004's debug payload for one feed; ranks are 1-based, movement > 0 means moved up."""
         posts = self.retriever.posts
         items = [

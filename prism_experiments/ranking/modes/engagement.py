@@ -20,8 +20,8 @@ from pydantic import Field
 from prism_experiments.agents import AgentsConfig
 from prism_experiments.domain import epoch_microseconds
 from prism_experiments.ranking.base import AgentView
-from prism_experiments.ranking.context import RankerContext
 from prism_experiments.ranking.candidate import RankedCandidate
+from prism_experiments.ranking.context import RankerContext
 from prism_experiments.ranking.engagement_prediction import (
     PREDICTED_ACTIONS,
     LearnedEngagementModel,
@@ -95,17 +95,30 @@ class EngagementRanker(NetworkSourcedRanker[EngagementConfig]):
         posts = self.retriever.posts
         cfg = self.config
         final, parts = x_algo_scores(
-            score, is_oon, np.array([posts[r].parent_id is not None for r in rows], dtype=bool),
-            [posts[r].author_id for r in rows], rows,
-            oon_scale=cfg.out_of_network_scale, reply_scale=cfg.reply_scale,
-            decay=cfg.author_diversity_decay, floor=cfg.author_diversity_floor, formula=cfg.author_diversity_formula,
+            score,
+            is_oon,
+            np.array([posts[r].parent_id is not None for r in rows], dtype=bool),
+            [posts[r].author_id for r in rows],
+            rows,
+            oon_scale=cfg.out_of_network_scale,
+            reply_scale=cfg.reply_scale,
+            decay=cfg.author_diversity_decay,
+            floor=cfg.author_diversity_floor,
+            formula=cfg.author_diversity_formula,
         )
         order = descending_order(final, rows)[: self.feed_size]
         parts = {"similarity": similarity, "engagement_score": score} | parts
         parts |= {f"p_{name}": probabilities[:, i] for i, name in enumerate(PREDICTED_ACTIONS)}
-        return self.candidates(view, rows[order], similarity[order], final[order], pool.sources(order),
-                               {name: values[order] for name, values in parts.items()},
-                               in_network=~is_oon[order], via=[via[i] for i in order])
+        return self.candidates(
+            view,
+            rows[order],
+            similarity[order],
+            final[order],
+            pool.sources(order),
+            {name: values[order] for name, values in parts.items()},
+            in_network=~is_oon[order],
+            via=[via[i] for i in order],
+        )
 
     def predict_many(self, views: list[AgentView], pools: list[CandidatePool], now: datetime) -> list[np.ndarray]:
         """Per agent, (n, 4) predicted P(like), P(reshare), P(reply), P(follow) of its candidates; the learned
@@ -129,18 +142,29 @@ class EngagementRanker(NetworkSourcedRanker[EngagementConfig]):
         posts = [self.retriever.posts[r] for r in pool.rows]
         agent = view.agent
         return oracle_probabilities(
-            pool.similarity, np.array([p.has_media for p in posts], dtype=bool), np.array([p.likes for p in posts]),
-            ~pool.is_oon, np.array([p.author_id in view.following for p in posts], dtype=bool),
-            (agent.like_bias, agent.reshare_bias, agent.reply_bias), agent.archetype_vector(),
-            [p.format for p in posts], self.agents_config)
+            pool.similarity,
+            np.array([p.has_media for p in posts], dtype=bool),
+            np.array([p.likes for p in posts]),
+            ~pool.is_oon,
+            np.array([p.author_id in view.following for p in posts], dtype=bool),
+            (agent.like_bias, agent.reshare_bias, agent.reply_bias),
+            agent.archetype_vector(),
+            [p.format for p in posts],
+            self.agents_config,
+        )
 
     def _features(self, view: AgentView, pool: CandidatePool, now: datetime) -> np.ndarray:
         posts = [self.retriever.posts[r] for r in pool.rows]
         return candidate_features(
-            pool.similarity, ~pool.is_oon, np.array([p.has_media for p in posts], dtype=bool),
+            pool.similarity,
+            ~pool.is_oon,
+            np.array([p.has_media for p in posts], dtype=bool),
             (epoch_microseconds(now) - self.retriever.timestamps_us[pool.rows]) / MICROSECONDS_PER_HOUR,
-            np.array([p.likes for p in posts]), np.array([p.reshares for p in posts]),
-            np.array([len(self.graph.followers(p.author_id)) for p in posts]), [p.format for p in posts])
+            np.array([p.likes for p in posts]),
+            np.array([p.reshares for p in posts]),
+            np.array([len(self.graph.followers(p.author_id)) for p in posts]),
+            [p.format for p in posts],
+        )
 
     def observe(self, feedback: ServedFeedback) -> None:
         """Learned: score the current model on this step's impressions (not yet trained on), log them, refit

@@ -53,8 +53,12 @@ class EngagementRecencyConfig(ModeConfig):
 
 
 def performance_scores(
-    likes: np.ndarray, reshares: np.ndarray, replies: np.ndarray,
-    like_weight: float = 1.0, reshare_weight: float = 1.0, reply_weight: float = 1.0,
+    likes: np.ndarray,
+    reshares: np.ndarray,
+    replies: np.ndarray,
+    like_weight: float = 1.0,
+    reshare_weight: float = 1.0,
+    reply_weight: float = 1.0,
 ) -> np.ndarray:
     """Spec 002's performance_score of each post: weighted likes + reshares + replies."""
     return (
@@ -95,23 +99,27 @@ class EngagementRecencyRanker(Ranker[EngagementRecencyConfig]):
         now_us = epoch_microseconds(now)
         published = np.flatnonzero(retriever.timestamps_us <= now_us)
         posts = retriever.posts
-        counters = np.array([(posts[r].likes, posts[r].reshares, posts[r].replies) for r in published],
-                            dtype=np.float64).reshape(len(published), 3)
-        performance = performance_scores(counters[:, 0], counters[:, 1], counters[:, 2],
-                                         cfg.like_weight, cfg.reshare_weight, cfg.reply_weight)
+        counters = np.array(
+            [(posts[r].likes, posts[r].reshares, posts[r].replies) for r in published.tolist()], dtype=np.float64
+        ).reshape(len(published), 3)
+        performance = performance_scores(
+            counters[:, 0], counters[:, 1], counters[:, 2], cfg.like_weight, cfg.reshare_weight, cfg.reply_weight
+        )
         cold = performance.size == 0 or float(performance.max()) <= 0.0
         n = len(retriever)
         scores = np.zeros(n)
         scores[published] = engagement_scores(performance, cfg.cold_start_weight)
         decay = np.zeros(n)
-        decay[published] = recency_decay((now_us - retriever.timestamps_us[published]) / MICROSECONDS_PER_DAY,
-                                         cfg.recency_half_life_days)
+        decay[published] = recency_decay(
+            (now_us - retriever.timestamps_us[published]) / MICROSECONDS_PER_DAY, cfg.recency_half_life_days
+        )
         newest = newest_first(retriever, published)
         qualified = newest[scores[newest] >= cfg.min_engagement_score]
         return [self._rank_one(view, now, qualified, newest, scores, decay, cold) for view in views]
 
-    def _first_visible(self, view: AgentView, ordered: np.ndarray, k: int, now: datetime,
-                       taken: np.ndarray | None = None) -> np.ndarray:
+    def _first_visible(
+        self, view: AgentView, ordered: np.ndarray, k: int, now: datetime, taken: np.ndarray | None = None
+    ) -> np.ndarray:
         """The first k rows of `ordered` the agent may see (and not in `taken`), in that order."""
         skip = len(view.excluded_rows) + (0 if taken is None else len(taken))
         rows = self.visible(view, ordered[: k + skip], now)
@@ -119,8 +127,16 @@ class EngagementRecencyRanker(Ranker[EngagementRecencyConfig]):
             rows = rows[~np.isin(rows, taken)]
         return rows[:k]
 
-    def _rank_one(self, view: AgentView, now: datetime, qualified: np.ndarray, newest: np.ndarray,
-                  scores: np.ndarray, decay: np.ndarray, cold: bool) -> list[RankedCandidate]:
+    def _rank_one(
+        self,
+        view: AgentView,
+        now: datetime,
+        qualified: np.ndarray,
+        newest: np.ndarray,
+        scores: np.ndarray,
+        decay: np.ndarray,
+        cold: bool,
+    ) -> list[RankedCandidate]:
         cfg = self.config
         pool = self._first_visible(view, qualified, cfg.candidate_limit, now)
         weights = scores[pool] * decay[pool]
@@ -135,7 +151,15 @@ class EngagementRecencyRanker(Ranker[EngagementRecencyConfig]):
         similarity = self.similarities(view, rows)
         sources = ["backfill" if b else "recent" for b in is_backfill]
         return self.candidates(
-            view, rows, similarity, engagement * recency, sources,
-            {"similarity": similarity, "engagement_score": engagement, "recency_decay": recency,
-             "cold_start": cold_start},
+            view,
+            rows,
+            similarity,
+            engagement * recency,
+            sources,
+            {
+                "similarity": similarity,
+                "engagement_score": engagement,
+                "recency_decay": recency,
+                "cold_start": cold_start,
+            },
         )

@@ -113,8 +113,9 @@ class PooledBoostRanker(NetworkSourcedRanker[PooledBoostConfig]):
         specific = self.out_of_network_candidates(views, now)
         return [self._rank_one(view, now, pool) for view, pool in zip(views, specific)]
 
-    def _rank_one(self, view: AgentView, now: datetime, specific: tuple[np.ndarray, np.ndarray]
-                  ) -> list[RankedCandidate]:
+    def _rank_one(
+        self, view: AgentView, now: datetime, specific: tuple[np.ndarray, np.ndarray]
+    ) -> list[RankedCandidate]:
         cfg = self.config
         p_rows, p_sim, p_via = self.in_network_candidates(view, now)
         rows, similarity, score, is_priority = pooled_scores(
@@ -136,8 +137,7 @@ class PooledBoostRanker(NetworkSourcedRanker[PooledBoostConfig]):
             "priority_count": np.full(n, priority_count),
             "specific_count": np.full(n, n - priority_count),
         }
-        sources = [
-            (IN_NETWORK_RESHARE if v else IN_NETWORK) if p else OUT_OF_NETWORK for p, v in zip(in_network, via)
-        ]
-        return self.candidates(view, rows[feed], similarity[feed], score[feed], sources, components,
-                               in_network=in_network, via=via)
+        sources = [(IN_NETWORK_RESHARE if v else IN_NETWORK) if p else OUT_OF_NETWORK for p, v in zip(in_network, via)]
+        return self.candidates(
+            view, rows[feed], similarity[feed], score[feed], sources, components, in_network=in_network, via=via
+        )

@@ -29,7 +29,9 @@ class PreferenceRanker(Ranker[PreferenceConfig]):
     def _rank_views(self, views: list[AgentView], now: datetime) -> list[list[RankedCandidate]]:
         queries = np.stack([view.interest_vector for view in views])
         nearest = nearest_visible(
-            self.retriever, queries, self.feed_size,
+            self.retriever,
+            queries,
+            self.feed_size,
             keep=lambda index, rows: self.visible(views[index], rows, now),
             first_fetch=2 * self.feed_size,
         )

@@ -40,6 +40,9 @@ class RandomRanker(Ranker[RandomConfig]):
             )
             keys = np.sort(rng.random(len(rows)))[::-1]
             base = self.similarities(view, rows)
-            feeds.append(self.candidates(view, rows, base, keys, ["random"] * len(rows),
-                                         {"similarity": base, "random_key": keys}))
+            feeds.append(
+                self.candidates(
+                    view, rows, base, keys, ["random"] * len(rows), {"similarity": base, "random_key": keys}
+                )
+            )
         return feeds

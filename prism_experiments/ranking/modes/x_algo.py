@@ -56,15 +56,26 @@ class XAlgorithmRanker(NetworkSourcedRanker[XAlgoConfig]):
         is_reply = np.array([posts[r].parent_id is not None for r in rows], dtype=bool)
         cfg = self.config
         final, parts = x_algo_scores(
-            base, is_oon, is_reply, [posts[r].author_id for r in rows], rows,
-            oon_scale=cfg.out_of_network_scale, reply_scale=cfg.reply_scale,
-            decay=cfg.author_diversity_decay, floor=cfg.author_diversity_floor,
+            base,
+            is_oon,
+            is_reply,
+            [posts[r].author_id for r in rows],
+            rows,
+            oon_scale=cfg.out_of_network_scale,
+            reply_scale=cfg.reply_scale,
+            decay=cfg.author_diversity_decay,
+            floor=cfg.author_diversity_floor,
             formula=cfg.author_diversity_formula,
         )
         order = descending_order(final, rows)[: self.feed_size]
         parts = {"similarity": base} | parts
         return self.candidates(
-            view, rows[order], base[order], final[order], pool.sources(order),
+            view,
+            rows[order],
+            base[order],
+            final[order],
+            pool.sources(order),
             {name: values[order] for name, values in parts.items()},
-            in_network=~is_oon[order], via=[pool.via[i] for i in order],
+            in_network=~is_oon[order],
+            via=[pool.via[i] for i in order],
         )
