@@ -150,7 +150,7 @@ def describe_validation_error(exc: ValidationError) -> str:
         location = ".".join(str(part) for part in loc)
         message = error["msg"].removeprefix("Value error, ")
         if error["type"] == "union_tag_invalid":  # a discriminated union (ranking) got an unknown tag
-            field = str(error["ctx"]["discriminator"]).strip("'()").removesuffix("_of")  # kind_of() -> kind
+            field = str(error["ctx"]["discriminator"]).strip("'()")  # the discriminator is named after its field
             expected = str(error["ctx"]["expected_tags"]).replace("'", "")
             message = f"{field}: unknown {field} {error['ctx']['tag']!r}; registered {field}s: {expected}"
         named = re.match(r"^([A-Za-z_]\w*): (.*)$", message)

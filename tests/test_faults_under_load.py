@@ -30,6 +30,9 @@ from process_helpers import (
     stop_server,
     wait_for_running_job,
 )
+from process_helpers import (
+    run as run_prism,
+)
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -97,22 +100,16 @@ def test_a_store_that_fails_while_the_sweep_starts_stops_it_with_one_line_and_ex
         with sqlite3.connect(backend) as db:
             db.execute("DROP TABLE runs")
         runs_dir = tmp_path / "runs"
-        result = subprocess.run(
-            command(
-                "-m",
-                "experiment=smoke",
-                "simulation.n_steps=2",
-                "tracking=server",
-                f"tracking.uri=http://127.0.0.1:{port}",
-                "tracking.http_max_retries=0",
-                "tracking.http_timeout_s=5",
-                runs_dir=runs_dir,
-                cache_dir=warm_smoke_cache,
-            ),
-            cwd=ROOT,
-            env=environment(),
-            capture_output=True,
-            text=True,
+        result = run_prism(
+            "-m",
+            "experiment=smoke",
+            "simulation.n_steps=2",
+            "tracking=server",
+            f"tracking.uri=http://127.0.0.1:{port}",
+            "tracking.http_max_retries=0",
+            "tracking.http_timeout_s=5",
+            runs_dir=runs_dir,
+            cache_dir=warm_smoke_cache,
             timeout=300,
         )
     finally:
@@ -195,19 +192,13 @@ def test_a_local_ray_instance_starts_beside_cpu_bound_work_or_says_why_in_one_li
     tmp_path: Path, warm_smoke_cache: Path, cpu_burners: None
 ) -> None:
     runs_dir, started = tmp_path / "runs", time.time()
-    result = subprocess.run(
-        command(
-            "-m",
-            "experiment=smoke",
-            "simulation.n_steps=2",
-            "hydra/launcher=prism_ray",
-            runs_dir=runs_dir,
-            cache_dir=warm_smoke_cache,
-        ),
-        cwd=ROOT,
-        env=environment(),
-        capture_output=True,
-        text=True,
+    result = run_prism(
+        "-m",
+        "experiment=smoke",
+        "simulation.n_steps=2",
+        "hydra/launcher=prism_ray",
+        runs_dir=runs_dir,
+        cache_dir=warm_smoke_cache,
         timeout=900,
     )
     output = result.stdout + result.stderr
@@ -224,19 +215,13 @@ def test_a_local_ray_instance_starts_beside_cpu_bound_work_or_says_why_in_one_li
 
 def test_a_local_ray_instance_that_does_not_start_in_its_budget_is_one_line_and_exit_2(tmp_path: Path) -> None:
     runs_dir = tmp_path / "runs"
-    result = subprocess.run(
-        command(
-            "-m",
-            "experiment=smoke",
-            "hydra/launcher=prism_ray",
-            "hydra.launcher.ray.start_timeout_s=0.5",
-            runs_dir=runs_dir,
-            cache_dir=tmp_path,
-        ),
-        cwd=ROOT,
-        env=environment(),
-        capture_output=True,
-        text=True,
+    result = run_prism(
+        "-m",
+        "experiment=smoke",
+        "hydra/launcher=prism_ray",
+        "hydra.launcher.ray.start_timeout_s=0.5",
+        runs_dir=runs_dir,
+        cache_dir=tmp_path,
         timeout=300,
     )
     output = result.stdout + result.stderr

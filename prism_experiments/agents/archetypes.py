@@ -11,19 +11,11 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from prism_experiments.domain import POST_FORMATS
+
 #: Five reader archetypes: what a reader looks for in a post.
 ARCHETYPES: tuple[str, ...] = ("analyst", "storyteller", "skeptic", "enthusiast", "pragmatist")
 
-#: Spec 002's tweet-format classes (storytelling is its fallback class).
-POST_FORMATS: tuple[str, ...] = (
-    "list",
-    "most_people_think_x",
-    "contrarian_take",
-    "before_after",
-    "question",
-    "tip",
-    "storytelling",
-)
 
 #: Format -> archetypes that favour it (spec 004's `chunk.archetype_bias`).
 DEFAULT_FORMAT_ARCHETYPE_BIAS: dict[str, list[str]] = {

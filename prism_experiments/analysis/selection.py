@@ -10,21 +10,12 @@ import pandas as pd
 from prism_experiments.analysis.conditions import ordered_conditions, resolve_param_keys, varying_params
 from prism_experiments.analysis.errors import AnalysisInputError
 from prism_experiments.analysis.runs import FINISHED, SEED_PARAM, RunTable
+from prism_experiments.metrics.summary import PRIMARY_METRICS
 from prism_experiments.tracking.labels import condition_labels, short_names
 from prism_experiments.tracking.tags import KIND_TAG, SEED_TAG, SIMULATION_KIND
 
 #: Primary outcome metrics compared when `--metrics` is not given (names the simulation logs).
-DEFAULT_METRICS: tuple[str, ...] = (
-    "feed_topic_entropy",
-    "exposure_topic_entropy",
-    "inn_share",
-    "engagement_rate",
-    "cascade_size_mean",
-    "cascade_depth_max",
-    "structural_virality_mean",
-    "author_impression_gini",
-    "feed_jaccard_mean",
-)
+DEFAULT_METRICS: tuple[str, ...] = PRIMARY_METRICS
 EXCLUDED_COLUMNS: tuple[str, ...] = ("run_id", "status", "seed", "condition", "reason")
 
 

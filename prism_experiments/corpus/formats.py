@@ -23,15 +23,9 @@ from __future__ import annotations
 
 import re
 
-TWEET_FORMATS: tuple[str, ...] = (
-    "list",
-    "most_people_think_x",
-    "contrarian_take",
-    "before_after",
-    "question",
-    "tip",
-    "storytelling",
-)
+from prism_experiments.domain import POST_FORMATS
+
+TWEET_FORMATS: tuple[str, ...] = POST_FORMATS
 REPLY_ARCHETYPES: tuple[str, ...] = (
     "ask_question",
     "share_experience",

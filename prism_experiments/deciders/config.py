@@ -7,9 +7,9 @@ them, so `agents.decider.kind` picks the model and every other key is validated 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any, TypeAlias, Union
+from typing import TYPE_CHECKING, Any, TypeAlias
 
-from pydantic import Discriminator, Field, Tag
+from pydantic import Field
 
 # importing a decider's module registers it
 import prism_experiments.deciders.hybrid
@@ -17,35 +17,17 @@ import prism_experiments.deciders.llm
 import prism_experiments.deciders.rules  # noqa: F401  (registers the decider)
 from prism_experiments.agents import AgentsConfig
 from prism_experiments.deciders.base import BaseDeciderConfig
-from prism_experiments.deciders.registry import config_models
+from prism_experiments.deciders.registry import DEFAULT_KIND, KINDS
 
-#: the kind of a `decider` mapping that leaves `kind` out, and of `conf/agents/default.yaml`'s default
-DEFAULT_KIND = "rules"
-
-
-def kind_of(value: Any) -> Any:
-    """The discriminator: a mapping's `kind` (DEFAULT_KIND when absent) or a config's `kind`."""
-    if isinstance(value, dict):
-        return value.get("kind", DEFAULT_KIND)
-    return getattr(value, "kind", None)
-
-
-#: every registered decider's config model
 if TYPE_CHECKING:  # the type checker sees the common base; pydantic validates against the union
     DeciderConfig: TypeAlias = BaseDeciderConfig
 else:
-    DeciderConfig = Annotated[
-        Union[tuple(Annotated[model, Tag(kind)] for kind, model in config_models().items())],  # noqa: UP007  (a runtime tuple)
-        Discriminator(kind_of),
-    ]
+    DeciderConfig = KINDS.union()
 
 
 def decider_config(kind: str = DEFAULT_KIND, **fields: Any) -> BaseDeciderConfig:
     """The validated config of `kind` with `fields` set (ValueError naming agents.decider.kind if unknown)."""
-    models = config_models()
-    if kind not in models:
-        raise ValueError(f"agents.decider.kind: unknown kind {kind!r}; registered: {', '.join(models)}")
-    return models[kind].model_validate({"kind": kind, **fields})
+    return KINDS.validate(kind, **fields)
 
 
 class DecidingAgentsConfig(AgentsConfig):

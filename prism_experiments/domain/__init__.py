@@ -23,7 +23,7 @@ from prism_experiments.domain.event_log import (
     empty_table,
     typed,
 )
-from prism_experiments.domain.post import MEDIA_TYPES, MediaType, Post
+from prism_experiments.domain.post import MEDIA_TYPES, POST_FORMATS, MediaType, Post
 from prism_experiments.domain.recorder import EventRecorder
 from prism_experiments.domain.timestamps import EPOCH, as_utc, epoch_microseconds, from_epoch_microseconds
 from prism_experiments.domain.topics import (
@@ -47,6 +47,7 @@ __all__ = [
     "FOLLOWS_COLUMNS",
     "MEDIA_TYPES",
     "POSTS_COLUMNS",
+    "POST_FORMATS",
     "PROPENSITY_COLUMNS",
     "SERVING_CANDIDATES",
     "SERVING_CANDIDATES_COLUMNS",

@@ -11,6 +11,17 @@ from prism_experiments.domain.timestamps import as_utc
 
 MediaType = Literal["image", "video", "gif", "none"]
 MEDIA_TYPES: tuple[str, ...] = ("image", "video", "gif", "none")
+#: Spec 002's tweet-format classes (storytelling is its fallback class): what `Post.format` holds, what the classifier
+#: assigns and what archetypes prefer or dislike
+POST_FORMATS: tuple[str, ...] = (
+    "list",
+    "most_people_think_x",
+    "contrarian_take",
+    "before_after",
+    "question",
+    "tip",
+    "storytelling",
+)
 
 
 class Post(BaseModel):

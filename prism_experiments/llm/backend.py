@@ -13,6 +13,7 @@ from typing import ClassVar, Protocol, TypeVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from prism_experiments.llm.chat import ChatModel
+from prism_experiments.registries import Registry
 
 
 class BackendConfig(BaseModel):
@@ -52,29 +53,24 @@ class BackendModel(ChatModel, Protocol):
     def __init__(self, cfg: BackendConfig) -> None: ...
 
 
-#: backend name -> chat-model class, in registration order; filled as the backend modules are imported
-BACKENDS: dict[str, type[BackendModel]] = {}
+#: the backend of an `llm` mapping that leaves `backend` out
+DEFAULT_BACKEND = "local"
+#: every backend, filled by `register_backend` as the backend modules are imported
+BACKEND_REGISTRY: Registry[BackendConfig] = Registry(
+    "LLM backend", "backend", "agents.decider.llm.backend", DEFAULT_BACKEND
+)
+#: backend name -> chat-model class, in registration order
+BACKENDS: dict[str, type[BackendModel]] = BACKEND_REGISTRY.classes
 
 ModelT = TypeVar("ModelT", bound=type)
 
 
-def backend_name(model: type[BackendConfig]) -> str:
-    """The backend a config model declares: the default of its `backend` field."""
-    name = model.model_fields["backend"].default
-    if not isinstance(name, str):
-        raise TypeError(f"{model.__name__}.backend needs a default: the backend's name as a Literal")
-    return name
-
-
 def register_backend(cls: ModelT) -> ModelT:
     """Class decorator: register a chat-model class under the backend its `config_model` declares."""
-    name = backend_name(cls.config_model)  # type: ignore[attr-defined]
-    if name in BACKENDS and BACKENDS[name] is not cls:
-        raise ValueError(f"LLM backend {name!r} is registered twice: {BACKENDS[name].__name__}, {cls.__name__}")
-    BACKENDS[name] = cls
-    return cls
+    return BACKEND_REGISTRY.register(cls)
 
 
 def build_chat_model(cfg: BackendConfig) -> ChatModel:
     """The chat model of `cfg.backend`; LLMUnavailable (one line) when it cannot be reached or found."""
-    return BACKENDS[cfg.backend](cfg)
+    model: ChatModel = BACKEND_REGISTRY.class_for(cfg)(cfg)
+    return model

@@ -6,44 +6,25 @@ them, so `backend` picks the model and every other key is validated by that mode
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any, TypeAlias, Union
-
-from pydantic import Discriminator, Tag
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 # importing a backend's module registers it
 import prism_experiments.llm.local
 import prism_experiments.llm.openai_server  # noqa: F401
-from prism_experiments.llm.backend import BACKENDS, BackendConfig
-
-#: the backend of an `llm` mapping that leaves `backend` out
-DEFAULT_BACKEND = "local"
-
-
-def backend_of(value: Any) -> Any:
-    """The discriminator: a mapping's `backend` (DEFAULT_BACKEND when absent) or a config's `backend`."""
-    if isinstance(value, dict):
-        return value.get("backend", DEFAULT_BACKEND)
-    return getattr(value, "backend", None)
+from prism_experiments.llm.backend import BACKEND_REGISTRY, DEFAULT_BACKEND, BackendConfig
 
 
 def backend_config_models() -> dict[str, type[BackendConfig]]:
     """backend -> its config model, in registration order."""
-    return {name: cls.config_model for name, cls in BACKENDS.items()}
+    return BACKEND_REGISTRY.config_models()
 
 
-#: every registered backend's config model
 if TYPE_CHECKING:  # the type checker sees the common base; pydantic validates against the union
     LLMConfig: TypeAlias = BackendConfig
 else:
-    LLMConfig = Annotated[
-        Union[tuple(Annotated[model, Tag(name)] for name, model in backend_config_models().items())],  # noqa: UP007  (a runtime tuple)
-        Discriminator(backend_of),
-    ]
+    LLMConfig = BACKEND_REGISTRY.union()
 
 
 def llm_config(backend: str = DEFAULT_BACKEND, **fields: Any) -> BackendConfig:
     """The validated config of `backend` with `fields` set (ValueError naming the backend if unknown)."""
-    models = backend_config_models()
-    if backend not in models:
-        raise ValueError(f"agents.decider.llm.backend: unknown backend {backend!r}; registered: {', '.join(models)}")
-    return models[backend].model_validate({"backend": backend, **fields})
+    return BACKEND_REGISTRY.validate(backend, **fields)

@@ -21,11 +21,3 @@ class CandidateSourcingConfig(ModeConfig):
     in_network_limit: int = Field(default=50, ge=1)
     #: spec 000: out-of-network candidates per agent (Chroma similarity query)
     out_of_network_limit: int = Field(default=50, ge=1)
-
-
-def mode_name(model: type[ModeConfig]) -> str:
-    """The mode a config model declares: the default of its `mode` field."""
-    name = model.model_fields["mode"].default
-    if not isinstance(name, str):
-        raise TypeError(f"{model.__name__}.mode needs a default: the mode's name as a Literal")
-    return name

@@ -6,44 +6,37 @@ from typing import TypeVar
 
 from prism_experiments.ranking.base import Ranker
 from prism_experiments.ranking.context import RankerContext
-from prism_experiments.ranking.mode_config import ModeConfig, mode_name
+from prism_experiments.ranking.mode_config import ModeConfig
+from prism_experiments.registries import Registry
 
-#: mode name -> ranker class, in registration order; filled by `register_mode` as the modes are imported
-RANKERS: dict[str, type[Ranker]] = {}
+#: the mode of `ranking` when a mapping leaves it out, and of `conf/config.yaml`'s default
+DEFAULT_MODE = "x_algo"
+#: every ranking mode, filled by `register_mode` as the mode modules are imported
+MODES: Registry[ModeConfig] = Registry("ranking mode", "mode", "ranking.mode", DEFAULT_MODE)
+#: mode name -> ranker class, in registration order
+RANKERS: dict[str, type[Ranker]] = MODES.classes
 
 RankerT = TypeVar("RankerT", bound=type[Ranker])
 
 
 def register_mode(cls: RankerT) -> RankerT:
     """Class decorator: register a ranker under the mode its `config_model` declares."""
-    mode = mode_name(cls.config_model)
-    if mode in RANKERS and RANKERS[mode] is not cls:
-        raise ValueError(f"ranking mode {mode!r} is registered twice: {RANKERS[mode].__name__}, {cls.__name__}")
-    cls.mode = mode
-    RANKERS[mode] = cls
+    MODES.register(cls)
+    cls.mode = MODES.name_of(cls.config_model)
     return cls
 
 
 def registered_modes() -> tuple[str, ...]:
     """Every registered mode, in registration order."""
-    return tuple(RANKERS)
+    return tuple(MODES.classes)
 
 
 def config_models() -> dict[str, type[ModeConfig]]:
     """mode -> its config model."""
-    return {mode: cls.config_model for mode, cls in RANKERS.items()}
+    return MODES.config_models()
 
 
 def build_ranker(config: ModeConfig, context: RankerContext) -> Ranker:
     """The ranker of `config.mode`, built from `config` and `context`."""
-    try:
-        cls = RANKERS[config.mode]
-    except KeyError:
-        raise ValueError(
-            f"ranking.mode: unknown mode {config.mode!r}; registered modes: {', '.join(RANKERS)}"
-        ) from None
-    if not isinstance(config, cls.config_model):
-        raise TypeError(
-            f"ranking mode {config.mode!r} takes a {cls.config_model.__name__}, got {type(config).__name__}"
-        )
-    return cls(config, context)
+    ranker: Ranker = MODES.class_for(config)(config, context)
+    return ranker

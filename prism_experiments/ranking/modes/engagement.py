@@ -31,10 +31,10 @@ from prism_experiments.ranking.engagement_prediction import (
     weighted_engagement_score,
 )
 from prism_experiments.ranking.feedback import ServedFeedback
-from prism_experiments.ranking.modes.x_algo import XAlgoConfig
+from prism_experiments.ranking.modes.x_algo import XAlgoConfig, rescored
 from prism_experiments.ranking.network_sources import CandidatePool, NetworkSourcedRanker
 from prism_experiments.ranking.registry import register_mode
-from prism_experiments.ranking.rescoring import descending_order, x_algo_scores
+from prism_experiments.ranking.rescoring import descending_order
 
 MICROSECONDS_PER_HOUR = 3_600_000_000
 
@@ -92,20 +92,7 @@ class EngagementRanker(NetworkSourcedRanker[EngagementConfig]):
     def _rank_pool(self, view: AgentView, pool: CandidatePool, probabilities: np.ndarray) -> list[RankedCandidate]:
         rows, similarity, is_oon, via = pool.rows, pool.similarity, pool.is_oon, pool.via
         score = weighted_engagement_score(probabilities, self.weights)
-        posts = self.retriever.posts
-        cfg = self.config
-        final, parts = x_algo_scores(
-            score,
-            is_oon,
-            np.array([posts[r].parent_id is not None for r in rows], dtype=bool),
-            [posts[r].author_id for r in rows],
-            rows,
-            oon_scale=cfg.out_of_network_scale,
-            reply_scale=cfg.reply_scale,
-            decay=cfg.author_diversity_decay,
-            floor=cfg.author_diversity_floor,
-            formula=cfg.author_diversity_formula,
-        )
+        final, parts = rescored(score, is_oon, rows, self.retriever.posts, self.config)
         order = descending_order(final, rows)[: self.feed_size]
         parts = {"similarity": similarity, "engagement_score": score} | parts
         parts |= {f"p_{name}": probabilities[:, i] for i, name in enumerate(PREDICTED_ACTIONS)}

@@ -8,12 +8,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Literal
 
 import numpy as np
 from pydantic import Field
 
+from prism_experiments.domain import Post
 from prism_experiments.ranking.base import AgentView
 from prism_experiments.ranking.candidate import RankedCandidate
 from prism_experiments.ranking.mode_config import CandidateSourcingConfig
@@ -39,6 +41,24 @@ class XAlgoConfig(CandidateSourcingConfig):
     author_diversity_formula: Literal["spec", "home_mixer"] = "spec"
 
 
+def rescored(
+    base: np.ndarray, is_oon: np.ndarray, rows: np.ndarray, posts: Sequence[Post], cfg: XAlgoConfig
+) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """Spec 000's rescoring of `base` scores with `cfg`'s OON and reply scales and author diversity."""
+    return x_algo_scores(
+        base,
+        is_oon,
+        np.array([posts[r].parent_id is not None for r in rows], dtype=bool),
+        [posts[r].author_id for r in rows],
+        rows,
+        oon_scale=cfg.out_of_network_scale,
+        reply_scale=cfg.reply_scale,
+        decay=cfg.author_diversity_decay,
+        floor=cfg.author_diversity_floor,
+        formula=cfg.author_diversity_formula,
+    )
+
+
 @register_mode
 class XAlgorithmRanker(NetworkSourcedRanker[XAlgoConfig]):
     """In-network and out-of-network candidates, rescored (OON, reply), author-diversified."""
@@ -52,21 +72,7 @@ class XAlgorithmRanker(NetworkSourcedRanker[XAlgoConfig]):
     def _rank_one(self, view: AgentView, now: datetime, oon: tuple[np.ndarray, np.ndarray]) -> list[RankedCandidate]:
         pool = self.candidate_pool(view, now, oon)
         rows, base, is_oon = pool.rows, pool.similarity, pool.is_oon
-        posts = self.retriever.posts
-        is_reply = np.array([posts[r].parent_id is not None for r in rows], dtype=bool)
-        cfg = self.config
-        final, parts = x_algo_scores(
-            base,
-            is_oon,
-            is_reply,
-            [posts[r].author_id for r in rows],
-            rows,
-            oon_scale=cfg.out_of_network_scale,
-            reply_scale=cfg.reply_scale,
-            decay=cfg.author_diversity_decay,
-            floor=cfg.author_diversity_floor,
-            formula=cfg.author_diversity_formula,
-        )
+        final, parts = rescored(base, is_oon, rows, self.retriever.posts, self.config)
         order = descending_order(final, rows)[: self.feed_size]
         parts = {"similarity": base} | parts
         return self.candidates(
