@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -20,6 +19,7 @@ from prism_experiments.agents import (
     generate_population,
     topic_popularity,
 )
+from prism_experiments.locations import CONFIG_DIR
 
 TOPICS = (
     "crypto",
@@ -35,7 +35,7 @@ TOPICS = (
     "science",
     "finance",
 )
-CONF = Path(__file__).resolve().parents[1] / "conf" / "schema" / "agents.yaml"  # conf/agents/default.yaml extends it
+CONF = CONFIG_DIR / "schema" / "agents.yaml"  # conf/agents/default.yaml extends it
 
 
 @pytest.fixture(scope="module")

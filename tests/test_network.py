@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import itertools
-from pathlib import Path
 
 import networkx as nx
 import numpy as np
@@ -12,6 +11,7 @@ from omegaconf import OmegaConf
 from pydantic import ValidationError
 
 from prism_experiments.agents import AgentsConfig, SocialAgent, generate_population
+from prism_experiments.locations import CONFIG_DIR
 from prism_experiments.network import (
     DictSocialGraph,
     NetworkConfig,
@@ -38,7 +38,7 @@ TOPICS = (
     "science",
     "finance",
 )
-CONF = Path(__file__).resolve().parents[1] / "conf" / "schema" / "network.yaml"  # conf/network/default.yaml extends it
+CONF = CONFIG_DIR / "schema" / "network.yaml"  # conf/network/default.yaml extends it
 
 
 @pytest.fixture(scope="module")

@@ -9,11 +9,12 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from prism_experiments.config import ExperimentConfig, describe_validation_error
+from prism_experiments.locations import CONFIG_DIR
 from prism_experiments.metrics.moments import EXTRA_MOMENTS
 from prism_experiments.metrics.summary import SUMMARY_METRICS
 from prism_experiments.tracking.params import flatten
 
-CALIBRATION_DIR = Path(__file__).resolve().parents[2] / "conf" / "calibration"
+CALIBRATION_DIR = CONFIG_DIR / "calibration"
 METRICS: tuple[str, ...] = SUMMARY_METRICS + EXTRA_MOMENTS
 #: World keys only: a fitted world must compose with every ranking mode (docs/model.md, "Calibration").
 FITTABLE_PREFIXES: tuple[str, ...] = ("agents.", "network.")
