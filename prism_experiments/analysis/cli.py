@@ -83,15 +83,15 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as exit_:
         return int(exit_.code or 0)
     try:
-        require_simulation_runs(args.experiment, args.tracking_uri, args.sweep_id)
-        # the report's stack (matplotlib, the cascade and HTML writers) only once there is something to compare
-        from prism_experiments.analysis.experiment_comparison import compare_experiment
-
         settings = ComparisonSettings(
             alpha=args.alpha, n_resamples=args.bootstrap_resamples, bootstrap_seed=args.bootstrap_seed,
             correction=args.correction, family=args.family, power_replicates=args.power_replicates,
             effect=args.effect,
         )  # fmt: skip
+        require_simulation_runs(args.experiment, args.tracking_uri, args.sweep_id)
+        # the report's stack (matplotlib, the cascade and HTML writers) only once there is something to compare
+        from prism_experiments.analysis.experiment_comparison import compare_experiment
+
         outcome = compare_experiment(
             args.experiment, tracking_uri=args.tracking_uri, sweep_id=args.sweep_id, by=args.by,
             metrics=args.metrics, settings=settings, out=args.out, cascades=not args.no_cascades,

@@ -1,0 +1,117 @@
+"""Faults whose handling depends on the launcher, on the real stack at smoke size, for every launcher (joblib, Ray,
+submitit): a killed sweep driver and a killed tracking server. Nothing may stay RUNNING, be orphaned, or run twice."""
+
+from __future__ import annotations
+
+import signal
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from process_helpers import (
+    LAUNCHERS,
+    LONG_SMOKE,
+    all_runs,
+    descendants,
+    free_port,
+    gone_or_zombie,
+    run,
+    start,
+    start_mlflow_server,
+    stop_server,
+    wait_for_running_job,
+)
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def cache_dir(warm_smoke_cache: Path) -> Path:
+    return warm_smoke_cache
+
+
+@pytest.mark.parametrize("launcher", LAUNCHERS)
+def test_killed_driver_takes_its_workers_and_the_next_sweep_reaps_and_finishes(
+    tmp_path: Path, cache_dir: Path, launcher: str
+) -> None:
+    runs_dir = tmp_path / "runs"
+    args = (*LONG_SMOKE, *LAUNCHERS[launcher])
+    sweep = start(*args, runs_dir=runs_dir, cache_dir=cache_dir)
+    job = wait_for_running_job(runs_dir, timeout=600)
+    workers = descendants(sweep.pid)
+    assert int(job.data.tags["prism.pid"]) in workers
+    sweep.send_signal(signal.SIGKILL)
+    sweep.communicate(timeout=60)
+    deadline = time.monotonic() + 60
+    while not all(gone_or_zombie(pid) for pid in workers) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert all(gone_or_zombie(pid) for pid in workers), "every worker, busy or idle, stopped (or ended) with its driver"
+    if launcher == "prism_joblib":  # a Ray worker dies with its raylet before it can mark its run: the reaper does
+        orphaned = next(r for r in all_runs(runs_dir) if r.info.run_id == job.info.run_id)
+        assert (
+            orphaned.info.status == "KILLED"
+            and "(the sweep driver, or Ray's raylet) died" in orphaned.data.tags["prism.error"]
+        )
+    rerun = run(*args, runs_dir=runs_dir, cache_dir=cache_dir)
+    assert rerun.returncode == 0, rerun.stderr[-3000:]
+    runs = all_runs(runs_dir) + all_runs(runs_dir, "sweep")
+    assert not [r for r in runs if r.info.status == "RUNNING"], "the reaper closed what the dead driver left"
+    # submitit's jobs are batch jobs: like SLURM's, they outlive the process that submitted them and finish
+    expected = "FINISHED" if launcher == "prism_submitit_local" else "KILLED"
+    assert next(r for r in runs if r.info.run_id == job.info.run_id).info.status == expected
+    finished = Counter(
+        r.data.tags["prism.config_hash"]
+        for r in runs
+        if r.info.status == "FINISHED" and r.data.tags["prism.kind"] == "simulation"
+    )
+    assert len(finished) == 4 and max(finished.values()) == 1, "no job ran twice"
+
+
+@pytest.mark.parametrize("launcher", LAUNCHERS)
+def test_killed_tracking_server_fails_the_jobs_within_the_budget_and_the_next_sweep_reaps(
+    tmp_path: Path, cache_dir: Path, launcher: str
+) -> None:
+    """A real `mlflow server` SIGKILLed mid-sweep: bounded retries, every job listed, the sweep exits 1; once a
+    server is back on the same backend, the next sweep marks what the dead one left RUNNING and runs the rest."""
+    runs_dir, backend, artifacts, port = tmp_path / "runs", tmp_path / "server.db", tmp_path / "artifacts", free_port()
+    store = f"sqlite:///{backend}"  # read behind the server's back, so it answers while the server is dead
+    server_args = (
+        "tracking=server",
+        f"tracking.uri=http://127.0.0.1:{port}",
+        "tracking.http_max_retries=1",
+        "tracking.http_timeout_s=3",
+        *LAUNCHERS[launcher],
+    )
+    server = start_mlflow_server(backend, artifacts, port)
+    try:
+        sweep = start(*LONG_SMOKE, *server_args, runs_dir=runs_dir, cache_dir=cache_dir)
+        victim = wait_for_running_job(runs_dir, timeout=600, store=store)
+        stop_server(server, signal.SIGKILL)
+        killed_at = time.monotonic()
+        stdout, stderr = sweep.communicate(timeout=600)
+        seconds_to_fail = time.monotonic() - killed_at
+        output = stdout + stderr
+        assert sweep.returncode == 1, output[-3000:]
+        assert "Traceback" not in output and "of 4 jobs failed" in output, output[-3000:]
+        assert seconds_to_fail < 120, f"the sweep took {seconds_to_fail:.0f} s to give up on a dead server"
+        assert victim.info.run_id in {
+            r.info.run_id for r in all_runs(runs_dir, store=store) if r.info.status == "RUNNING"
+        }, "the dead server could not be told"
+
+        server = start_mlflow_server(backend, artifacts, port)
+        rerun = run(*LONG_SMOKE, *server_args, runs_dir=runs_dir, cache_dir=cache_dir)
+        assert rerun.returncode == 0, (rerun.stdout + rerun.stderr)[-3000:]
+    finally:
+        stop_server(server)
+    runs = all_runs(runs_dir, store=store) + all_runs(runs_dir, "sweep", store=store)
+    assert not [r for r in runs if r.info.status == "RUNNING"], "the reaper closed what the dead server left"
+    reaped = next(r for r in runs if r.info.run_id == victim.info.run_id)
+    assert reaped.info.status == "KILLED"
+    finished = Counter(
+        r.data.tags["prism.config_hash"]
+        for r in runs
+        if r.info.status == "FINISHED" and r.data.tags["prism.kind"] == "simulation"
+    )
+    assert len(finished) == 4 and max(finished.values()) == 1
