@@ -11,7 +11,7 @@ export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
 .DEFAULT_GOAL := help
-.PHONY: help setup run sweep compare ope ui reproduce calibrate lint test test-fast bench bench-quick clean tracking-server tracking-server-stop ray-head ray-head-stop bench-cluster
+.PHONY: help setup run sweep compare ope ui reproduce calibrate lint test test-fast bench bench-quick clean tracking-server tracking-server-stop ray-head ray-head-stop bench-cluster llm-check
 
 help: ## Show this help
 	@grep -hE '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  \033[36m%-12s\033[0m %s\n", $$1, $$2}'
@@ -60,6 +60,9 @@ ope: $(STAMP) ## Off-policy estimates vs on-policy truth (docs/ope.md): make ope
 
 calibrate: $(STAMP) ## Fit a target set (conf/calibration/) with Optuna: make calibrate TARGETS=x2023 ARGS="--trials 30 --seeds 3"
 	$(BIN)/prism-calibrate --targets $(or $(TARGETS),x2023) $(ARGS)
+
+llm-check: $(STAMP) ## Fitness test of the LLM agents' model (docs/llm.md "Fitness"): make llm-check ARGS="agents/decider/llm=openai ..."
+	$(BIN)/python -m prism_experiments.llm_check.cli $(ARGS)
 
 reproduce: $(STAMP) ## Re-run a logged run from its resolved config and compare every metric: make reproduce RUN=<run id>
 	$(BIN)/python -m prism_experiments.harness.reproduce $(RUN) $(ARGS)

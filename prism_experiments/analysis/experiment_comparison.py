@@ -118,6 +118,7 @@ def compare_experiment(
         excluded=selection.excluded,
         warnings=tuple(warnings),
         analysis_run_id=analysis_run_id,
+        llm_checks=selection.llm_checks,
     )
     try:
         files = write_report(directory, context, comparison, selection.tidy, cascade_comparison, bands)

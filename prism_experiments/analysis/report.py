@@ -36,6 +36,8 @@ class ReportContext:
     excluded: pd.DataFrame
     warnings: tuple[str, ...]
     analysis_run_id: str | None
+    #: `<model>: <verdict>` of each model the compared runs' LLM agents asked (docs/llm.md, "Fitness")
+    llm_checks: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -317,6 +319,7 @@ def render_markdown(
         "",
         *runs_section(context, comparison, n_runs),
         *design_section(comparison),
+        *(["## LLM fitness", "", *[f"- {line}" for line in context.llm_checks], ""] if context.llm_checks else []),
         "## Warnings",
         "",
         *([f"- {warning}" for warning in warnings] or ["- None."]),
@@ -490,6 +493,7 @@ def console_summary(context: ReportContext, comparison: Comparison, n_runs: int,
         + f" (alpha {comparison.settings.alpha:g}): {len(readings)} of {len(comparison.pairwise)}",
         *[f"  {line}" for line in readings],
         f"warnings: {n_warnings} (listed in the report)",
+        *[f"LLM fitness of {line}" for line in context.llm_checks],
         f"report: {files.report}",
     ]
     if context.analysis_run_id:

@@ -12,12 +12,21 @@ from mlflow.entities import Run, ViewType
 from mlflow.tracking import MlflowClient
 
 from prism_experiments.analysis.errors import AnalysisInputError
-from prism_experiments.tracking.tags import CONDITION_TAG, KIND_TAG, SEED_TAG, SIMULATION_KIND, SWEEP_ID_TAG, tag_equals
+from prism_experiments.tracking.tags import (
+    CONDITION_TAG,
+    KIND_TAG,
+    LLM_CHECK_TAG,
+    LLM_MODEL_TAG,
+    SEED_TAG,
+    SIMULATION_KIND,
+    SWEEP_ID_TAG,
+    tag_equals,
+)
 
 SEED_PARAM = "seed"
 FINISHED = "FINISHED"
 SEARCH_PAGE_SIZE = 1000
-INFO_COLUMNS: tuple[str, ...] = ("run_id", "status", "start_time", "sweep_id", "seed", "condition_tag")
+INFO_COLUMNS: tuple[str, ...] = ("run_id", "status", "start_time", "sweep_id", "seed", "condition_tag", "llm_check")
 
 
 @dataclass(frozen=True)
@@ -53,6 +62,12 @@ def record_from_run(run: Run) -> RunRecord:
     )
 
 
+def llm_check_line(tags: Mapping[str, str]) -> str | None:
+    """`<model>: <verdict of its newest fitness check>` for a run whose agents asked a model, else None."""
+    model = tags.get(LLM_MODEL_TAG)
+    return f"{model}: {tags.get(LLM_CHECK_TAG, 'never checked: make llm-check')}" if model else None
+
+
 def parse_seed(record: RunRecord) -> float:
     """Seed from tag `prism.seed`, else param `seed`; NaN when neither is an integer."""
     for raw in (record.tags.get(SEED_TAG), record.params.get(SEED_PARAM)):
@@ -77,6 +92,7 @@ def runs_to_table(records: Sequence[RunRecord]) -> RunTable:
             "sweep_id": [record.tags.get(SWEEP_ID_TAG) for record in records],
             "seed": pd.Series([parse_seed(record) for record in records], dtype="float64"),
             "condition_tag": [record.tags.get(CONDITION_TAG) for record in records],
+            "llm_check": [llm_check_line(record.tags) for record in records],
         }
     )
     info.index = run_ids

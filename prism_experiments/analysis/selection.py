@@ -32,6 +32,8 @@ class Selection:
     excluded: pd.DataFrame
     sweep_ids: tuple[str, ...]
     warnings: tuple[str, ...]
+    #: `<model>: <verdict>` of each model the compared runs' LLM agents asked (docs/llm.md, "Fitness")
+    llm_checks: tuple[str, ...] = ()
 
 
 def choose_metrics(requested: Sequence[str] | None, available: Sequence[str]) -> tuple[list[str], list[str]]:
@@ -153,6 +155,7 @@ def select_runs(table: RunTable, by: Sequence[str] | None = None, metrics: Seque
         excluded=excluded.reindex(columns=list(EXCLUDED_COLUMNS)),
         sweep_ids=sweep_ids,
         warnings=tuple(warnings),
+        llm_checks=tuple(sorted(set(info["llm_check"].dropna().astype(str)))) if "llm_check" in info else (),
     )
 
 

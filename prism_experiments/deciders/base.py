@@ -95,3 +95,7 @@ class Decider(Protocol):
     def stats(self) -> tuple[dict[str, float], list[dict[str, float]]]:
         """Run totals and one row per step of the model calls (empty without a model)."""
         ...
+
+    def model_identity(self) -> str | None:
+        """The identity of the model it asks (as in the response-cache keys), None without one."""
+        ...

@@ -25,6 +25,9 @@ class ModelDeciderConfig(BaseDeciderConfig):
 
     #: the model LLM-deciding agents ask: `local` (in process) or `openai` (a server), docs/llm.md
     llm: LLMConfig = Field(default_factory=llm_config)
+    #: schema: the persona and the answer's form in words in the system message; example: the earlier prompt with
+    #: one worked example, which small models copy (docs/llm.md, "Fitness")
+    prompt_style: Literal["schema", "example"] = "schema"
 
     def token_prices(self) -> tuple[float, float]:
         return self.llm.price_per_1k_input_tokens, self.llm.price_per_1k_output_tokens
@@ -43,7 +46,11 @@ class ModelDecider:
     def __init__(self, config: ModelDeciderConfig, context: DeciderContext, llm_mask: np.ndarray) -> None:
         self.context, self.mask = context, llm_mask
         self.rules = RulesDecider(RulesDeciderConfig(), context)
-        self.llm = LLMAgents(config.llm, context.cache_dir, context.show_progress) if llm_mask.any() else None
+        self.llm = (
+            LLMAgents(config.llm, context.cache_dir, context.show_progress, prompt_style=config.prompt_style)
+            if llm_mask.any()
+            else None
+        )
         self.total = CallStats()
         self.series: list[dict[str, float]] = []
 
@@ -100,6 +107,9 @@ class ModelDecider:
         if self.llm is None:
             return {}, []
         return self.total.as_dict(), list(self.series)
+
+    def model_identity(self) -> str | None:
+        return self.llm.chat.model.identity if self.llm is not None else None
 
 
 @register_decider

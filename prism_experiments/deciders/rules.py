@@ -102,3 +102,6 @@ class RulesDecider:
 
     def stats(self) -> tuple[dict[str, float], list[dict[str, float]]]:
         return {}, []
+
+    def model_identity(self) -> str | None:
+        return None

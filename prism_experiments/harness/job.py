@@ -45,6 +45,8 @@ from prism_experiments.tracking.tags import (
     HOST_TAG,
     JOB_NUM_TAG,
     KIND_TAG,
+    LLM_CHECK_TAG,
+    LLM_MODEL_TAG,
     OVERRIDES_TAG,
     PARENT_RUN_TAG,
     PID_TAG,
@@ -293,6 +295,8 @@ def _simulate_and_log(
         )
         log_files(client, run_id, Path(work_dir))
         log_metrics(client, run_id, summary, series)
+        if result.llm_model is not None:
+            set_tags(client, run_id, llm_check_tags(client, result.llm_model))
         log_metric_entries(
             client, run_id, llm_metrics(result.decider_stats, result.decider_series, *cfg.agents.decider.token_prices())
         )
@@ -308,6 +312,18 @@ def _simulate_and_log(
     finally:
         if work_dir:
             shutil.rmtree(work_dir, ignore_errors=True)
+
+
+def llm_check_tags(client: MlflowClient, identity: str) -> dict[str, str]:
+    """The model an LLM run asked and the verdict of its newest fitness check (docs/llm.md, "Fitness")."""
+    from prism_experiments.llm_check.check import last_check
+
+    try:
+        found = last_check(client, identity)
+    except Exception as exc:  # a check that cannot be looked up must not fail the run
+        return {LLM_MODEL_TAG: identity, LLM_CHECK_TAG: f"unknown ({error_line(exc)})"}
+    verdict = f"{found[0]} (check run {found[1]})" if found else "never checked: make llm-check"
+    return {LLM_MODEL_TAG: identity, LLM_CHECK_TAG: verdict}
 
 
 def _headline(summary: dict[str, float]) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import logging
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
@@ -21,7 +22,7 @@ from prism_experiments.llm.actions import (
 from prism_experiments.llm.backend import BackendConfig, build_chat_model
 from prism_experiments.llm.cache import ResponseCache
 from prism_experiments.llm.chat import ChatModel, ChatRequest
-from prism_experiments.llm.prompt import build_prompt
+from prism_experiments.llm.prompt import AgentPrompt, build_prompt
 from prism_experiments.llm.replay import CachedChat, CallStats
 
 log = logging.getLogger(__name__)
@@ -36,9 +37,14 @@ class LLMAgents:
     """Asks the model what each LLM agent does with its feed."""
 
     def __init__(
-        self, cfg: BackendConfig, cache_dir: Path, show_progress: bool = False, model: ChatModel | None = None
+        self,
+        cfg: BackendConfig,
+        cache_dir: Path,
+        show_progress: bool = False,
+        model: ChatModel | None = None,
+        prompt_style: str = "schema",
     ) -> None:
-        self.cfg = cfg
+        self.cfg, self.prompt_style = cfg, prompt_style
         model = model or build_chat_model(cfg)
         cache = ResponseCache(cfg.cache_dir or Path(cache_dir) / "llm") if cfg.cache else None
         self.chat = CachedChat(model, cache, chunk=cfg.prompts_per_call, show_progress=show_progress)
@@ -54,7 +60,22 @@ class LLMAgents:
         stats: CallStats,
     ) -> list[FeedActions]:
         """One FeedActions per (agent index, agent) with its ranked feed; invalid twice = no action."""
-        prompts = [build_prompt(agent, feed, now, max_chars) for (_, agent), feed in zip(agents, feeds)]
+        return [answer.actions for answer in self.answer(seed, step, now, agents, feeds, max_chars, stats)]
+
+    def answer(
+        self,
+        seed: int,
+        step: int,
+        now: datetime,
+        agents: Sequence[tuple[int, SocialAgent]],
+        feeds: Sequence[Sequence[Post]],
+        max_chars: int | None,
+        stats: CallStats,
+    ) -> list[AgentAnswer]:
+        """`act` with each answer's prompt, final text and whether it needed (and got) a repair."""
+        prompts = [
+            build_prompt(agent, feed, now, max_chars, self.prompt_style) for (_, agent), feed in zip(agents, feeds)
+        ]
         requests = [
             ChatRequest(
                 messages=p.messages,
@@ -65,27 +86,26 @@ class LLMAgents:
             )
             for p, (index, _) in zip(prompts, agents)
         ]
-        answers = self.chat.complete_many(requests, stats, label=f"llm step {step}")
-        actions: list[FeedActions | None] = []
+        replies = self.chat.complete_many(requests, stats, label=f"llm step {step}")
+        answers = []
         errors: dict[int, str] = {}
-        for i, (prompt, answer) in enumerate(zip(prompts, answers)):
+        for i, (prompt, reply) in enumerate(zip(prompts, replies)):
             try:
-                actions.append(parse_actions(answer.text, prompt.n_posts, self.cfg.max_text_chars))
+                actions = parse_actions(reply.text, prompt.n_posts, self.cfg.max_text_chars)
             except ActionError as exc:
-                actions.append(None)
-                errors[i] = str(exc)
+                actions, errors[i] = NO_ACTION, str(exc)
+            answers.append(AgentAnswer(actions, prompt, reply.text, malformed=i in errors, repaired=False))
         stats.malformed += len(errors)
         if errors:
-            self._repair(requests, answers, prompts, errors, actions, stats, step)
-        return [a if a is not None else NO_ACTION for a in actions]
+            self._repair(requests, replies, answers, errors, stats, step)
+        return answers
 
     def _repair(
         self,
         requests: list[ChatRequest],
-        answers: list,
-        prompts: list,
+        replies: list,
+        answers: list[AgentAnswer],
         errors: dict[int, str],
-        actions: list[FeedActions | None],
         stats: CallStats,
         step: int,
     ) -> None:
@@ -95,8 +115,8 @@ class LLMAgents:
             ChatRequest(
                 messages=(
                     *requests[i].messages,
-                    {"role": "assistant", "content": answers[i].text},
-                    {"role": "user", "content": repair_message(answers[i].text, errors[i])},
+                    {"role": "assistant", "content": replies[i].text},
+                    {"role": "user", "content": repair_message(replies[i].text, errors[i])},
                 ),
                 schema=requests[i].schema,
                 max_new_tokens=requests[i].max_new_tokens,
@@ -105,12 +125,31 @@ class LLMAgents:
             )
             for i in rows
         ]
-        for i, answer in zip(rows, self.chat.complete_many(retries, stats, label=f"llm repair {step}")):
+        for i, reply in zip(rows, self.chat.complete_many(retries, stats, label=f"llm repair {step}")):
+            prompt = answers[i].prompt
             try:
-                actions[i] = parse_actions(answer.text, prompts[i].n_posts, self.cfg.max_text_chars)
-                stats.repaired += 1
+                actions = parse_actions(reply.text, prompt.n_posts, self.cfg.max_text_chars)
             except ActionError as exc:
                 stats.no_action += 1
                 log.warning(
                     "step %d: an LLM answer stayed invalid after one repair (%s); counted as no action", step, exc
                 )
+                continue
+            stats.repaired += 1
+            answers[i] = AgentAnswer(actions, prompt, reply.text, malformed=True, repaired=True)
+
+
+@dataclass(frozen=True)
+class AgentAnswer:
+    """One agent's validated actions, the prompt it read and the text it answered (after a repair, if one)."""
+
+    actions: FeedActions
+    prompt: AgentPrompt
+    text: str
+    malformed: bool
+    repaired: bool
+
+    @property
+    def no_action(self) -> bool:
+        """Invalid even after the repair turn: counted as no action."""
+        return self.malformed and not self.repaired

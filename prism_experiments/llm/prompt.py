@@ -1,7 +1,10 @@
-"""The prompt an LLM agent reads: its persona in words, its rendered feed (spec 001 FR-6), a worked example.
+"""The prompt an LLM agent reads: its persona and the answer's form in the system message, its rendered feed
+(spec 001 FR-6) in the user message.
 
 The feed is `format_feed_for_prompt` with the media indicators, engagement line and the 2,000-character
-cap; only the posts that fit are numbered, so the answer may name only those.
+cap; only the posts that fit are numbered, so the answer may name only those. Two styles: `schema` (the default)
+describes the answer in words only, since constrained decoding already fixes its shape; `example` is the earlier
+prompt with one worked example, which small models copy (docs/llm.md, "Fitness"), kept to measure against.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ ARCHETYPE_WORDS: dict[str, str] = {
     "enthusiast": "questions, conversation and personal stories",
     "pragmatist": "practical tips you can act on",
 }
-#: one worked example; small models copy its shape, so it shows every key, reply and post included
+#: the `example` style's worked example; small models copy it (docs/llm.md, "Fitness")
 EXAMPLE = {
     "like": [2],
     "reshare": [],
@@ -36,6 +39,14 @@ SYSTEM = (
     "Answer only with a JSON object: like, reshare, follow = lists of post numbers; reply = "
     '{"to": number, "text": "..."} or null; post = the text of a new post of your own, or null.'
 )
+#: the `schema` style's rules, after the persona in the system message: the answer's form in words, no example
+RULES = (
+    "You are scrolling your social media feed. Read the numbered posts and decide what to do with each, as this "
+    "person would. Most posts get no reaction: act only on posts you care about. Answer with a JSON object. Its keys "
+    "like, reshare and follow each hold a list of post numbers, often empty. Its key reply holds null, or the number "
+    "of one post and a short reply in your own words. Its key post holds null, or a short new post of your own."
+)
+PROMPT_STYLES = ("schema", "example")
 
 
 @dataclass(frozen=True)
@@ -85,14 +96,23 @@ def shown_posts(posts: Sequence[Post], now: datetime, max_chars: int | None) -> 
     return rendered, count
 
 
-def build_prompt(agent: SocialAgent, posts: Sequence[Post], now: datetime, max_chars: int | None) -> AgentPrompt:
-    """The messages for one agent and its ranked feed."""
+def build_prompt(
+    agent: SocialAgent, posts: Sequence[Post], now: datetime, max_chars: int | None, style: str = "schema"
+) -> AgentPrompt:
+    """The messages for one agent and its ranked feed, in `style` (`schema` or `example`)."""
     feed, n_posts = shown_posts(posts, now, max_chars)
-    user = (
-        f"{persona(agent)}\n\nYour feed:\n\n{feed or '(empty)'}\n\n"
-        f"Example answer: {json.dumps(EXAMPLE)}\n"
-        "Most posts get no reaction; act only on posts you care about. Your answer:"
-    )
-    return AgentPrompt(
-        messages=({"role": "system", "content": SYSTEM}, {"role": "user", "content": user}), n_posts=n_posts
-    )
+    if style == "schema":
+        messages = (
+            {"role": "system", "content": f"{persona(agent)}\n\n{RULES}"},
+            {"role": "user", "content": f"Your feed:\n\n{feed or '(empty)'}\n\nYour answer:"},
+        )
+    elif style == "example":
+        user = (
+            f"{persona(agent)}\n\nYour feed:\n\n{feed or '(empty)'}\n\n"
+            f"Example answer: {json.dumps(EXAMPLE)}\n"
+            "Most posts get no reaction; act only on posts you care about. Your answer:"
+        )
+        messages = ({"role": "system", "content": SYSTEM}, {"role": "user", "content": user})
+    else:
+        raise ValueError(f"prompt_style: unknown {style!r}; allowed: {', '.join(PROMPT_STYLES)}")
+    return AgentPrompt(messages=messages, n_posts=n_posts)

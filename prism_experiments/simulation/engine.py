@@ -428,5 +428,6 @@ class _Engine:
             decider_stats=self.decider.stats()[0],
             decider_series=self.decider.stats()[1],
             llm_agent_ids=[agent.id for agent, asks in zip(self.agents, self.decider.llm_agents()) if asks],
+            llm_model=self.decider.model_identity(),
             serving_candidates=self.events.serving_candidates(),
         )

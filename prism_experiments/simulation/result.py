@@ -28,5 +28,7 @@ class SimulationResult(EventLog):
     decider_series: list[dict[str, float]] = field(default_factory=list)
     #: the agents that decided by asking a model (llm: all, hybrid: a seeded share, rules: none)
     llm_agent_ids: list[str] = field(default_factory=list)
+    #: the identity of the model they asked (as in the response-cache keys), None when no agent asked one
+    llm_model: str | None = None
     #: stochastic serving's candidate cells and their propensities (no rows without it; docs/ope.md)
     serving_candidates: pd.DataFrame = field(default_factory=lambda: empty_table(SERVING_CANDIDATES))

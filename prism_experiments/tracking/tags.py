@@ -31,6 +31,10 @@ PARENT_RUN_TAG = "mlflow.parentRunId"
 #: Calibration (prism_experiments/calibration): the target set, and a trial's number in its Optuna study.
 TARGETS_TAG = "prism.targets"
 TRIAL_TAG = "prism.trial"
+#: the identity of the model an LLM run or an LLM check asked (the one in its response-cache keys)
+LLM_MODEL_TAG = "prism.llm_model"
+#: on an LLM run: the verdict of its model's newest fitness check (`prism-llm-check`), or that there is none
+LLM_CHECK_TAG = "prism.llm_check"
 
 #: Values of KIND_TAG.
 SIMULATION_KIND = "simulation"
@@ -38,6 +42,7 @@ SWEEP_KIND = "sweep"
 ANALYSIS_KIND = "analysis"
 CALIBRATION_KIND = "calibration"
 CALIBRATION_TRIAL_KIND = "calibration_trial"
+LLM_CHECK_KIND = "llm_check"
 
 
 def tag_equals(tag: str, value: str) -> str:
