@@ -31,6 +31,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--tracking-uri", default=None, help="MLflow store (default: the runs dir's)")
     parser.add_argument("--no-log", action="store_true", help="print only; log no MLflow run")
     parser.add_argument("--strict", action="store_true", help="exit 1 when the model fails the check")
+    parser.add_argument(
+        "--limit",
+        type=int,
+        default=None,
+        help="only the first N probes: a smoke test, whose figures are not the check's",
+    )
     return parser
 
 
@@ -49,12 +55,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     assert isinstance(decider, ModelDeciderConfig)
     styles = ["schema", "example"] if args.style == "both" else [args.style or decider.prompt_style]
     from prism_experiments.llm_check.check import EXPERIMENT, log_check, run_check
+    from prism_experiments.llm_check.probes import probe_set
     from prism_experiments.llm_check.scoring import figures_table
 
     results = []
     for style in styles:
         try:
-            result = run_check(decider.llm, style, cfg.cache_dir, show_progress=cfg.simulation.show_progress)
+            result = run_check(
+                decider.llm, style, cfg.cache_dir, cfg.simulation.show_progress, probe_set()[: args.limit]
+            )
         except LLMUnavailable as error:
             print(f"prism-llm-check: {error}", file=sys.stderr)
             return EXIT_USAGE
@@ -63,7 +72,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"\n{result.identity}, prompt {style}: {len(result.answers)} probes in {result.seconds:.0f} s")
         print(table.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
         print(f"verdict: {result.verdict()}")
-    if not args.no_log:
+    if args.limit is not None:
+        print("not logged: a --limit check is a smoke test, not the model's verdict")
+    elif not args.no_log:
         from prism_experiments.locations import tracking_uri_for
         from prism_experiments.tracking.store import client_for, ensure_experiment
 

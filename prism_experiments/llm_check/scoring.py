@@ -9,7 +9,6 @@ no_action). Ratios get a percentile bootstrap over probes (prompts are the unit 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 
@@ -47,29 +46,41 @@ def wilson(successes: float, n: float, z: float = 1.96) -> tuple[float, float]:
     return centre - half, centre + half
 
 
-def bootstrap_interval(
-    impressions: pd.DataFrame, statistic: Callable[[pd.DataFrame], float], resamples: int = BOOTSTRAP_RESAMPLES
-) -> tuple[float, float]:
-    """Percentile 95 % interval of `statistic` over resamples of whole probes (NaN resamples left out)."""
-    groups = [group for _, group in impressions.groupby("probe_id", sort=True)]
+def ratio_of_rates(sums: np.ndarray) -> float:
+    """(engaged A / shown A) / (engaged B / shown B) from totals [engaged A, shown A, engaged B, shown B]."""
+    engaged_a, shown_a, engaged_b, shown_b = sums
+    rate_a = engaged_a / shown_a if shown_a else math.nan
+    rate_b = engaged_b / shown_b if shown_b else math.nan
+    if rate_b == 0:
+        return math.inf if rate_a > 0 else math.nan
+    return float(rate_a / rate_b)
+
+
+def rate_ratio_figure(impressions: pd.DataFrame, in_a: pd.Series, in_b: pd.Series) -> tuple[float, float, float]:
+    """The engagement rate of the impressions in group A over group B, and its percentile 95 % interval over
+    resamples of whole probes (undefined resamples left out, infinite ones kept; interval by nearest rank)."""
+    engaged = impressions["engaged"]
+    frame = pd.DataFrame(
+        {
+            "probe_id": impressions["probe_id"],
+            "engaged_a": engaged & in_a,
+            "shown_a": in_a,
+            "engaged_b": engaged & in_b,
+            "shown_b": in_b,
+        }
+    )
+    per_probe = frame.groupby("probe_id", sort=True).sum().to_numpy(dtype=float)
+    value = ratio_of_rates(per_probe.sum(axis=0))
+    if len(per_probe) == 0:
+        return value, math.nan, math.nan
     rng = np.random.default_rng(BOOTSTRAP_SEED)
-    values = []
-    for _ in range(resamples):
-        picked = rng.integers(0, len(groups), len(groups))
-        value = statistic(pd.concat([groups[i] for i in picked], ignore_index=True))
-        if not math.isnan(value):
-            values.append(value)
-    if not values:
-        return math.nan, math.nan
-    low, high = np.percentile(values, [2.5, 97.5])
-    return float(low), float(high)
-
-
-def rate_ratio(impressions: pd.DataFrame, column: str) -> float:
-    """Engagement rate where `column` is true over the rate where it is false (nan if the latter is 0)."""
-    yes = impressions.loc[impressions[column], "engaged"].mean()
-    no = impressions.loc[~impressions[column], "engaged"].mean()
-    return float(yes / no) if no > 0 else (math.inf if yes > 0 else math.nan)
+    picks = rng.integers(0, len(per_probe), (BOOTSTRAP_RESAMPLES, len(per_probe)))
+    values = np.array([ratio_of_rates(row) for row in per_probe[picks].sum(axis=1)])
+    values = values[~np.isnan(values)]
+    if not len(values):
+        return value, math.nan, math.nan
+    low, high = np.percentile(values, [2.5, 97.5], method="nearest")
+    return value, float(low), float(high)
 
 
 def copy_rate(answers: pd.DataFrame, example: str | None) -> Figure:
@@ -82,8 +93,7 @@ def copy_rate(answers: pd.DataFrame, example: str | None) -> Figure:
 
 def persona_lift(impressions: pd.DataFrame) -> Figure:
     """Engagement with posts on the persona's topic over engagement with the others: >= 2, interval above 1."""
-    value = rate_ratio(impressions, "on_topic")
-    low, high = bootstrap_interval(impressions, lambda table: rate_ratio(table, "on_topic"))
+    value, low, high = rate_ratio_figure(impressions, impressions["on_topic"], ~impressions["on_topic"])
     return Figure("persona_lift", value, low, high, ">= 2, interval above 1", value >= 2 and low > 1)
 
 
@@ -95,13 +105,9 @@ def position_rates(impressions: pd.DataFrame) -> pd.Series:
 def position_curve(impressions: pd.DataFrame) -> Figure:
     """Top-three over bottom-three engagement: the curve falls (> 1) but not to zero after position 3."""
 
-    def ratio(table: pd.DataFrame) -> float:
-        top = table.loc[table["position"].isin(TOP), "engaged"].mean()
-        bottom = table.loc[table["position"].isin(BOTTOM), "engaged"].mean()
-        return float(top / bottom) if bottom > 0 else (math.inf if top > 0 else math.nan)
-
-    value = ratio(impressions)
-    low, high = bootstrap_interval(impressions, ratio)
+    value, low, high = rate_ratio_figure(
+        impressions, impressions["position"].isin(TOP), impressions["position"].isin(BOTTOM)
+    )
     below_top = impressions.loc[impressions["position"] > max(TOP), "engaged"].mean()
     passed = value > 1 and below_top > 0
     note = f"engagement after position {max(TOP)}: {below_top:.3f}"
@@ -111,8 +117,7 @@ def position_curve(impressions: pd.DataFrame) -> Figure:
 def media_effect(impressions: pd.DataFrame) -> Figure:
     """Engagement with posts with media over posts without, on the persona's topic: >= 1 (media do not repel)."""
     on_topic = impressions[impressions["on_topic"]]
-    value = rate_ratio(on_topic, "has_media")
-    low, high = bootstrap_interval(on_topic, lambda table: rate_ratio(table, "has_media"))
+    value, low, high = rate_ratio_figure(on_topic, on_topic["has_media"], ~on_topic["has_media"])
     return Figure("media_effect", value, low, high, ">= 1", value >= 1)
 
 
