@@ -62,11 +62,18 @@ def start_mlflow_server(backend_db: Path, artifacts: Path, port: int) -> subproc
 
 
 def stop_server(server: subprocess.Popen, sig: int = signal.SIGTERM) -> None:
-    """Signal the server's whole process group (by its PID) and wait for it."""
+    """Signal the server's whole process group (by its PID) and wait for it; SIGKILL after 30 s.
+
+    A loaded machine can take longer than 30 s to run uvicorn's graceful shutdown."""
     if server.poll() is None:
         with suppress(ProcessLookupError):
             os.killpg(server.pid, sig)
-    server.wait(timeout=30)
+    try:
+        server.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        with suppress(ProcessLookupError):
+            os.killpg(server.pid, signal.SIGKILL)
+        server.wait(timeout=30)
 
 
 def prism(

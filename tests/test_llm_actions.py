@@ -25,6 +25,7 @@ from prism_experiments.llm import (
     parse_actions,
     request_key,
 )
+from prism_experiments.llm.actions import Reply, close_cut_answer
 from prism_experiments.llm.local import LocalLLMConfig
 
 N_POSTS, MAX_CHARS = 6, 40
@@ -75,7 +76,6 @@ def test_a_truncated_answer_is_rejected(answer: dict, data: st.DataObject) -> No
 @pytest.mark.parametrize(
     "raw, error",
     [
-        ('{"like": [1, 1], "reshare": [], "follow": [], "reply": null, "post": null}', "distinct"),
         ('{"like": [], "reshare": [], "follow": [], "reply": null, "post": null, "extra": 1}', "extra"),
         ("[1, 2]", "not a JSON object"),
         ('{"like": [], "reshare": [], "follow": [], "reply": null, "post": "' + "x" * 41 + '"}', "at most 40"),
@@ -84,6 +84,12 @@ def test_a_truncated_answer_is_rejected(answer: dict, data: st.DataObject) -> No
 def test_malformed_answers_name_what_is_wrong(raw: str, error: str) -> None:
     with pytest.raises(ActionError, match=error):
         parse_actions(raw, N_POSTS, MAX_CHARS)
+
+
+def test_a_post_named_twice_in_a_list_is_one_action_on_it() -> None:
+    raw = '{"like": [3, 1, 3, 1], "reshare": [2, 2], "follow": [], "reply": null, "post": null}'
+    actions = parse_actions(raw, N_POSTS, MAX_CHARS)
+    assert (actions.like, actions.reshare) == ([3, 1], [2])
 
 
 def test_the_schema_bounds_post_numbers_by_the_feed() -> None:
@@ -98,16 +104,17 @@ class ScriptedModel:
 
     identity = "scripted"
 
-    def __init__(self, answers: list[str]) -> None:
+    def __init__(self, answers: list[str], output_tokens: int = 5) -> None:
         self.answers = list(answers)
+        self.output_tokens = output_tokens
         self.asked: list[ChatRequest] = []
 
     def complete_many(self, requests: Sequence[ChatRequest]) -> list[ChatResponse]:
         self.asked += requests
-        return [ChatResponse(self.answers.pop(0), 10, 5, 0.0) for _ in requests]
+        return [ChatResponse(self.answers.pop(0), 10, self.output_tokens, 0.0) for _ in requests]
 
 
-def ask(tmp_path: Path, answers: list[str]) -> tuple[FeedActions, CallStats, ScriptedModel]:
+def ask(tmp_path: Path, answers: list[str], output_tokens: int = 5) -> tuple[FeedActions, CallStats, ScriptedModel]:
     from datetime import datetime
 
     from prism_experiments.agents import SocialAgent
@@ -115,8 +122,8 @@ def ask(tmp_path: Path, answers: list[str]) -> tuple[FeedActions, CallStats, Scr
 
     now = datetime(2025, 1, 1, tzinfo=UTC)
     feed = [Post(id=f"p{i}", author_id="a", text=f"post {i}", timestamp=now) for i in range(3)]
-    model = ScriptedModel(answers)
-    agents = LLMAgents(LocalLLMConfig(cache_dir=tmp_path), tmp_path, model=model)
+    model = ScriptedModel(answers, output_tokens)
+    agents = LLMAgents(LocalLLMConfig(cache_dir=tmp_path, max_new_tokens=64), tmp_path, model=model)
     stats = CallStats()
     (actions,) = agents.act(0, 0, now, [(0, SocialAgent(id="u1", interests=["music"]))], [feed], 2000, stats)
     return actions, stats, model
@@ -130,6 +137,32 @@ def test_a_malformed_answer_gets_one_repair(tmp_path: Path) -> None:
     assert actions.like == [2]
     assert (stats.malformed, stats.repaired, stats.no_action, stats.model_calls) == (1, 1, 0, 2)
     assert model.asked[1].messages[-2] == {"role": "assistant", "content": "Sure! I like post 2."}
+
+
+@given(valid_answers, st.data())
+def test_an_answer_cut_inside_its_reply_text_closes_to_what_was_decided(answer: dict, data: st.DataObject) -> None:
+    # constrained decoding writes the keys in the schema's order, so the reply comes after the lists
+    answer = {key: answer[key] for key in ("like", "reshare", "follow")} | {"reply": {"to": 1, "text": "a long reply"}}
+    raw = json.dumps(answer)
+    start = raw.index('"a long reply"') + 1
+    cut = data.draw(st.integers(start + 1, start + len("a long reply") - 1))
+    closed = close_cut_answer(raw[:cut], N_POSTS, MAX_CHARS)
+    assert closed is not None
+    assert (closed.like, closed.reshare, closed.follow) == (answer["like"], answer["reshare"], answer["follow"])
+    assert closed.reply is not None and "a long reply".startswith(closed.reply.text) and closed.post is None
+
+
+def test_an_answer_cut_at_the_token_budget_is_closed_without_a_model_call(tmp_path: Path) -> None:
+    cut = '{"like": [2], "reshare": [], "follow": [3], "reply": {"to": 1, "text": "so tru'
+    actions, stats, model = ask(tmp_path, [cut], output_tokens=64)
+    assert (actions.like, actions.follow, actions.reply) == ([2], [3], Reply(to=1, text="so tru"))
+    assert (stats.malformed, stats.repaired, stats.no_action, stats.model_calls) == (1, 1, 0, 1)
+
+
+def test_an_invalid_answer_under_the_budget_is_not_closed_but_repaired_by_the_model(tmp_path: Path) -> None:
+    cut = '{"like": [2], "reshare": [], "follow": [3], "reply": {"to": 1, "text": "so tru'
+    actions, stats, model = ask(tmp_path, [cut, GOOD], output_tokens=20)
+    assert actions.like == [2] and actions.follow == [] and stats.model_calls == 2
 
 
 def test_two_malformed_answers_are_no_action_not_a_crash(tmp_path: Path) -> None:

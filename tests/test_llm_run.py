@@ -31,7 +31,7 @@ def llm_config(tmp: Path, cache_dir: Path, ranking: dict) -> ExperimentConfig:
                 "decider": {
                     "kind": "llm",
                     "llm": {
-                        "max_new_tokens": 96,
+                        "max_new_tokens": 160,
                         "max_text_chars": 60,
                         "batch_size": 5,
                         "threads": 2,

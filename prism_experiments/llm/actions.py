@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from json_repair import repair_json
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 
@@ -35,10 +36,9 @@ class FeedActions(BaseModel):
 
     @model_validator(mode="after")
     def _distinct(self) -> FeedActions:
+        """A post named twice in one list is one action on it (the grammar cannot forbid repeats)."""
         for name in ("like", "reshare", "follow"):
-            numbers = getattr(self, name)
-            if len(set(numbers)) != len(numbers):
-                raise ValueError(f"{name}: post numbers must be distinct, got {numbers}")
+            setattr(self, name, list(dict.fromkeys(getattr(self, name))))
         return self
 
 
@@ -53,7 +53,7 @@ def action_schema(n_posts: int, max_text_chars: int) -> dict[str, Any]:
     """The JSON schema of an answer for a feed of `n_posts` numbered posts (1..n_posts)."""
     number = {"type": "integer", "minimum": 1, "maximum": max(n_posts, 1)}
     numbers = {"type": "array", "items": number, "maxItems": max(n_posts, 0)}
-    # no uniqueItems: llguidance does not implement it; `parse_actions` rejects repeated numbers
+    # no uniqueItems: llguidance does not implement it; `FeedActions` reads a repeated number once
     text = {"type": "string", "minLength": 1, "maxLength": max_text_chars}
     reply = {
         "type": "object",
@@ -97,6 +97,18 @@ def parse_actions(raw: str, n_posts: int, max_text_chars: int) -> FeedActions:
     if any(len(t) > max_text_chars for t in texts):
         raise ActionError(f"reply.text and post: at most {max_text_chars} characters")
     return actions
+
+
+def close_cut_answer(raw: str, n_posts: int, max_text_chars: int) -> FeedActions | None:
+    """An answer cut off at `max_new_tokens`, closed where it stopped (json-repair), or None if still invalid.
+
+    Constrained decoding keeps every prefix valid, so only the budget can leave an answer open; closing it
+    keeps what the model had decided (a text ends where it was cut) without another model call.
+    """
+    try:
+        return parse_actions(str(repair_json(raw)), n_posts, max_text_chars)
+    except ActionError:
+        return None
 
 
 def repair_message(raw: str, error: str) -> str:

@@ -12,6 +12,7 @@ from pathlib import Path
 from prism_experiments.agents import SocialAgent
 from prism_experiments.domain import Post
 from prism_experiments.llm.actions import (
+    close_cut_answer,
     NO_ACTION,
     ActionError,
     FeedActions,
@@ -90,11 +91,22 @@ class LLMAgents:
         answers = []
         errors: dict[int, str] = {}
         for i, (prompt, reply) in enumerate(zip(prompts, replies)):
+            closed = None
             try:
                 actions = parse_actions(reply.text, prompt.n_posts, self.cfg.max_text_chars)
             except ActionError as exc:
-                actions, errors[i] = NO_ACTION, str(exc)
-            answers.append(AgentAnswer(actions, prompt, reply.text, malformed=i in errors, repaired=False))
+                if reply.output_tokens >= requests[i].max_new_tokens:
+                    closed = close_cut_answer(reply.text, prompt.n_posts, self.cfg.max_text_chars)
+                if closed is None:
+                    actions, errors[i] = NO_ACTION, str(exc)
+                else:
+                    actions = closed
+                    stats.malformed += 1
+                    stats.repaired += 1
+            was_closed = closed is not None
+            answers.append(
+                AgentAnswer(actions, prompt, reply.text, malformed=was_closed or i in errors, repaired=was_closed)
+            )
         stats.malformed += len(errors)
         if errors:
             self._repair(requests, replies, answers, errors, stats, step)
