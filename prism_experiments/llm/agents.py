@@ -12,11 +12,11 @@ from pathlib import Path
 from prism_experiments.agents import SocialAgent
 from prism_experiments.domain import Post
 from prism_experiments.llm.actions import (
-    close_cut_answer,
     NO_ACTION,
     ActionError,
     FeedActions,
     action_schema,
+    close_cut_answer,
     parse_actions,
     repair_message,
 )
