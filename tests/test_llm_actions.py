@@ -154,14 +154,14 @@ def test_an_answer_cut_inside_its_reply_text_closes_to_what_was_decided(answer: 
 
 def test_an_answer_cut_at_the_token_budget_is_closed_without_a_model_call(tmp_path: Path) -> None:
     cut = '{"like": [2], "reshare": [], "follow": [3], "reply": {"to": 1, "text": "so tru'
-    actions, stats, model = ask(tmp_path, [cut], output_tokens=64)
+    actions, stats, _ = ask(tmp_path, [cut], output_tokens=64)
     assert (actions.like, actions.follow, actions.reply) == ([2], [3], Reply(to=1, text="so tru"))
     assert (stats.malformed, stats.repaired, stats.no_action, stats.model_calls) == (1, 1, 0, 1)
 
 
 def test_an_invalid_answer_under_the_budget_is_not_closed_but_repaired_by_the_model(tmp_path: Path) -> None:
     cut = '{"like": [2], "reshare": [], "follow": [3], "reply": {"to": 1, "text": "so tru'
-    actions, stats, model = ask(tmp_path, [cut, GOOD], output_tokens=20)
+    actions, stats, _ = ask(tmp_path, [cut, GOOD], output_tokens=20)
     assert actions.like == [2] and actions.follow == [] and stats.model_calls == 2
 
 
