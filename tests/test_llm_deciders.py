@@ -69,7 +69,7 @@ def test_a_hybrid_population_without_llm_agents_builds_no_model(tmp_path) -> Non
         ({"kind": "rules", "fraction": 0.5}, r"agents\.decider\.fraction: Extra inputs"),
         (
             {"kind": "llm", "llm": {"backend": "vllm"}},
-            r"agents\.decider\.llm\.backend: unknown backend 'vllm'; registered backends: local, openai",
+            r"agents\.decider\.llm\.backend: unknown backend 'vllm'; registered backends: local, llama_cpp, openai",
         ),
         (
             {"kind": "llm", "llm": {"backend": "openai", "model": "m", "base_url": "127.0.0.1:8000/v1"}},

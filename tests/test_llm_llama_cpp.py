@@ -67,10 +67,10 @@ def texts(answers: list[ChatResponse]) -> list[str]:
 # -- config --------------------------------------------------------------------------------------------------------
 
 
-def test_the_defaults_name_the_packaged_model_and_one_thread() -> None:
+def test_the_defaults_name_the_packaged_model_and_every_core() -> None:
     cfg = LlamaCppLLMConfig()
-    assert (cfg.backend, cfg.model, cfg.model_path, cfg.threads) == ("llama_cpp", "smollm2-135m-instruct", None, 1)
-    assert cfg.prompts_per_call == cfg.batch_size == 4
+    assert (cfg.backend, cfg.model, cfg.model_path, cfg.threads) == ("llama_cpp", "smollm2-135m-instruct", None, None)
+    assert cfg.prompts_per_call == cfg.batch_size == 8
     assert cfg.context_tokens >= 2048
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import logging
+import os
 import re
 import time
 from collections.abc import Sequence
@@ -44,13 +45,13 @@ class LlamaCppLLMConfig(BackendConfig):
     model: str = Field(default=PACKAGED_MODEL, min_length=1)
     #: a GGUF file to load instead of the packaged one
     model_path: Path | None = None
-    #: CPU threads llama.cpp computes with (answers do not depend on it); 1 on a machine shared with other work
-    threads: int = Field(default=1, ge=1, le=256)
+    #: CPU threads llama.cpp computes with (None = every core; answers do not depend on it)
+    threads: int | None = Field(default=None, ge=1, le=256)
     #: KV-cache tokens per sequence: prompt plus answer must fit (a 1,000-token prompt, its answer, a repair turn);
     #: the cache takes batch_size x context_tokens x 23 kB for SmolLM2 (360 MiB at the defaults)
-    context_tokens: int = Field(default=4096, ge=256, le=131072)
+    context_tokens: int = Field(default=2048, ge=256, le=131072)
     #: prompts decoded together, one sequence each
-    batch_size: int = Field(default=4, ge=1, le=64)
+    batch_size: int = Field(default=8, ge=1, le=64)
     #: decode the prompt prefix a batch shares once and restore its KV cache per prompt (same answers, faster)
     reuse_prefix: bool = True
 
@@ -210,7 +211,7 @@ class LlamaCppChatModel:
             # with flash attention on (llama.cpp's CPU default) decode logits change with the thread count
             params.flash_attn_type = 0
             params.n_batch = params.n_ubatch = _N_BATCH
-            params.n_threads = params.n_threads_batch = self.cfg.threads
+            params.n_threads = params.n_threads_batch = self.cfg.threads or os.cpu_count() or 1
             try:
                 self._context = cy.LlamaContext(self.loaded.model, params)
             except (MemoryError, ValueError, RuntimeError) as exc:

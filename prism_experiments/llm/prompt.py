@@ -39,10 +39,10 @@ SYSTEM = (
     "Answer only with a JSON object: like, reshare, follow = lists of post numbers; reply = "
     '{"to": number, "text": "..."} or null; post = the text of a new post of your own, or null.'
 )
-#: the `schema` style's rules, after the persona in the system message: the answer's form in words, no example
+#: the `schema` style's rules, before the persona in the system message: the answer's form in words, no example
 RULES = (
-    "You are scrolling your social media feed. Read the numbered posts and decide what to do with each, as this "
-    "person would. Most posts get no reaction: act only on posts you care about. Answer with a JSON object. Its keys "
+    "You are scrolling your social media feed. Read the numbered posts and decide what to do with each, as the "
+    "person described below would. Most posts get no reaction: act only on posts you care about. Answer with a JSON object. Its keys "
     "like, reshare and follow each hold a list of post numbers, often empty. Its key reply holds null, or the number "
     "of one post and a short reply in your own words. Its key post holds null, or a short new post of your own."
 )
@@ -103,7 +103,8 @@ def build_prompt(
     feed, n_posts = shown_posts(posts, now, max_chars)
     if style == "schema":
         messages = (
-            {"role": "system", "content": f"{persona(agent)}\n\n{RULES}"},
+            # the rules first: every agent's prompt starts with the same tokens, whose KV cache a backend reuses
+            {"role": "system", "content": f"{RULES}\n\n{persona(agent)}"},
             {"role": "user", "content": f"Your feed:\n\n{feed or '(empty)'}\n\nYour answer:"},
         )
     elif style == "example":
