@@ -29,11 +29,14 @@ class UiError(Exception):
 
 
 def latest_experiment(client: MlflowClient) -> Experiment | None:
-    """The active experiment whose newest run started last (None when the store has no runs)."""
+    """The active experiment whose newest ended run started last; with no ended run, whose newest run did
+    (None when the store has no runs). A run still going is not what a user opens the UI to read."""
     experiments = {e.experiment_id: e for e in client.search_experiments()}
     if not experiments:
         return None
-    runs = client.search_runs(list(experiments), max_results=1, order_by=["attributes.start_time DESC"])
+    newest = ["attributes.start_time DESC"]
+    runs = client.search_runs(list(experiments), "attributes.status != 'RUNNING'", max_results=1, order_by=newest)
+    runs = runs or client.search_runs(list(experiments), max_results=1, order_by=newest)
     return experiments[runs[0].info.experiment_id] if runs else None
 
 
@@ -81,6 +84,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tracking-uri", default=None)
     parser.add_argument("--experiment", default=None, help="experiment to open (default: the latest)")
     parser.add_argument("--no-browser", action="store_true", help="print the URL, do not open a browser")
+    # one worker: uvicorn's default of 4 on a 2-core machine under load had its workers killed and restarted
+    parser.add_argument("--workers", type=int, default=1, help="uvicorn worker processes (default 1)")
     args = parser.parse_args(argv)
     default_runs_dir().mkdir(parents=True, exist_ok=True)
     uri = tracking_uri_for(args.tracking_uri)
@@ -92,7 +97,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"MLflow UI for {uri}\n  open {url}  (Ctrl-C stops it)", flush=True)
     # its own process group, so that stopping it stops uvicorn's workers too
     server = subprocess.Popen([sys.executable, "-m", "mlflow", "ui", "--backend-store-uri", uri,
-                               "--host", HOST, "--port", str(args.port)], start_new_session=True)  # fmt: skip
+                               "--host", HOST, "--port", str(args.port), "--workers", str(args.workers)],
+                              start_new_session=True)  # fmt: skip
     signal.signal(signal.SIGTERM, _exit_on_sigterm)
     try:
         if not args.no_browser and listening(args.port):
