@@ -11,7 +11,7 @@ export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
 .DEFAULT_GOAL := help
-.PHONY: help setup run sweep compare ope ui reproduce calibrate lint test test-fast bench bench-quick clean tracking-server tracking-server-stop ray-head ray-head-stop bench-cluster llm-check
+.PHONY: help setup run sweep compare ope ui reproduce calibrate lint test test-fast bench bench-quick clean tracking-server tracking-server-stop ray-head ray-head-stop slurm-local slurm-local-stop bench-cluster llm-check
 
 help: ## Show this help
 	@grep -hE '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  \033[36m%-12s\033[0m %s\n", $$1, $$2}'
@@ -39,9 +39,11 @@ lint: $(STAMP) ## ruff (lint and format check) and mypy over the package, with t
 	$(BIN)/ruff format --check prism_experiments hydra_plugins tests
 	$(BIN)/mypy
 
-test: $(STAMP) lint ## make lint, then every test, the real-stack integration tests included (2 workers, one test file per worker)
-	# --dist loadfile: a file's module fixtures (a sweep, a server) are built once, on one worker
-	$(BIN)/python -m pytest -n 2 --dist loadfile --durations=15 $(ARGS)
+test: $(STAMP) lint ## make lint, then every test, the real-stack integration tests included (3 workers)
+	# --dist loadgroup: a file runs whole on one worker, so its module fixtures (a sweep, a server) are built once,
+	# except the files tests/conftest.py splits; 3 workers on 2 cores, since most real-stack tests wait on
+	# subprocesses and servers
+	$(BIN)/python -m pytest -n 3 --dist loadgroup --durations=15 $(ARGS)
 
 test-fast: $(STAMP) ## Run the unit tests only (no model, no Chroma, no MLflow)
 	$(BIN)/python -m pytest -m "not integration and not slow" $(ARGS)
@@ -78,6 +80,12 @@ ray-head: $(STAMP) ## Start a Ray cluster head on 127.0.0.1 (PORT, default 6379)
 
 ray-head-stop: $(STAMP) ## Stop the Ray head `make ray-head` started (by its recorded PID)
 	$(BIN)/python -m prism_experiments.harness.ray_head stop
+
+slurm-local: $(STAMP) ## Start a single-node SLURM on 127.0.0.1 (munged, slurmctld, slurmd; needs apt-get install slurm-wlm munge) and print the export line
+	$(BIN)/python -m prism_experiments.harness.slurm_local start
+
+slurm-local-stop: $(STAMP) ## Stop the SLURM `make slurm-local` started (by its recorded PIDs)
+	$(BIN)/python -m prism_experiments.harness.slurm_local stop
 
 ui: $(STAMP) ## MLflow UI on 127.0.0.1 (PORT=5000), opened on the latest experiment's runs by condition (or EXPERIMENT=name)
 	$(BIN)/python -m prism_experiments.harness.ui --port $(or $(PORT),5000) $(if $(filter-out file,$(origin EXPERIMENT)),--experiment $(EXPERIMENT))

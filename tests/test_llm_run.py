@@ -31,7 +31,8 @@ def llm_config(tmp: Path, cache_dir: Path, ranking: dict) -> ExperimentConfig:
                 "decider": {
                     "kind": "llm",
                     "llm": {
-                        "max_new_tokens": 160,
+                        # a small budget: answers cut at it are closed, as in any run (docs/llm.md)
+                        "max_new_tokens": 64,
                         "max_text_chars": 60,
                         "batch_size": 5,
                         "threads": 2,
