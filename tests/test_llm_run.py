@@ -59,7 +59,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory, session_cache_dir: Path) -> d
         "again": {"mode": "preference"},
         "other": {"mode": "context_rerank", "enable_rerank": False},
     }
-    results = {}
+    results: dict = {"weights_dir": tmp / "llm-cache" / "weights"}
     for name, ranking in conditions.items():
         results[name] = run_simulation(llm_config(tmp, session_cache_dir, ranking))
         print(f"\n{name}: {results[name].decider_stats} decide_s={results[name].timings['decide_s']:.2f}")
@@ -95,3 +95,20 @@ def test_another_ranker_replays_identical_prompts_from_the_cache(runs: dict) -> 
     stats = runs["other"].decider_stats
     assert stats["model_calls"] == 0 and stats["cache_hits"] == stats["prompts"] > 0
     assert summarize(runs["other"])["engagement_rate"] == summarize(runs["first"])["engagement_rate"]
+
+
+def test_the_first_load_keeps_the_dequantised_weights_and_a_later_load_reads_the_same_model(runs: dict) -> None:
+    import torch
+
+    from prism_experiments.llm.local import DEQUANTISED_MARKER, _load, _Loaded, packaged_model_path
+
+    (saved,) = runs["weights_dir"].iterdir()  # one folder per GGUF, whole (its marker written last)
+    assert (saved / DEQUANTISED_MARKER).is_file() and (saved / "model.safetensors").is_file()
+    from_gguf = _load(packaged_model_path(), saved)  # the run's model, de-quantised from the GGUF
+    from_saved = _Loaded(packaged_model_path(), saved)
+    gguf_state, saved_state = from_gguf.model.state_dict(), from_saved.model.state_dict()
+    assert gguf_state.keys() == saved_state.keys()
+    assert all(torch.equal(gguf_state[name], saved_state[name]) for name in gguf_state)
+    text = "Your feed:\n\n1. @u3 (2h ago) Best ramen in town 🍜 [📷 IMAGE: a bowl]"
+    assert from_gguf.tokenizer(text)["input_ids"] == from_saved.tokenizer(text)["input_ids"]
+    assert from_saved.tokenizer.chat_template == from_gguf.tokenizer.chat_template

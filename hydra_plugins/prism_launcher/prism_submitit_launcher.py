@@ -6,6 +6,11 @@ as one job died (a killed process, a lost SLURM node, a time limit): the sweep e
 the other jobs' results are dropped and the sweep callback never reports. Here jobs are collected
 as they finish; a job that died is marked FAILED in the store (when it ran on this host; another
 node's run is reaped by the next sweep), reported, and re-run by the next sweep.
+
+submitit learns a SLURM job's state from `sacct` alone, which needs the cluster's accounting database
+(slurmdbd). On a cluster without one (`make slurm-local`, many small installations) `sacct` fails, a job
+that died without a result (`scancel`) stays UNKNOWN and the sweep would wait for it forever: there the
+state comes from `squeue` (`harness/slurm_local.py`, `SlurmStateWatcher`).
 """
 
 import logging
@@ -64,10 +69,15 @@ class _PrismSubmitit(BaseSubmititLauncher):
 
         from prism_experiments.harness.progress import SweepProgress
         from prism_experiments.harness.recovery import jobs_left_after_worker_death, read_outcome
+        from prism_experiments.harness.slurm_local import SlurmStateWatcher
 
         assert self.config is not None
         sweep_dir = Path(str(self.config.hydra.sweep.dir))
         jobs = self._submit(job_overrides, initial_job_idx, sweep_dir)
+        if self._EXECUTOR == "slurm":
+            watcher = SlurmStateWatcher()
+            for job in jobs:
+                job.watcher = watcher  # this sweep's jobs only (submitit's own is a class attribute)
         index_of = {job.job_id: initial_job_idx + offset for offset, job in enumerate(jobs)}
         progress = SweepProgress(len(jobs), log.info)
         returns: dict[int, JobReturn] = {}
@@ -76,7 +86,8 @@ class _PrismSubmitit(BaseSubmititLauncher):
             try:
                 returns[index] = job.results()[0]
             except Exception as error:  # the job's process died before it returned
-                reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+                # submitit's first two lines name the job and its state (CANCELLED, TIMEOUT, ...)
+                reason = " ".join(str(error).strip().splitlines()[:2]) or type(error).__name__
                 log.error("job %d: its submitit job %s died (%s)", index, job.job_id, reason)
                 jobs_left_after_worker_death(sweep_dir, [index])
                 returns[index] = _died(index)

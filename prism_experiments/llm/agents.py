@@ -45,9 +45,11 @@ class LLMAgents:
         model: ChatModel | None = None,
         prompt_style: str = "schema",
     ) -> None:
+        # the answer cache's folder, resolved once: a backend may keep what it derives from the model there too
+        cfg = cfg.model_copy(update={"cache_dir": cfg.cache_dir or Path(cache_dir) / "llm"})
         self.cfg, self.prompt_style = cfg, prompt_style
         model = model or build_chat_model(cfg)
-        cache = ResponseCache(cfg.cache_dir or Path(cache_dir) / "llm") if cfg.cache else None
+        cache = ResponseCache(cfg.cache_dir) if cfg.cache and cfg.cache_dir else None
         self.chat = CachedChat(model, cache, chunk=cfg.prompts_per_call, show_progress=show_progress)
 
     def act(

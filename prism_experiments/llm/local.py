@@ -11,6 +11,8 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import logging
+import shutil
+import tempfile
 import time
 from collections.abc import Sequence
 from functools import cache
@@ -90,30 +92,71 @@ def file_digest(path: Path) -> str:
 
 
 class _Loaded:
-    """Model, tokenizer and llguidance tokenizer of one GGUF file."""
+    """Model, tokenizer and llguidance tokenizer of one GGUF file.
 
-    def __init__(self, path: Path) -> None:
+    transformers de-quantises a GGUF to float32 at every load (about 20 s idle, 1.5 min on a loaded 2-core
+    machine); with `weights_dir` the float32 model is saved there once (safetensors, ~540 MB for SmolLM2-135M)
+    and later loads read it instead: the same tensors, so the same answers.
+    """
+
+    def __init__(self, path: Path, weights_dir: Path | None = None) -> None:
         pin_cpu_numerics()  # as for the embedding model, which may load after this in the same process
         import llguidance.hf
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
-        self.tokenizer = AutoTokenizer.from_pretrained(path.parent, gguf_file=path.name)
+        started = time.perf_counter()
+        if weights_dir is not None and (weights_dir / DEQUANTISED_MARKER).is_file():
+            from safetensors.torch import load_model
+            from transformers import AutoConfig
+
+            self.tokenizer = AutoTokenizer.from_pretrained(weights_dir)
+            self.model = AutoModelForCausalLM.from_config(AutoConfig.from_pretrained(weights_dir), dtype=torch.float32)
+            load_model(self.model, weights_dir / "model.safetensors")
+        else:
+            self.tokenizer = AutoTokenizer.from_pretrained(path.parent, gguf_file=path.name)
+            self.model = AutoModelForCausalLM.from_pretrained(path.parent, gguf_file=path.name, dtype=torch.float32)
+            if weights_dir is not None:
+                save_dequantised(self.model, self.tokenizer, weights_dir)
+        self.load_s = time.perf_counter() - started
         self.tokenizer.padding_side = "left"
         if self.tokenizer.pad_token_id is None:
             self.tokenizer.pad_token = self.tokenizer.eos_token
-        self.model = AutoModelForCausalLM.from_pretrained(path.parent, gguf_file=path.name, dtype=torch.float32)
         self.model.eval()
         self.vocab_size = int(self.model.config.vocab_size)
         # a GGUF's tokenizer always loads as the fast (tokenizers) one
         self.ll_tokenizer = llguidance.hf.from_tokenizer(self.tokenizer, n_vocab=self.vocab_size)  # type: ignore[arg-type]
 
 
+#: written last into a de-quantised weights folder: its presence means the folder is whole
+DEQUANTISED_MARKER = "prism-complete"
+
+
+def save_dequantised(model: Any, tokenizer: Any, weights_dir: Path) -> None:
+    """Save a loaded model and tokenizer into `weights_dir` through a temporary folder renamed at the end, so that a
+    crash or a concurrent process never leaves a half-written folder that looks whole."""
+    weights_dir.parent.mkdir(parents=True, exist_ok=True)
+    partial = Path(tempfile.mkdtemp(prefix=f".{weights_dir.name}-", dir=weights_dir.parent))
+    try:
+        from safetensors.torch import save_model
+
+        # save_pretrained refuses a model loaded from a GGUF ("not serializable"); its float32 tensors and config
+        # are saved as they are (save_model keeps the tied embedding and output weights as one tensor)
+        save_model(model, str(partial / "model.safetensors"))
+        model.config.save_pretrained(partial)
+        tokenizer.save_pretrained(partial)
+        (partial / DEQUANTISED_MARKER).write_text("float32 weights de-quantised from the GGUF by transformers\n")
+        partial.rename(weights_dir)
+    except OSError:
+        # another process finished first (the rename target exists), or the disk is full: loads still work
+        shutil.rmtree(partial, ignore_errors=True)
+
+
 @cache
-def _load(path: Path) -> _Loaded:
+def _load(path: Path, weights_dir: Path | None = None) -> _Loaded:
     """One loaded model per file per process (the only process-wide state: a cache of loaded models)."""
     log.info("loading %s", path)
-    return _Loaded(path)
+    return _Loaded(path, weights_dir)
 
 
 def allowed_tokens(bitmask: Any, vocab: int) -> Any:
@@ -196,11 +239,15 @@ class LocalChatModel:
         self.cfg = cfg
         self.path = path
         self.identity = f"local:{cfg.model}:{file_digest(path)[:16]}"
+        #: the float32 weights, saved at the first load next to the answer cache (None = de-quantise every load)
+        self.weights_dir = (
+            Path(cfg.cache_dir) / "weights" / f"{path.stem}-{file_digest(path)[:16]}" if cfg.cache_dir else None
+        )
 
     @property
     def loaded(self) -> _Loaded:
         """Loaded on the first cache miss: a run replayed from the cache never loads the model."""
-        return _load(self.path)
+        return _load(self.path, self.weights_dir)
 
     def complete_many(self, requests: Sequence[ChatRequest]) -> list[ChatResponse]:
         """Answers in request order, `batch_size` prompts per left-padded batch."""

@@ -42,9 +42,10 @@ SYSTEM = (
 #: the `schema` style's rules, before the persona in the system message: the answer's form in words, no example
 RULES = (
     "You are scrolling your social media feed. Read the numbered posts and decide what to do with each, as the "
-    "person described below would. Most posts get no reaction: act only on posts you care about. Answer with a JSON object. Its keys "
-    "like, reshare and follow each hold a list of post numbers, often empty. Its key reply holds null, or the number "
-    "of one post and a short reply in your own words. Its key post holds null, or a short new post of your own."
+    "person described below would. Most posts get no reaction: act only on posts you care about. Answer with a "
+    "JSON object. Its keys like, reshare and follow each hold a list of post numbers, often empty. Its key reply "
+    "holds null, or the number of one post and a short reply in your own words. Its key post holds null, or a "
+    "short new post of your own."
 )
 PROMPT_STYLES = ("schema", "example")
 
