@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
 from pathlib import Path
 
@@ -42,14 +43,20 @@ def warm_smoke_cache(session_cache_dir: Path) -> Path:
     """The session cache with the smoke corpora of seeds 0 and 1 embedded (for tests that kill a job mid-run)."""
     from process_helpers import run
 
-    warm = run(
-        "-m",
-        "experiment=smoke",
-        "simulation.n_steps=1",
-        runs_dir=session_cache_dir / "warm-runs",
-        cache_dir=session_cache_dir,
-    )
-    assert warm.returncode == 0, warm.stderr[-2000:]
+    # one pytest-xdist worker warms the shared cache, the others wait for it (one lock, one marker)
+    with open(session_cache_dir / "warm-smoke.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        marker = session_cache_dir / "warm-smoke.done"
+        if not marker.is_file():
+            warm = run(
+                "-m",
+                "experiment=smoke",
+                "simulation.n_steps=1",
+                runs_dir=session_cache_dir / "warm-runs",
+                cache_dir=session_cache_dir,
+            )
+            assert warm.returncode == 0, warm.stderr[-2000:]
+            marker.touch()
     return session_cache_dir
 
 
