@@ -39,11 +39,11 @@ lint: $(STAMP) ## ruff (lint and format check) and mypy over the package, with t
 	$(BIN)/ruff format --check prism_experiments hydra_plugins tests
 	$(BIN)/mypy
 
-test: $(STAMP) lint ## make lint, then every test, the real-stack integration tests included (3 workers)
-	# --dist loadgroup: a file runs whole on one worker, so its module fixtures (a sweep, a server) are built once,
-	# except the files tests/conftest.py splits; 3 workers on 2 cores, since most real-stack tests wait on
-	# subprocesses and servers
-	$(BIN)/python -m pytest -n 3 --dist loadgroup --durations=15 $(ARGS)
+test: $(STAMP) lint ## make lint, then every test, the real-stack integration tests included (3 workers, one test file per worker)
+	# --dist loadfile: a file's module fixtures (a sweep, a server) are built once, on one worker (loadgroup
+	# interleaves files on a worker, and pytest then rebuilds a module's fixtures each time it comes back to it);
+	# 3 workers on 2 cores, since most real-stack tests wait on subprocesses and servers
+	$(BIN)/python -m pytest -n 3 --dist loadfile --durations=15 $(ARGS)
 
 test-fast: $(STAMP) ## Run the unit tests only (no model, no Chroma, no MLflow)
 	$(BIN)/python -m pytest -m "not integration and not slow" $(ARGS)

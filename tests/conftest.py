@@ -64,22 +64,3 @@ def warm_smoke_cache(session_cache_dir: Path) -> Path:
 def _runs_dir_in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Code that falls back to the default runs directory writes into the test's tmp dir."""
     monkeypatch.setenv("PRISM_RUNS_DIR", str(tmp_path / "runs"))
-
-
-#: files whose tests build nothing costly per module: their tests may run on different workers. Every other file
-#: runs whole on one worker (`--dist loadgroup`), so its module fixtures (a sweep, a server, a model) are built once.
-SPLIT_ACROSS_WORKERS = frozenset(
-    {
-        "test_golden_metrics.py",
-        "test_faults_per_launcher.py",
-        "test_faults_under_load.py",
-        "test_rag_store.py",
-        "test_harness_configs.py",
-    }
-)
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    for item in items:
-        if item.path.name not in SPLIT_ACROSS_WORKERS:
-            item.add_marker(pytest.mark.xdist_group(item.path.name))

@@ -58,9 +58,14 @@ def test_killed_driver_takes_its_workers_and_the_next_sweep_reaps_and_finishes(
     assert rerun.returncode == 0, rerun.stderr[-3000:]
     runs = all_runs(runs_dir) + all_runs(runs_dir, "sweep")
     assert not [r for r in runs if r.info.status == "RUNNING"], "the reaper closed what the dead driver left"
-    # submitit's jobs are batch jobs: like SLURM's, they outlive the process that submitted them and finish
-    expected = "FINISHED" if launcher == "prism_submitit_local" else "KILLED"
-    assert next(r for r in runs if r.info.run_id == job.info.run_id).info.status == expected
+    # submitit's jobs are batch jobs: like SLURM's, they outlive the process that submitted them and finish;
+    # a Ray worker dies when its raylet notices the dead driver, which on a loaded machine can be after its run ended
+    expected = {
+        "prism_joblib": {"KILLED"},
+        "prism_ray": {"KILLED", "FINISHED"},
+        "prism_submitit_local": {"FINISHED"},
+    }[launcher]
+    assert next(r for r in runs if r.info.run_id == job.info.run_id).info.status in expected
     finished = Counter(
         r.data.tags["prism.config_hash"]
         for r in runs
