@@ -4,10 +4,12 @@ never by name."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import socket
 import subprocess
+import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
@@ -102,3 +104,27 @@ class StateFile(Generic[T]):
         stop_servers(state)
         self.path.unlink(missing_ok=True)
         return True
+
+
+def run_daemon_cli(
+    prog: str,
+    doc: str,
+    actions: Sequence[str],
+    argv: list[str] | None,
+    add_options: Callable[[argparse.ArgumentParser], None],
+    act: Callable[[str, argparse.Namespace, Path], int],
+) -> int:
+    """The start/stop/status command line every server shares: `act(action, options, runs_dir)`; a DaemonError is
+    one line on stderr and exit 2."""
+    from prism_experiments.locations import default_runs_dir
+
+    parser = argparse.ArgumentParser(prog=prog, description=doc.splitlines()[0])
+    parser.add_argument("action", choices=list(actions))
+    add_options(parser)
+    parser.add_argument("--runs-dir", type=Path, default=None)
+    args = parser.parse_args(argv)
+    try:
+        return act(args.action, args, args.runs_dir or default_runs_dir())
+    except DaemonError as error:
+        print(f"{prog}: {error}", file=sys.stderr)
+        return 2

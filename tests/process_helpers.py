@@ -159,6 +159,16 @@ def start(*args: str, runs_dir: Path, cache_dir: Path) -> subprocess.Popen:
     )
 
 
+@contextmanager
+def killed_if_left_running(process: subprocess.Popen) -> Iterator[subprocess.Popen]:
+    """`process`, killed on the way out when a step inside failed before it ended (no sweep outlives its test)."""
+    try:
+        yield process
+    finally:
+        if process.poll() is None:
+            process.kill()
+
+
 def all_runs(runs_dir: Path, kind: str = "simulation", store: str | None = None, experiment: str = "smoke") -> list:
     """The store's runs of one kind (`store`: a tracking URI, default the runs dir's sqlite store)."""
     client = MlflowClient(store or f"sqlite:///{runs_dir}/mlflow.db")

@@ -12,7 +12,15 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from process_helpers import LONG_SMOKE, all_runs, postgres_tracking_server, run, start, wait_for_running_job
+from process_helpers import (
+    LONG_SMOKE,
+    all_runs,
+    killed_if_left_running,
+    postgres_tracking_server,
+    run,
+    start,
+    wait_for_running_job,
+)
 
 from prism_experiments.tracking import server as tracking_server
 
@@ -46,13 +54,10 @@ def test_a_killed_worker_fails_only_its_job_and_the_next_sweep_runs_only_that_jo
     runs_dir, name = tmp_path / "runs", f"kill_{launcher}"
     args = (*LONG_SMOKE, *LAUNCHERS[launcher], "tracking=server", f"tracking.uri={uri}", f"experiment_name={name}")
     sweep = start(*args, runs_dir=runs_dir, cache_dir=warm_smoke_cache)
-    try:
+    with killed_if_left_running(sweep):
         victim = wait_for_running_job(runs_dir, timeout=300, store=uri, experiment=name)
         os.kill(int(victim.data.tags["prism.pid"]), signal.SIGKILL)  # the Ray worker or submitit job running it
         stdout, stderr = sweep.communicate(timeout=600)
-    finally:
-        if sweep.poll() is None:
-            sweep.kill()
     output = stdout + stderr
     job = victim.data.tags["prism.job_num"]
     assert sweep.returncode == 1, output[-3000:]
@@ -98,7 +103,7 @@ def test_a_tracking_server_paused_mid_sweep_delays_the_jobs_and_loses_or_doubles
     )
     state = tracking_server.read_state(home)
     assert state is not None
-    try:
+    with killed_if_left_running(sweep):
         wait_for_running_job(runs_dir, timeout=300, store=uri, experiment=name)
         os.killpg(state.mlflow_pid, signal.SIGSTOP)  # the server and its workers (own process group)
         try:
@@ -106,9 +111,6 @@ def test_a_tracking_server_paused_mid_sweep_delays_the_jobs_and_loses_or_doubles
         finally:
             os.killpg(state.mlflow_pid, signal.SIGCONT)
         stdout, stderr = sweep.communicate(timeout=600)
-    finally:
-        if sweep.poll() is None:
-            sweep.kill()
     assert sweep.returncode == 0, (stdout + stderr)[-3000:]
     runs = all_runs(runs_dir, store=uri, experiment=name)
     assert len(runs) == 4 and {r.info.status for r in runs} == {"FINISHED"}

@@ -12,7 +12,16 @@ from typing import cast
 
 import pytest
 from mlflow.entities import Run
-from process_helpers import ROOT, all_runs, command, environment, gone_or_zombie, run, wait_for_running_job
+from process_helpers import (
+    ROOT,
+    all_runs,
+    command,
+    environment,
+    gone_or_zombie,
+    killed_if_left_running,
+    run,
+    wait_for_running_job,
+)
 from test_cluster import finished_children
 
 from prism_experiments.harness import slurm_local
@@ -148,7 +157,7 @@ def test_scancel_of_a_running_job_fails_only_it_and_the_next_sweep_runs_only_it(
         stderr=subprocess.PIPE,
         text=True,
     )
-    try:
+    with killed_if_left_running(sweep):
         victim = cast(Run, wait_for_running_job(runs_dir, timeout=300, experiment=name))
         job_env = process_environment(int(victim.data.tags["prism.pid"]))
         assert "SLURM_ARRAY_JOB_ID" in job_env, "the job ran outside SLURM, or ended before it could be cancelled"
@@ -156,9 +165,6 @@ def test_scancel_of_a_running_job_fails_only_it_and_the_next_sweep_runs_only_it(
         assert listening(slurm)[1] == []  # srun's listeners too, while the job runs
         subprocess.run(["scancel", slurm_job], env=slurm_env(slurm), check=True, capture_output=True)
         stdout, stderr = sweep.communicate(timeout=600)
-    finally:
-        if sweep.poll() is None:
-            sweep.kill()
     output = stdout + stderr
     job = victim.data.tags["prism.job_num"]
     assert sweep.returncode == 1, output[-3000:]

@@ -21,7 +21,15 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from prism_experiments.daemons import DaemonError, StateFile, port_open, require_free_port, start_in_session, wait_until
+from prism_experiments.daemons import (
+    DaemonError,
+    StateFile,
+    port_open,
+    require_free_port,
+    run_daemon_cli,
+    start_in_session,
+    wait_until,
+)
 from prism_experiments.processes import process_alive, stop_process_group
 
 STATE_FILE = "state.json"
@@ -149,33 +157,28 @@ def export_line(state: RayHeadState) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from prism_experiments.locations import default_runs_dir
+    def options(parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("--port", type=int, default=6379, help="the head's GCS port (127.0.0.1)")
+        parser.add_argument("--num-cpus", type=int, default=None, help="CPUs the head offers (default: all)")
 
-    parser = argparse.ArgumentParser(prog="ray-head", description=__doc__.splitlines()[0])
-    parser.add_argument("action", choices=["start", "stop", "env"])
-    parser.add_argument("--port", type=int, default=6379, help="the head's GCS port (127.0.0.1)")
-    parser.add_argument("--num-cpus", type=int, default=None, help="CPUs the head offers (default: all)")
-    parser.add_argument("--runs-dir", type=Path, default=None)
-    args = parser.parse_args(argv)
-    runs_dir = args.runs_dir or default_runs_dir()
-    try:
-        if args.action == "start":
-            state = start(runs_dir, port=args.port, num_cpus=args.num_cpus)
-            print(f"Ray head on {state.address} ({state.num_cpus} CPUs, pid {state.pid}). In the shell that sweeps:")
-            print(f"  {export_line(state)}")
-            print('  make sweep EXPERIMENT=smoke ARGS="hydra/launcher=prism_ray"')
-            print("  make ray-head-stop   stops it")
-        elif args.action == "stop":
-            print("stopped" if stop(runs_dir) else f"no Ray head recorded under {state_dir(runs_dir)}")
-        else:
-            recorded = read_state(runs_dir)
-            if recorded is None or not process_alive(recorded.pid):
-                print("no Ray head running (make ray-head)", file=sys.stderr)
-                return 1
-            print(export_line(recorded))
-    except DaemonError as error:
-        print(f"ray-head: {error}", file=sys.stderr)
-        return 2
+    return run_daemon_cli("ray-head", __doc__ or "", ["start", "stop", "env"], argv, options, _act)
+
+
+def _act(action: str, args: argparse.Namespace, runs_dir: Path) -> int:
+    if action == "start":
+        state = start(runs_dir, port=args.port, num_cpus=args.num_cpus)
+        print(f"Ray head on {state.address} ({state.num_cpus} CPUs, pid {state.pid}). In the shell that sweeps:")
+        print(f"  {export_line(state)}")
+        print('  make sweep EXPERIMENT=smoke ARGS="hydra/launcher=prism_ray"')
+        print("  make ray-head-stop   stops it")
+    elif action == "stop":
+        print("stopped" if stop(runs_dir) else f"no Ray head recorded under {state_dir(runs_dir)}")
+    else:
+        recorded = read_state(runs_dir)
+        if recorded is None or not process_alive(recorded.pid):
+            print("no Ray head running (make ray-head)", file=sys.stderr)
+            return 1
+        print(export_line(recorded))
     return 0
 
 

@@ -38,6 +38,7 @@ from prism_experiments.daemons import (
     StateFile,
     free_port,
     port_open,
+    run_daemon_cli,
     start_in_session,
     wait_until,
 )
@@ -390,41 +391,35 @@ def _ask(command: list[str]) -> subprocess.CompletedProcess[str] | None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from prism_experiments.locations import default_runs_dir
+    def options(parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("--cpus", type=int, default=None, help="the node's CPUs (default: 2, or 1 on one core)")
 
-    parser = argparse.ArgumentParser(prog="slurm-local", description=__doc__.splitlines()[0])
-    parser.add_argument("action", choices=["start", "stop", "status"])
-    parser.add_argument("--cpus", type=int, default=None, help="the node's CPUs (default: 2, or 1 on one core)")
-    parser.add_argument("--runs-dir", type=Path, default=None)
-    args = parser.parse_args(argv)
-    runs_dir = args.runs_dir or default_runs_dir()
-    try:
-        if args.action == "start":
-            state = start(runs_dir, cpus=args.cpus)
-            print(
-                f"SLURM on 127.0.0.1: slurmctld :{state.slurmctld_port} (pid {state.slurmctld_pid}), "
-                f"slurmd :{state.slurmd_port} (pid {state.slurmd_pid}, node {NODE}, {state.cpus} CPUs, "
-                f"partition {PARTITION}), munged (pid {state.munged_pid}). In the shell that sweeps:"
-            )
-            print(f"  {export_line(state)}")
-            print('  make sweep EXPERIMENT=smoke ARGS="hydra/launcher=prism_submitit_slurm"')
-            print("  make slurm-local-stop   stops it")
-        elif args.action == "stop":
-            print("stopped" if stop(runs_dir) else f"no SLURM recorded under {state_dir(runs_dir)}")
-        else:
-            recorded = read_state(runs_dir)
-            if not running(recorded):
-                print("no SLURM running (make slurm-local)", file=sys.stderr)
-                return 1
-            assert recorded is not None
-            print(
-                f"running: slurmctld pid {recorded.slurmctld_pid} :{recorded.slurmctld_port}, "
-                f"slurmd pid {recorded.slurmd_pid} :{recorded.slurmd_port}, munged pid {recorded.munged_pid}"
-            )
-            print(export_line(recorded))
-    except DaemonError as error:
-        print(f"slurm-local: {error}", file=sys.stderr)
-        return 2
+    return run_daemon_cli("slurm-local", __doc__ or "", ["start", "stop", "status"], argv, options, _act)
+
+
+def _act(action: str, args: argparse.Namespace, runs_dir: Path) -> int:
+    if action == "start":
+        state = start(runs_dir, cpus=args.cpus)
+        print(
+            f"SLURM on 127.0.0.1: slurmctld :{state.slurmctld_port} (pid {state.slurmctld_pid}), "
+            f"slurmd :{state.slurmd_port} (pid {state.slurmd_pid}, node {NODE}, {state.cpus} CPUs, "
+            f"partition {PARTITION}), munged (pid {state.munged_pid}). In the shell that sweeps:"
+        )
+        print(f"  {export_line(state)}")
+        print('  make sweep EXPERIMENT=smoke ARGS="hydra/launcher=prism_submitit_slurm"')
+        print("  make slurm-local-stop   stops it")
+    elif action == "stop":
+        print("stopped" if stop(runs_dir) else f"no SLURM recorded under {state_dir(runs_dir)}")
+    else:
+        recorded = read_state(runs_dir)
+        if recorded is None or not running(recorded):
+            print("no SLURM running (make slurm-local)", file=sys.stderr)
+            return 1
+        print(
+            f"running: slurmctld pid {recorded.slurmctld_pid} :{recorded.slurmctld_port}, "
+            f"slurmd pid {recorded.slurmd_pid} :{recorded.slurmd_port}, munged pid {recorded.munged_pid}"
+        )
+        print(export_line(recorded))
     return 0
 
 

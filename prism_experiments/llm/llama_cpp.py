@@ -23,11 +23,11 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field
 
-from prism_experiments.llm.backend import BackendConfig, register_backend
+from prism_experiments.llm.backend import register_backend
 from prism_experiments.llm.chat import ChatRequest, ChatResponse, LLMUnavailable
-from prism_experiments.llm.local import PACKAGED_MODEL, file_digest, packaged_model_path
+from prism_experiments.llm.local import PackagedGGUFConfig, file_digest, packaged_model_path
 
 log = logging.getLogger(__name__)
 #: llama.cpp's LLAMA_DEFAULT_SEED: `add_dist` draws a random seed for it, so request seeds are folded below it
@@ -36,15 +36,11 @@ _RANDOM_SEED = 0xFFFFFFFF
 _N_BATCH = 512
 
 
-class LlamaCppLLMConfig(BackendConfig):
+class LlamaCppLLMConfig(PackagedGGUFConfig):
     """A GGUF chat model in this process on llama.cpp (cyllama), the packaged one unless `model_path`."""
 
     #: which backend answers; llama_cpp runs the GGUF with llama.cpp in this process
     backend: Literal["llama_cpp"] = "llama_cpp"
-    #: the packaged model's name, or a label for `model_path`
-    model: str = Field(default=PACKAGED_MODEL, min_length=1)
-    #: a GGUF file to load instead of the packaged one
-    model_path: Path | None = None
     #: CPU threads llama.cpp computes with (None = every core; answers do not depend on it)
     threads: int | None = Field(default=None, ge=1, le=256)
     #: KV-cache tokens per sequence: prompt plus answer must fit (a 1,000-token prompt, its answer, a repair turn);
@@ -54,18 +50,6 @@ class LlamaCppLLMConfig(BackendConfig):
     batch_size: int = Field(default=8, ge=1, le=64)
     #: decode the prompt prefix a batch shares once and restore its KV cache per prompt (same answers, faster)
     reuse_prefix: bool = True
-
-    @model_validator(mode="after")
-    def _model_exists(self) -> LlamaCppLLMConfig:
-        """Checked before a run exists: a missing file or an unknown packaged name is a config error."""
-        if self.model_path is not None and not Path(self.model_path).is_file():
-            raise ValueError(f"model_path: no such file {self.model_path}")
-        if self.model_path is None and self.model != PACKAGED_MODEL:
-            raise ValueError(
-                f"model: the llama_cpp backend ships {PACKAGED_MODEL!r}; another model needs model_path "
-                f"(got {self.model!r})"
-            )
-        return self
 
     @property
     def prompts_per_call(self) -> int:

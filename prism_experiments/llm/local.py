@@ -32,30 +32,35 @@ PACKAGED_MODEL = "smollm2-135m-instruct"
 PACKAGED_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
 
-class LocalLLMConfig(BackendConfig):
-    """A GGUF chat model in this process (transformers + llguidance), the packaged one unless `model_path`."""
+class PackagedGGUFConfig(BackendConfig):
+    """An in-process backend's model: the packaged GGUF, or `model_path` (then `model` is its label)."""
 
-    backend: Literal["local"] = "local"
     #: the packaged model's name, or a label for `model_path`
     model: str = Field(default=PACKAGED_MODEL, min_length=1)
     #: a GGUF file to load instead of the packaged one
     model_path: Path | None = None
-    #: prompts generated together in one left-padded batch
-    batch_size: int = Field(default=8, ge=1, le=256)
-    #: torch CPU threads (None = torch's default)
-    threads: int | None = Field(default=None, ge=1)
 
     @model_validator(mode="after")
-    def _model_exists(self) -> LocalLLMConfig:
+    def _model_exists(self) -> PackagedGGUFConfig:
         """Checked before a run exists: a missing file or an unknown packaged name is a config error."""
         if self.model_path is not None and not Path(self.model_path).is_file():
             raise ValueError(f"model_path: no such file {self.model_path}")
         if self.model_path is None and self.model != PACKAGED_MODEL:
             raise ValueError(
-                f"model: the local backend ships {PACKAGED_MODEL!r}; another model needs model_path "
+                f"model: the {self.backend} backend ships {PACKAGED_MODEL!r}; another model needs model_path "
                 f"(got {self.model!r})"
             )
         return self
+
+
+class LocalLLMConfig(PackagedGGUFConfig):
+    """A GGUF chat model in this process (transformers + llguidance), the packaged one unless `model_path`."""
+
+    backend: Literal["local"] = "local"
+    #: prompts generated together in one left-padded batch
+    batch_size: int = Field(default=8, ge=1, le=256)
+    #: torch CPU threads (None = torch's default)
+    threads: int | None = Field(default=None, ge=1)
 
     @property
     def prompts_per_call(self) -> int:

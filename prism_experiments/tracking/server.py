@@ -27,6 +27,7 @@ from prism_experiments.daemons import (
     free_port,
     port_open,
     require_free_port,
+    run_daemon_cli,
     start_in_session,
     wait_until,
 )
@@ -251,30 +252,25 @@ def _stop_servers(state: ServerState) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from prism_experiments.locations import default_runs_dir
+    def options(parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("--port", type=int, default=5000, help="the MLflow server's port (127.0.0.1)")
 
-    parser = argparse.ArgumentParser(prog="tracking-server", description=__doc__.splitlines()[0])
-    parser.add_argument("action", choices=["start", "stop", "status"])
-    parser.add_argument("--port", type=int, default=5000, help="the MLflow server's port (127.0.0.1)")
-    parser.add_argument("--runs-dir", type=Path, default=None)
-    args = parser.parse_args(argv)
-    runs_dir = args.runs_dir or default_runs_dir()
-    try:
-        if args.action == "start":
-            state = start(runs_dir, mlflow_port=args.port)
-            print(f"MLflow server on PostgreSQL: {state.tracking_uri} (PostgreSQL on 127.0.0.1:{state.postgres_port})")
-            print(f'  make sweep EXPERIMENT=smoke ARGS="tracking=server tracking.uri={state.tracking_uri}"')
-            print("  make tracking-server-stop   stops both")
-        elif args.action == "stop":
-            print("stopped" if stop(runs_dir) else f"no tracking server recorded under {state_dir(runs_dir)}")
-        else:
-            recorded = read_state(runs_dir)
-            alive = recorded is not None and pid_alive(recorded.mlflow_pid) and pid_alive(recorded.postgres_pid)
-            print(f"running: {recorded.tracking_uri}" if alive and recorded else "not running")
-            return 0 if alive else 1
-    except DaemonError as error:
-        print(f"tracking-server: {error}", file=sys.stderr)
-        return 2
+    return run_daemon_cli("tracking-server", __doc__ or "", ["start", "stop", "status"], argv, options, _act)
+
+
+def _act(action: str, args: argparse.Namespace, runs_dir: Path) -> int:
+    if action == "start":
+        state = start(runs_dir, mlflow_port=args.port)
+        print(f"MLflow server on PostgreSQL: {state.tracking_uri} (PostgreSQL on 127.0.0.1:{state.postgres_port})")
+        print(f'  make sweep EXPERIMENT=smoke ARGS="tracking=server tracking.uri={state.tracking_uri}"')
+        print("  make tracking-server-stop   stops both")
+    elif action == "stop":
+        print("stopped" if stop(runs_dir) else f"no tracking server recorded under {state_dir(runs_dir)}")
+    else:
+        recorded = read_state(runs_dir)
+        alive = recorded is not None and pid_alive(recorded.mlflow_pid) and pid_alive(recorded.postgres_pid)
+        print(f"running: {recorded.tracking_uri}" if alive and recorded else "not running")
+        return 0 if alive else 1
     return 0
 
 
