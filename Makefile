@@ -11,7 +11,7 @@ export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
 .DEFAULT_GOAL := help
-.PHONY: help setup run sweep compare ope ui reproduce calibrate lint test test-fast bench bench-quick clean tracking-server tracking-server-stop ray-head ray-head-stop slurm-local slurm-local-stop bench-cluster llm-check
+.PHONY: help setup run sweep compare ope ui reproduce calibrate lint test test-fast bench bench-quick clean tracking-server tracking-server-stop ray-head ray-node ray-head-stop slurm-local slurm-local-stop bench-cluster llm-check
 
 help: ## Show this help
 	@grep -hE '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  \033[36m%-12s\033[0m %s\n", $$1, $$2}'
@@ -78,7 +78,10 @@ tracking-server-stop: $(STAMP) ## Stop the servers `make tracking-server` starte
 ray-head: $(STAMP) ## Start a Ray cluster head on 127.0.0.1 (PORT, default 6379) and print the export line for sweeps
 	$(BIN)/python -m prism_experiments.harness.ray_head start --port $(or $(PORT),6379)
 
-ray-head-stop: $(STAMP) ## Stop the Ray head `make ray-head` started (by its recorded PID)
+ray-node: $(STAMP) ## Join a second Ray node (1 CPU, own embedding cache seeded from runs/cache) to `make ray-head`'s head
+	$(BIN)/python -m prism_experiments.harness.ray_head add-node $(if $(CPUS),--num-cpus $(CPUS))
+
+ray-head-stop: $(STAMP) ## Stop the Ray head `make ray-head` started and its added nodes (by their recorded PIDs)
 	$(BIN)/python -m prism_experiments.harness.ray_head stop
 
 slurm-local: $(STAMP) ## Start a single-node SLURM on 127.0.0.1 (munged, slurmctld, slurmd; needs apt-get install slurm-wlm munge) and print the export line

@@ -18,6 +18,7 @@ from prism_experiments.deciders import DecidingAgentsConfig
 from prism_experiments.deciders import config_models as decider_models
 from prism_experiments.llm import backend_config_models
 from prism_experiments.locations import RUNS_DIR_ENV, default_runs_dir
+from prism_experiments.locations import cache_dir as cache_dir_under
 from prism_experiments.network import NetworkConfig
 from prism_experiments.rag import RAGConfig
 from prism_experiments.ranking import DEFAULT_MODE, KNOWN_MODES, RankingConfig, ranking_config
@@ -58,7 +59,8 @@ class PathsConfig(BaseModel):
 
     @property
     def cache_dir(self) -> Path:
-        return self.runs_dir / "cache"
+        """`$PRISM_CACHE_DIR` (read in the process that runs), else `<runs_dir>/cache`."""
+        return cache_dir_under(self.runs_dir)
 
     @property
     def artifacts_dir(self) -> Path:

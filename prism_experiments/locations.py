@@ -2,6 +2,8 @@
 
 Each rule is written here once and every entry point reads it from here:
 - runs directory: a `paths.runs_dir=` override, else `$PRISM_RUNS_DIR`, else `./runs`;
+- cache directory (embeddings, LLM answers): `rag.cache_dir=`, else `$PRISM_CACHE_DIR` (a node's own cache on a
+  cluster, read where the run runs), else `<runs dir>/cache`;
 - tracking URI: an explicit URI (`tracking.uri=`, `--tracking-uri`), else `$MLFLOW_TRACKING_URI`, else the
   absolute sqlite store `<runs dir>/mlflow.db`.
 """
@@ -15,6 +17,7 @@ from pathlib import Path
 #: the Hydra config directory of this checkout
 CONFIG_DIR = Path(__file__).resolve().parents[1] / "conf"
 RUNS_DIR_ENV = "PRISM_RUNS_DIR"
+CACHE_DIR_ENV = "PRISM_CACHE_DIR"
 TRACKING_URI_ENV = "MLFLOW_TRACKING_URI"
 RUNS_DIR_OVERRIDE = "paths.runs_dir"
 
@@ -48,4 +51,8 @@ def artifact_root(runs_dir: Path | str) -> Path:
 
 
 def cache_dir(runs_dir: Path | str | None = None) -> Path:
+    """`$PRISM_CACHE_DIR`, else `<runs_dir>/cache` (`rag.cache_dir=` overrides both, in the run's config)."""
+    own = os.environ.get(CACHE_DIR_ENV)
+    if own:
+        return Path(own).expanduser().resolve()
     return Path(runs_dir or default_runs_dir()).resolve() / "cache"

@@ -1,21 +1,37 @@
-"""Sweeps beyond joblib, on real parts: a Ray cluster head (`make ray-head`'s code), submitit's local executor,
-and an MLflow server on a real PostgreSQL started by `prism_experiments.tracking.server` (127.0.0.1, stopped by PID)."""
+"""Sweeps beyond joblib, on real parts: a two-node Ray cluster (`make ray-head` and `make ray-node`'s code, each
+node with its own embedding cache), submitit's local executor, and an MLflow server on a real PostgreSQL started by
+`prism_experiments.tracking.server` (127.0.0.1, stopped by PID)."""
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
+import sys
+import time
+from collections import Counter
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from mlflow.tracking import MlflowClient
-from process_helpers import free_port, gone_or_zombie, postgres_tracking_server, prism
+from process_helpers import (
+    LONG_SMOKE,
+    ROOT,
+    all_runs,
+    free_port,
+    gone_or_zombie,
+    killed_if_left_running,
+    postgres_tracking_server,
+    prism,
+)
 
 from prism_experiments.daemons import DaemonError
 from prism_experiments.harness import ray_head
 from prism_experiments.metrics import SUMMARY_METRICS
 from prism_experiments.tracking import server as tracking_server
-from prism_experiments.tracking.tags import CONFIG_HASH_TAG, PARENT_RUN_TAG, SWEEP_KIND, tag_equals
+from prism_experiments.tracking.tags import CACHE_DIR_TAG, CONFIG_HASH_TAG, PARENT_RUN_TAG, SWEEP_KIND, tag_equals
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -24,6 +40,15 @@ pytestmark = [pytest.mark.integration, pytest.mark.slow]
 def postgres_mlflow() -> Iterator[tuple[str, Path]]:
     with postgres_tracking_server() as server:
         yield server
+
+
+@pytest.fixture(scope="module")
+def shared_cache(session_cache_dir: Path) -> Iterator[Path]:
+    """The session's embedding cache as every sweep's (and the head node's) `$PRISM_CACHE_DIR`: no sweep here
+    embeds a corpus another test already embedded."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("PRISM_CACHE_DIR", str(session_cache_dir))
+        yield session_cache_dir
 
 
 def sweep(uri: str, runs_dir: Path, experiment_name: str, *overrides: str, env: dict[str, str] | None = None) -> str:
@@ -62,7 +87,7 @@ def finished_children(uri: str, experiment_name: str) -> dict[tuple[str, str], d
 
 @pytest.fixture(scope="module")
 def joblib_four_workers(
-    postgres_mlflow: tuple[str, Path], tmp_path_factory: pytest.TempPathFactory
+    postgres_mlflow: tuple[str, Path], shared_cache: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> dict[tuple[str, str], dict[str, float]]:
     """6 jobs, 4 at once, into PostgreSQL: the reference the other launchers must equal."""
     uri, _ = postgres_mlflow
@@ -74,30 +99,120 @@ def test_four_concurrent_workers_lose_and_duplicate_no_run_in_postgres(joblib_fo
     assert set(joblib_four_workers) == {(seed, mode) for seed in "012" for mode in ("x_algo", "random")}
 
 
+@dataclass(frozen=True)
+class TwoNodes:
+    head: ray_head.RayHeadState
+    node: ray_head.RayNodeState
+    shared_cache: Path
+
+
 @pytest.fixture(scope="module")
-def ray_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ray_head.RayHeadState]:
-    """A Ray head with 2 CPUs started as `make ray-head` starts it (loopback, token auth), stopped by its PID."""
+def ray_cluster(
+    tmp_path_factory: pytest.TempPathFactory, shared_cache: Path, joblib_four_workers: dict
+) -> Iterator[TwoNodes]:
+    """A Ray head and a second node, 1 CPU each, started as `make ray-head` and `make ray-node` start them
+    (loopback, token auth); the head's workers use the shared cache, the node's a copy of it (made after the
+    joblib reference warmed it); stopped by their PIDs."""
     runs_dir = tmp_path_factory.mktemp("ray-head")
-    state = ray_head.start(runs_dir, port=free_port(), num_cpus=2)
+    head = ray_head.start(runs_dir, port=free_port(), num_cpus=1)
     try:
-        yield state
+        node = ray_head.add_node(ray_head.state_dir(runs_dir), num_cpus=1, seed_cache=shared_cache)
+        assert Path(node.cache_dir) != shared_cache and any(Path(node.cache_dir, "embeddings").iterdir())
+        yield TwoNodes(head, node, shared_cache)
     finally:
         assert ray_head.stop(runs_dir)
-        assert gone_or_zombie(state.pid)
+        assert gone_or_zombie(head.pid)
+        assert not (ray_head.state_dir(runs_dir) / ray_head.NODES_DIR / "1").exists()
 
 
-def test_the_ray_launcher_on_a_ray_cluster_gives_the_joblib_metrics_bit_for_bit(
-    postgres_mlflow, joblib_four_workers, ray_cluster: ray_head.RayHeadState, tmp_path: Path
+def simulation_runs(uri: str, experiment_name: str) -> list:
+    client = MlflowClient(uri)
+    experiment_id = client.get_experiment_by_name(experiment_name).experiment_id
+    return client.search_runs([experiment_id], tag_equals("prism.kind", "simulation"), max_results=1000)
+
+
+def test_the_ray_launcher_on_two_ray_nodes_gives_the_joblib_metrics_bit_for_bit(
+    postgres_mlflow, joblib_four_workers, ray_cluster: TwoNodes, tmp_path: Path
 ) -> None:
     uri, _ = postgres_mlflow
-    output = sweep(uri, tmp_path / "runs", "smoke_ray", "hydra/launcher=prism_ray", env=ray_cluster.client_env())
-    assert f"Ray: connecting to {ray_cluster.address}" in output
+    output = sweep(uri, tmp_path / "runs", "smoke_ray", "hydra/launcher=prism_ray", env=ray_cluster.head.client_env())
+    assert f"Ray: connecting to {ray_cluster.head.address}" in output
     assert "sweep progress: 1/4 jobs done, 0 failed" in output and "sweep progress: 4/4 jobs done, 0 failed" in output
     on_ray = finished_children(uri, "smoke_ray")
     assert set(on_ray) == {(seed, mode) for seed in "01" for mode in ("x_algo", "random")}
     for key, metrics in on_ray.items():
         assert metrics == joblib_four_workers[key], key
-    assert listening_beyond_loopback(ray_cluster.pid) == []
+    # jobs ran on both nodes, each with its node's own cache
+    used = {run.data.tags[CACHE_DIR_TAG] for run in simulation_runs(uri, "smoke_ray")}
+    assert used == {str(ray_cluster.shared_cache), ray_cluster.node.cache_dir}
+    assert listening_beyond_loopback(ray_cluster.head.pid) == []
+    assert listening_beyond_loopback(ray_cluster.node.pid) == []
+
+
+def raylet_of(node_pid: int) -> int:
+    """The raylet process of the node `ray start` (`node_pid`, its own process group) runs."""
+    raylets = [
+        int(entry.name)
+        for entry in Path("/proc").iterdir()
+        if entry.name.isdigit() and _group_of(entry) == node_pid and "raylet" in _command_of(entry)
+    ]
+    assert len(raylets) == 1, raylets
+    return raylets[0]
+
+
+def _command_of(proc: Path) -> str:
+    try:
+        return (proc / "cmdline").read_bytes().split(b"\0")[0].decode(errors="replace")
+    except OSError:
+        return ""
+
+
+def test_a_killed_raylet_fails_only_its_nodes_jobs_and_a_rerun_finishes_every_config_once(
+    postgres_mlflow, ray_cluster: TwoNodes, tmp_path: Path
+) -> None:
+    """Runs last in this module: the second node does not come back."""
+    uri, _ = postgres_mlflow
+    runs_dir, name = tmp_path / "runs", "ray_raylet_killed"
+    args = (
+        *LONG_SMOKE,
+        "hydra/launcher=prism_ray",
+        "tracking=server",
+        f"tracking.uri={uri}",
+        f"experiment_name={name}",
+    )
+    env = {k: v for k, v in os.environ.items() if k not in ("MLFLOW_TRACKING_URI", "PRISM_RUNS_DIR")}
+    env |= {"HF_HUB_OFFLINE": "1"} | ray_cluster.head.client_env()
+    command = [sys.executable, "-m", "prism_experiments", *args, f"paths.runs_dir={runs_dir}"]
+    started = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    with killed_if_left_running(started):
+        deadline = time.monotonic() + 300
+        while not [
+            r
+            for r in all_runs(runs_dir, store=uri, experiment=name)
+            if r.info.status == "RUNNING" and r.data.tags.get(CACHE_DIR_TAG) == ray_cluster.node.cache_dir
+        ]:
+            assert time.monotonic() < deadline and started.poll() is None, "no job ran on the second node"
+            time.sleep(0.5)
+        os.kill(raylet_of(ray_cluster.node.pid), signal.SIGKILL)
+        stdout, stderr = started.communicate(timeout=600)
+    output = stdout + stderr
+    assert started.returncode == 1, output[-3000:]
+    assert "its Ray worker died" in output and "Traceback" not in output, output[-3000:]
+    runs = all_runs(runs_dir, store=uri, experiment=name)
+    assert not [r for r in runs if r.info.status == "RUNNING"], output[-3000:]
+    on_lost_node = [r for r in runs if r.data.tags.get(CACHE_DIR_TAG) == ray_cluster.node.cache_dir]
+    assert on_lost_node and all(r.info.status in ("FAILED", "KILLED", "FINISHED") for r in on_lost_node)
+    finished = Counter(r.data.tags[CONFIG_HASH_TAG] for r in runs if r.info.status == "FINISHED")
+    assert max(finished.values(), default=1) == 1
+
+    rerun = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert rerun.returncode == 0, (rerun.stdout + rerun.stderr)[-3000:]
+    after = all_runs(runs_dir, store=uri, experiment=name)
+    finished = Counter(r.data.tags[CONFIG_HASH_TAG] for r in after if r.info.status == "FINISHED")
+    assert len(finished) == 4 and set(finished.values()) == {1}, "every config FINISHED, none twice"
+    assert not [
+        r for r in after + all_runs(runs_dir, "sweep", store=uri, experiment=name) if r.info.status == "RUNNING"
+    ]
 
 
 def listening_beyond_loopback(group: int) -> list[str]:

@@ -6,6 +6,7 @@ from prism_experiments.config import ExperimentConfig
 from prism_experiments.harness.context import SweepContext
 from prism_experiments.harness.job import run_tags
 from prism_experiments.tracking.tags import (
+    CACHE_DIR_TAG,
     CONDITION_TAG,
     CONFIG_HASH_TAG,
     KIND_TAG,
@@ -37,3 +38,15 @@ def test_a_sweep_job_is_labelled_by_the_sweeps_varying_keys_and_linked_to_its_pa
     tags = run_tags(cfg, OVERRIDES, sweep, "abc123")
     assert tags[CONDITION_TAG] == f"{cfg.ranking.mode} n_agents=50"
     assert tags[SWEEP_ID_TAG] == "smoke-1234" and tags[PARENT_RUN_TAG] == "parent-run"
+
+
+def test_the_cache_a_run_used_is_its_node_own_when_prism_cache_dir_is_set(monkeypatch, tmp_path) -> None:
+    monkeypatch.delenv("PRISM_CACHE_DIR", raising=False)
+    cfg = ExperimentConfig.from_mapping({"paths": {"runs_dir": str(tmp_path / "runs")}})
+    assert run_tags(cfg, [], None, "abc")[CACHE_DIR_TAG] == str(tmp_path / "runs" / "cache")
+    # a worker node's own cache, read where the run runs (the config itself is unchanged)
+    monkeypatch.setenv("PRISM_CACHE_DIR", str(tmp_path / "node-2" / "cache"))
+    assert run_tags(cfg, [], None, "abc")[CACHE_DIR_TAG] == str(tmp_path / "node-2" / "cache")
+    # rag.cache_dir= is the explicit choice and wins
+    explicit = ExperimentConfig.from_mapping({"rag": {"cache_dir": str(tmp_path / "mine")}})
+    assert run_tags(explicit, [], None, "abc")[CACHE_DIR_TAG] == str(tmp_path / "mine")

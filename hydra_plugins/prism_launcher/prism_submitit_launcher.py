@@ -11,12 +11,18 @@ submitit learns a SLURM job's state from `sacct` alone, which needs the cluster'
 (slurmdbd). On a cluster without one (`make slurm-local`, many small installations) `sacct` fails, a job
 that died without a result (`scancel`) stays UNKNOWN and the sweep would wait for it forever: there the
 state comes from `squeue` (`harness/slurm_local.py`, `SlurmStateWatcher`).
+
+A job over its time limit fails naming the limit (`hydra.launcher.timeout_min`), in its run and in the sweep's
+list: submitit's own reason reads only "timed-out too many times", and a killed job's only "state: TIMEOUT". It is
+not requeued (`max_num_timeout` 0): a seeded run that timed out would time out again.
 """
 
 import logging
+import signal
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 from hydra.core.config_store import ConfigStore
@@ -51,11 +57,40 @@ ConfigStore.instance().store(
 )
 
 
+class JobTimeLimit(Exception):
+    """The scheduler's warning that a job reached its time limit; the run ends FAILED with this reason."""
+
+
+def time_limit_reason(timeout_min: object) -> str:
+    return f"over its time limit, hydra.launcher.timeout_min={timeout_min} (raise it, or split the sweep)"
+
+
+def name_the_time_limit(timeout_min: object) -> None:
+    """Wrap submitit's handler of the scheduler's warning signal (SIGUSR2): a timed-out job that is not requeued
+    raises JobTimeLimit naming its limit instead of submitit's "Job not requeued because: timed-out ..."."""
+    from submitit.core.utils import UncompletedJobError
+
+    submitits = signal.getsignal(signal.SIGUSR2)
+    if not callable(submitits):
+        return
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        try:
+            submitits(signum, frame)
+        except UncompletedJobError as error:
+            if "timed-out" not in str(error):
+                raise
+            raise JobTimeLimit(time_limit_reason(timeout_min)) from None
+
+    signal.signal(signal.SIGUSR2, handler)
+
+
 class _PrismSubmitit(BaseSubmititLauncher):
     def __call__(
         self, sweep_overrides: list[str], job_dir_key: str, job_num: int, job_id: str, singleton_state: dict[type, Any]
     ) -> JobReturn:
         """In the submitted job: the stock body, through the same never-raising wrapper as joblib's workers."""
+        name_the_time_limit(self.params.get("timeout_min"))
         return run_safely(
             job_num,
             sweep_overrides,
@@ -88,6 +123,8 @@ class _PrismSubmitit(BaseSubmititLauncher):
             except Exception as error:  # the job's process died before it returned
                 # submitit's first two lines name the job and its state (CANCELLED, TIMEOUT, ...)
                 reason = " ".join(str(error).strip().splitlines()[:2]) or type(error).__name__
+                if "TIMEOUT" in reason:  # killed at the limit before its warning signal was handled
+                    reason = f"{time_limit_reason(self.params.get('timeout_min'))}; {reason}"
                 log.error("job %d: its submitit job %s died (%s)", index, job.job_id, reason)
                 jobs_left_after_worker_death(sweep_dir, [index])
                 returns[index] = _died(index)

@@ -38,6 +38,7 @@ from prism_experiments.tracking.provenance import git_commit, package_versions
 from prism_experiments.tracking.run_logger import log_files, log_metric_entries, log_metrics, log_params, set_tags
 from prism_experiments.tracking.store import client_for, ensure_experiment, resolve_tracking_uri
 from prism_experiments.tracking.tags import (
+    CACHE_DIR_TAG,
     CONDITION_TAG,
     CONFIG_HASH_TAG,
     ERROR_TAG,
@@ -113,6 +114,7 @@ def run_tags(
         CONFIG_HASH_TAG: digest,
         GIT_COMMIT_TAG: git_commit(),
         OVERRIDES_TAG: " ".join(overrides),
+        CACHE_DIR_TAG: str(cfg.cache_dir),
     }
     tags |= {f"{VERSION_TAG_PREFIX}{name}": version for name, version in package_versions().items()}
     if sweep is not None and sweep.parent_run_id:

@@ -8,6 +8,11 @@ from failures measured against Ray 2.60 (docs/cluster.md "A Ray cluster"):
 - `--node-ip-address=127.0.0.1` alone still listens on every interface and makes clients dial the
   machine's external address: `RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0` (both sides) keeps Ray on loopback;
 - no dashboard, no usage statistics.
+
+`add-node` joins a worker node to that head (`ray start --address`, 127.0.0.1, its own session), as a second
+machine would: its state under `<runs_dir>/ray-head/nodes/<n>/` and an embedding cache of its own there, seeded
+by copying the shared one (`$PRISM_CACHE_DIR` in its workers' environment; docs/cluster.md "Shared caches").
+`stop` stops the nodes first, then the head.
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ from prism_experiments.processes import process_alive, stop_process_group
 
 STATE_FILE = "state.json"
 TOKEN_FILE = "auth_token"
+NODES_DIR = "nodes"
 
 
 class RayHeadError(DaemonError):
@@ -56,6 +62,16 @@ class RayHeadState:
             "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0",
             "RAY_USAGE_STATS_ENABLED": "0",
         }
+
+
+@dataclass(frozen=True)
+class RayNodeState:
+    """A worker node `add-node` joined to the head: its `ray start` PID, CPUs and own cache directory."""
+
+    pid: int
+    num_cpus: int
+    cache_dir: str
+    head_address: str
 
 
 def state_dir(runs_dir: Path) -> Path:
@@ -141,8 +157,77 @@ def start_head(
     return state
 
 
+def node_state_file(node_home: Path) -> StateFile[RayNodeState]:
+    return StateFile(node_home / STATE_FILE, RayNodeState)
+
+
+def node_homes(home: Path) -> list[Path]:
+    """The node directories of the head in `home`, in the order they were added."""
+    nodes = home / NODES_DIR
+    found = [path for path in nodes.iterdir() if path.name.isdigit()] if nodes.is_dir() else []
+    return sorted(found, key=lambda path: int(path.name))
+
+
+def add_node(home: Path, num_cpus: int = 1, seed_cache: Path | None = None, timeout_s: float = 120) -> RayNodeState:
+    """Join a worker node to the head recorded in `home` (on 127.0.0.1), with its own cache directory seeded by
+    copying `seed_cache` (the shared cache; none: an empty one); RayHeadError when there is no head or the node
+    does not come up within `timeout_s`."""
+    head = state_file(home).read()
+    if head is None or not process_alive(head.pid):
+        raise RayHeadError(f"no Ray head running under {home} (make ray-head)")
+    homes = node_homes(home)
+    node_home = home / NODES_DIR / str(int(homes[-1].name) + 1 if homes else 1)
+    cache = node_home / "cache"
+    if seed_cache is not None and (seed_cache / "embeddings").is_dir():
+        shutil.copytree(seed_cache / "embeddings", cache / "embeddings", ignore=shutil.ignore_patterns("*.lock"))
+    cache.mkdir(parents=True, exist_ok=True)
+    # a joining node must see multi-node clusters enabled (the head's loopback setting refuses them); its own
+    # addresses stay on loopback through --node-ip-address
+    env = os.environ | head.client_env() | {"PRISM_CACHE_DIR": str(cache), "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "1"}
+    env.pop("RAY_ADDRESS")
+    command = [
+        sys.executable,
+        "-m",
+        "prism_experiments.harness.ray_loopback_node",
+        "start",
+        "--address",
+        head.address,
+        "--block",
+        "--num-cpus",
+        str(num_cpus),
+        "--node-ip-address",
+        "127.0.0.1",
+        "--disable-usage-stats",
+    ]
+    log_path = node_home / "ray-node.log"
+    process = start_in_session(command, log_path, env)
+    try:
+        wait_until(
+            lambda: "Ray runtime started" in log_path.read_text(errors="replace"),
+            process,
+            timeout_s,
+            f"ray start --address {head.address} (a worker node)",
+            log_path,
+        )
+    except DaemonError as error:
+        stop_process_group(process.pid)
+        raise RayHeadError(str(error)) from None
+    state = RayNodeState(process.pid, num_cpus, str(cache), head.address)
+    node_state_file(node_home).write(state)
+    return state
+
+
+def stop_node(node_home: Path) -> bool:
+    """Stop the worker node recorded in `node_home` by its PID (its raylet and workers with it)."""
+    return node_state_file(node_home).stop(lambda state: stop_process_group(state.pid, timeout_s=60))
+
+
 def stop_head(home: Path) -> bool:
-    """Stop the head recorded in `home` and everything it started, by its PID; False if none was recorded."""
+    """Stop the head recorded in `home`, its worker nodes first, and everything they started, by their PIDs;
+    False if no head was recorded."""
+    for node_home in node_homes(home):
+        stop_node(node_home)
+        shutil.rmtree(node_home, ignore_errors=True)
     # Ray's graceful shutdown takes 10-15 s
     return state_file(home).stop(lambda state: stop_process_group(state.pid, timeout_s=60))
 
@@ -159,9 +244,11 @@ def export_line(state: RayHeadState) -> str:
 def main(argv: list[str] | None = None) -> int:
     def options(parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--port", type=int, default=6379, help="the head's GCS port (127.0.0.1)")
-        parser.add_argument("--num-cpus", type=int, default=None, help="CPUs the head offers (default: all)")
+        parser.add_argument(
+            "--num-cpus", type=int, default=None, help="CPUs the head (or the added node: 1) offers (default: all)"
+        )
 
-    return run_daemon_cli("ray-head", __doc__ or "", ["start", "stop", "env"], argv, options, _act)
+    return run_daemon_cli("ray-head", __doc__ or "", ["start", "add-node", "stop", "env"], argv, options, _act)
 
 
 def _act(action: str, args: argparse.Namespace, runs_dir: Path) -> int:
@@ -171,6 +258,13 @@ def _act(action: str, args: argparse.Namespace, runs_dir: Path) -> int:
         print(f"  {export_line(state)}")
         print('  make sweep EXPERIMENT=smoke ARGS="hydra/launcher=prism_ray"')
         print("  make ray-head-stop   stops it")
+    elif action == "add-node":
+        from prism_experiments.locations import cache_dir
+
+        node = add_node(state_dir(runs_dir), num_cpus=args.num_cpus or 1, seed_cache=cache_dir(runs_dir))
+        print(f"Ray worker node joined {node.head_address} ({node.num_cpus} CPUs, pid {node.pid})")
+        print(f"  its embedding cache: {node.cache_dir} (a copy of the shared one)")
+        print("  make ray-head-stop   stops it with the head")
     elif action == "stop":
         print("stopped" if stop(runs_dir) else f"no Ray head recorded under {state_dir(runs_dir)}")
     else:

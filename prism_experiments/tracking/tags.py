@@ -21,6 +21,8 @@ COMPARED_RUNS_TAG = "prism.compared_runs"
 PID_TAG = "prism.pid"
 HOST_TAG = "prism.host"
 HEARTBEAT_TAG = "prism.heartbeat"
+#: The embedding (and LLM answer) cache the run read and wrote: a node's own on a cluster ($PRISM_CACHE_DIR).
+CACHE_DIR_TAG = "prism.cache_dir"
 #: The Hydra job number of a sweep's run (finds the run of a job whose process died).
 JOB_NUM_TAG = "prism.job_num"
 VERSION_TAG_PREFIX = "prism.version."
