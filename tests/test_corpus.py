@@ -43,7 +43,7 @@ from prism_experiments.corpus.authoring import (
     reply_post,
     writers,
 )
-from prism_experiments.corpus.templates import text_pool
+from prism_experiments.corpus.templates import DEFAULT_TEXT_POOL_SIZE, text_pool
 from prism_experiments.domain import TOPIC_VOCABULARIES, TOPICS, Post
 
 UTC = UTC
@@ -181,8 +181,12 @@ def test_replies_cover_every_reply_archetype(corpus: list[Post]) -> None:
     assert set(archetypes) == set(REPLY_ARCHETYPES)
 
 
-def test_texts_are_almost_all_distinct(corpus: list[Post]) -> None:
-    assert len({post.text for post in corpus}) >= 0.99 * len(corpus)
+def test_composed_texts_are_almost_all_distinct_and_pooled_ones_still_varied(corpus: list[Post]) -> None:
+    composed = generate_corpus(SyntheticCorpusConfig(text_pool_size=0), seed=7)
+    assert len({post.text for post in composed}) >= 0.99 * len(composed)
+    # the default pool (400 per topic and kind): about 7 in 10 posts of a 5,000-post corpus have a text of their own
+    assert SyntheticCorpusConfig().text_pool_size == DEFAULT_TEXT_POOL_SIZE == 400
+    assert 0.6 * len(corpus) <= len({post.text for post in corpus}) <= 2 * len(TOPICS) * DEFAULT_TEXT_POOL_SIZE
 
 
 def test_posts_follow_their_authors_interests() -> None:
@@ -733,7 +737,7 @@ def test_pooled_corpora_of_every_seed_draw_their_texts_from_one_pool() -> None:
         for post in posts:  # each post's text from its own topic's pool, replies from the reply pool
             assert post.text in text_pool(post.topic, post.parent_id is not None, 0.3, 20)
     assert [p.text for p in first] != [p.text for p in second]  # seeds still pick differently
-    unpooled = generate_corpus(SyntheticCorpusConfig(n_posts=3000), 1)
+    unpooled = generate_corpus(SyntheticCorpusConfig(n_posts=3000, text_pool_size=0), 1)
     assert [(p.id, p.topic, p.timestamp, p.parent_id) for p in unpooled] == [
         (p.id, p.topic, p.timestamp, p.parent_id) for p in first
     ]  # only the texts change

@@ -208,3 +208,17 @@ def test_an_earlier_run_of_this_same_process_is_a_duplicate_not_a_claim_and_is_c
     assert live_holder(client, "1", "h1", "b-mine", now=NOW) is None
     assert close_own_duplicates(client, "1", "h1", "b-mine") == ["a-leftover"]
     assert client.terminated == {"a-leftover": "KILLED"} and "duplicate of run b-mine" in leftover.tags[ERROR_TAG]
+
+
+def test_a_dead_earlier_attempt_of_a_requeued_job_is_closed_and_a_live_later_run_is_left_alone() -> None:
+    """SLURM requeued the job: the killed attempt's run stays RUNNING with a dead pid until the new attempt
+    closes it; a live run of another process (which will give way to this one) is not touched."""
+    dead = {PID_TAG: str(_dead_pid()), HOST_TAG: this_host(), HEARTBEAT_TAG: f"{NOW:.0f}", CONFIG_HASH_TAG: "h1"}
+    killed_attempt = FakeRun("a-first-attempt", dead, 1000)
+    mine = FakeRun("b-mine", liveness_tags(NOW) | {CONFIG_HASH_TAG: "h1"}, 2000)
+    later_live = FakeRun("c-later", another_live_process(NOW) | {CONFIG_HASH_TAG: "h1"}, 3000)
+    client = FakeClient([killed_attempt, mine, later_live])
+    assert live_holder(client, "1", "h1", "b-mine", now=NOW) is None
+    assert close_own_duplicates(client, "1", "h1", "b-mine", now=NOW) == ["a-first-attempt"]
+    assert client.terminated == {"a-first-attempt": "KILLED"}
+    assert "an earlier attempt of this job" in killed_attempt.tags[ERROR_TAG]

@@ -202,7 +202,7 @@ def test_a_server_dying_mid_run_fails_it_and_the_rerun_asks_only_what_was_not_an
                             "backend": "openai",
                             "base_url": url,
                             "model": "smollm2-135m-instruct",
-                            "max_new_tokens": 96,
+                            "max_new_tokens": 64,
                             "max_text_chars": 60,
                             "concurrency": 1,
                             "max_retries": 1,

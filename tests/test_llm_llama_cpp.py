@@ -159,12 +159,13 @@ def packaged() -> Path:
 @pytest.fixture(scope="module")
 def alone(packaged: Path) -> LlamaCppChatModel:
     """One prompt per call, whole prompts decoded: the reference answers."""
-    return LlamaCppChatModel(LlamaCppLLMConfig(batch_size=1, reuse_prefix=False))
+    return LlamaCppChatModel(LlamaCppLLMConfig(batch_size=1, reuse_prefix=False, threads=1))
 
 
 @pytest.fixture(scope="module")
 def batched(packaged: Path) -> LlamaCppChatModel:
-    return LlamaCppChatModel(LlamaCppLLMConfig(batch_size=4))
+    # 1 thread: tests run beside other tests' processes, and llama.cpp's threads spin while they wait for a core
+    return LlamaCppChatModel(LlamaCppLLMConfig(batch_size=4, threads=1))
 
 
 @pytest.fixture(scope="module")
@@ -225,7 +226,7 @@ def test_batches_and_prefix_reuse_give_the_answers_of_whole_prompts_alone(
 def test_prompts_asked_one_at_a_time_share_the_prefix_too(
     packaged: Path, greedy_requests: list[ChatRequest], reference: list[ChatResponse]
 ) -> None:
-    single = LlamaCppChatModel(LlamaCppLLMConfig(batch_size=1))
+    single = LlamaCppChatModel(LlamaCppLLMConfig(batch_size=1, threads=1))
     assert texts(single.complete_many(greedy_requests[:2])) == texts(reference[:2])
     assert len(single._prefix) > 60
 

@@ -35,7 +35,7 @@ def llm_config(tmp: Path, cache_dir: Path, ranking: dict) -> ExperimentConfig:
                         "max_new_tokens": 64,
                         "max_text_chars": 60,
                         "batch_size": 5,
-                        "threads": 2,
+                        "threads": 1,
                         "cache_dir": str(tmp / "llm-cache"),
                     },
                 },

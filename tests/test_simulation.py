@@ -195,6 +195,8 @@ def test_the_starting_index_and_the_model_are_built_once_per_process(
     # the model encoded only texts it had never seen: the second run's new replies, not the corpus
     unseen = set(second.posts["text"]) - set(first.posts["text"])
     assert embedder.encoded_count - encoded <= len(unseen) < len(second.posts) // 10
+    # and the run says so: its texts_encoded figure counts exactly what it sent to the model
+    assert second.timings["texts_encoded"] == embedder.encoded_count - encoded
 
     # the second run started from pristine counters: the first run's engagement did not leak into it
     def start(r):

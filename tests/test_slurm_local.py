@@ -214,3 +214,34 @@ def test_a_job_over_its_time_limit_fails_naming_the_limit(
     (timed_out,) = all_runs(runs_dir, experiment=name)
     assert timed_out.info.status == "FAILED"
     assert "over its time limit, hydra.launcher.timeout_min=1" in timed_out.data.tags["prism.error"]
+
+
+def test_a_preempted_job_is_requeued_and_its_config_finishes_once(
+    slurm: slurm_local.SlurmLocalState, session_cache_dir: Path, tmp_path: Path
+) -> None:
+    runs_dir, name = tmp_path / "runs", "slurm_preempted"
+    args = ("-m", "experiment=smoke", "seed=0", "simulation.n_steps=300", f"experiment_name={name}")
+    sweep = subprocess.Popen(
+        command(*args, *SLURM, runs_dir=runs_dir, cache_dir=session_cache_dir),
+        cwd=ROOT,
+        env=environment() | slurm.client_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    with killed_if_left_running(sweep):
+        victim = cast(Run, wait_for_running_job(runs_dir, timeout=300, experiment=name))
+        # a job of the higher-priority partition that needs the whole node: SLURM preempts the running sweep jobs
+        urgent = ["sbatch", f"--partition={slurm_local.URGENT_PARTITION}", "--cpus-per-task=2", "--wrap", "sleep 1"]
+        subprocess.run(urgent, env=slurm_env(slurm), check=True, capture_output=True, cwd=tmp_path)
+        stdout, stderr = sweep.communicate(timeout=900)
+    output = stdout + stderr
+    assert sweep.returncode == 0, output[-3000:]
+    assert "sweep progress: 2/2 jobs done, 0 failed" in output, output[-3000:]
+    runs = all_runs(runs_dir, experiment=name)
+    assert not [r for r in runs if r.info.status == "RUNNING"], output[-3000:]
+    finished = Counter(r.data.tags["prism.config_hash"] for r in runs if r.info.status == "FINISHED")
+    assert len(finished) == 2 and set(finished.values()) == {1}, "each config FINISHED once"
+    preempted = [r for r in runs if r.info.status != "FINISHED"]
+    assert victim.info.run_id in {r.info.run_id for r in preempted}, "the running job was preempted"
+    assert all(r.info.status == "KILLED" for r in preempted), [r.data.tags.get("prism.error") for r in preempted]

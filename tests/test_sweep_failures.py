@@ -34,6 +34,18 @@ def test_runs_that_did_not_finish_and_jobs_without_a_run_are_listed(tmp_path: Pa
     ]
 
 
+def test_an_attempt_whose_config_finished_later_in_the_sweep_is_not_a_failure(tmp_path: Path) -> None:
+    preempted, requeued, other = (
+        fake_run(0, "KILLED", "KeyboardInterrupt: SIGTERM"),
+        fake_run(0, "FINISHED"),
+        fake_run(1, "KILLED"),
+    )
+    for run, digest in ((preempted, "aaa"), (requeued, "aaa"), (other, "bbb")):
+        run.data.tags["prism.config_hash"] = digest
+    outcomes = {0: JobRecord("FINISHED", "run0"), 1: None}
+    assert failure_lines([preempted, requeued, other], outcomes, tmp_path) == ["seed=1 -> KILLED: "]
+
+
 def test_an_unreachable_store_lists_from_the_outcome_files_alone(tmp_path: Path) -> None:
     outcomes = {0: JobRecord("FINISHED", "a"), 1: JobRecord("FAILED", None, "gone")}
     assert failure_lines(None, outcomes, tmp_path) == ["job 1 -> FAILED: gone"]
@@ -63,3 +75,15 @@ def test_error_line_names_the_innermost_cause() -> None:
 @pytest.mark.parametrize("status", ["SKIPPED", "FINISHED"])
 def test_a_job_that_ended_well_without_a_run_in_this_sweep_is_not_a_failure(tmp_path: Path, status: str) -> None:
     assert failure_lines([], {0: JobRecord(status, "earlier")}, tmp_path) == []
+
+
+def test_a_sweeps_texts_encoded_adds_the_pass_before_fan_out_to_its_runs() -> None:
+    from prism_experiments.harness.sweep_summary import log_texts_encoded
+
+    logged: dict[str, float] = {}
+    client = SimpleNamespace(log_metric=lambda run_id, key, value: logged.update({f"{run_id}/{key}": value}))
+    runs = [fake_run(0, "FINISHED"), fake_run(1, "FINISHED"), fake_run(2, "FAILED")]
+    runs[0].data.tags["prism.timing.texts_encoded"] = "120.000"
+    runs[1].data.tags["prism.timing.texts_encoded"] = "3.000"  # the third run ended before it could say
+    assert log_texts_encoded(client, "parent", 4000, runs) == 4123
+    assert logged == {"parent/texts_encoded": 4123}

@@ -22,7 +22,7 @@ from statistics import mean
 from prism_experiments.bench.context import BenchContext
 from prism_experiments.bench.hydra_runs import LoggedRun, new_runs, run_entry_point, simulation_runs
 from prism_experiments.bench.probe.log import read_probe
-from prism_experiments.bench.report import Figure, figure
+from prism_experiments.bench.report import Figure, Target, figure
 from prism_experiments.bench.sizes import Mode
 from prism_experiments.daemons import free_port
 from prism_experiments.locations import sqlite_tracking_uri
@@ -273,6 +273,16 @@ def cold_sweep_figures(work: Path, sizes: ClusterSizes) -> list[Figure]:
                 "s",
                 note=f"{sizes.cold_seeds} seeds x 4 modes, empty cache; {probe.encoded_texts} texts encoded, "
                 f"{probe.duplicate_encodes} twice",
+            ),
+            # a count, the same on every machine: the default text pool bounds it at 2 x 12 x 400 post texts
+            # however many seeds (53,448 at 10 seeds before the pool; docs/corpus.md "Text pools")
+            figure(
+                SECTION,
+                f"cluster.cold_ranking_modes_texts_encoded.{name}",
+                probe.encoded_texts,
+                "texts",
+                Target(op="<=", threshold=10_000),
+                note=f"{sizes.cold_seeds} seeds x 4 modes, empty cache",
             ),
         ]
     return figures

@@ -59,9 +59,12 @@ def bench_agents(n_agents: int) -> tuple[list[SocialAgent], DictSocialGraph]:
 
 
 def bench_corpus(n_posts: int, agents: list[SocialAgent]) -> list[Post]:
-    """`n_posts` synthetic posts authored by `agents` on their interests."""
+    """`n_posts` synthetic posts authored by `agents` on their interests, each text composed afresh (unpooled, as
+    the bench's figures have been measured since before text pools became the default)."""
     return generate_corpus(
-        SyntheticCorpusConfig(n_posts=n_posts), BENCH_SEED, authors={agent.id: agent.interests for agent in agents}
+        SyntheticCorpusConfig(n_posts=n_posts, text_pool_size=0),
+        BENCH_SEED,
+        authors={agent.id: agent.interests for agent in agents},
     )
 
 

@@ -19,7 +19,11 @@ def distinct_texts(n: int, seed: int = TEXTS_SEED) -> list[str]:
     """`n` different realistic post texts from the synthetic generator."""
     size = n
     while True:
-        texts = list(dict.fromkeys(post.text for post in generate_corpus(SyntheticCorpusConfig(n_posts=size), seed)))
+        texts = list(
+            dict.fromkeys(
+                post.text for post in generate_corpus(SyntheticCorpusConfig(n_posts=size, text_pool_size=0), seed)
+            )
+        )
         if len(texts) >= n:
             return texts[:n]
         size *= 2

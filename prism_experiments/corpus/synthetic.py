@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from prism_experiments.corpus.formats import classify_tweet_format
 from prism_experiments.corpus.templates import (
     DEFAULT_HASHTAG_FRACTION,
+    DEFAULT_TEXT_POOL_SIZE,
     MEDIA_DRAWS,
     MEDIA_KINDS,
     TEXT_DRAWS,
@@ -78,10 +79,11 @@ class SyntheticCorpusConfig(BaseModel):
     media_type_weights: dict[str, float] = Field(default_factory=lambda: {"image": 0.6, "video": 0.25, "gif": 0.15})
     hashtag_fraction: float = Field(default=DEFAULT_HASHTAG_FRACTION, ge=0.0, le=1.0)
     topics: tuple[str, ...] = Field(default=TOPICS, description="Topics of generated authors.")
-    #: 0: every text composed from the templates afresh; N > 0: texts (and the run's new posts and
-    #: replies) drawn from a fixed pool of N texts per topic, shared by every seed, so that a
-    #: million-post corpus is embedded once (docs/corpus.md "Text pools")
-    text_pool_size: int = Field(default=0, ge=0)
+    #: N > 0: texts (and the run's new posts and replies) drawn from a fixed pool of N texts per topic and as
+    #: many replies, shared by every seed, so that at most 2 x 12 x N texts are ever embedded (9,600 at 400:
+    #: a cold 10-seed sweep embeds each once); 0: every text composed from the templates afresh
+    #: (docs/corpus.md "Text pools")
+    text_pool_size: int = Field(default=DEFAULT_TEXT_POOL_SIZE, ge=0)
 
     @field_validator("reference_time")
     @classmethod

@@ -30,6 +30,10 @@ MEDIA_DRAWS = 2
 MEDIA_KINDS: tuple[MediaType, ...] = ("image", "video", "gif")
 #: Seed of every text pool (`text_pool`): fixed, so that corpora of every run seed draw from one pool.
 TEXT_POOL_SEED = 20261125
+#: Pooled texts per topic (and as many replies) by default: 2 x 12 x 400 = 9,600 texts are all a cold 10-seed
+#: `ranking_modes` sweep can embed (53,448 unpooled); a 5,000-post corpus still has ~3,500 distinct texts, and
+#: a topic's ~350 root posts per corpus ~235 distinct ones (docs/corpus.md "Text pools")
+DEFAULT_TEXT_POOL_SIZE = 400
 
 # Slots: {entity} {entity2} (capitalised: {Entity} {Entity2}) {noun} {noun2} {action} {action2} {Action} {Action2}
 # {outcome} {people} {People} {n} {pct}. Templates avoid subject-verb agreement

@@ -19,6 +19,7 @@ from prism_experiments.processes import process_alive
 from prism_experiments.tracking.liveness import this_host
 from prism_experiments.tracking.store import client_for
 from prism_experiments.tracking.tags import (
+    CONFIG_HASH_TAG,
     ERROR_TAG,
     HOST_TAG,
     JOB_NUM_TAG,
@@ -70,13 +71,15 @@ def read_outcome(sweep_dir: Path, job_num: int) -> JobRecord | None:
 
 def failure_lines(children: list[Any] | None, outcomes: dict[int, JobRecord | None], sweep_dir: Path) -> list[str]:
     """One line per failed job of a sweep: its runs that did not FINISH (`children`, None when the store is
-    unreachable), then the jobs with no run in the store whose outcome is FAILED or missing."""
+    unreachable), then the jobs with no run in the store whose outcome is FAILED or missing. A run whose config
+    FINISHED in a later attempt of the same sweep (a job the scheduler preempted and requeued) is not a failure."""
     lines, with_runs = [], set()
+    finished = {run.data.tags.get(CONFIG_HASH_TAG) for run in children or [] if run.info.status == "FINISHED"}
     for run in children or []:
         tags = run.data.tags
         if tags.get(JOB_NUM_TAG, "").isdigit():
             with_runs.add(int(tags[JOB_NUM_TAG]))
-        if run.info.status != "FINISHED":
+        if run.info.status != "FINISHED" and not (tags.get(CONFIG_HASH_TAG) and tags[CONFIG_HASH_TAG] in finished):
             lines.append(f"{tags.get(OVERRIDES_TAG, run.info.run_id)} -> {run.info.status}: {tags.get(ERROR_TAG, '')}")
     for num, outcome in sorted(outcomes.items()):
         if num in with_runs or (outcome is not None and outcome.status != "FAILED"):

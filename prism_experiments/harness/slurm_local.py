@@ -12,7 +12,9 @@ one machine"):
 - `SlurmdParameters=config_overrides`: the node is what slurm.conf says, whatever slurmd counts (sockets, cores);
 - no accounting database (slurmdbd needs MySQL): `sacct` does not work, and the launcher asks `squeue` instead;
 - `KillWait=10`: `scancel` sends SIGTERM, then SIGKILL 10 s later (the default is 30 s);
-- `CommunicationParameters=NoCtldInAddrAny,NoInAddrAny`: slurmctld, slurmd and srun listen on 127.0.0.1 only.
+- `CommunicationParameters=NoCtldInAddrAny,NoInAddrAny`: slurmctld, slurmd and srun listen on 127.0.0.1 only;
+- `PreemptType=preempt/partition_prio`, `PreemptMode=REQUEUE` and a second partition, `urgent` (higher
+  `PriorityTier`): a job sent there preempts sweep jobs, which SLURM requeues, as on a shared cluster.
 """
 
 from __future__ import annotations
@@ -49,6 +51,8 @@ log = logging.getLogger(__name__)
 STATE_FILE = "state.json"
 NODE = "localhost"
 PARTITION = "local"
+#: a higher-priority partition on the same node: its jobs preempt (requeue) the sweep jobs of PARTITION
+URGENT_PARTITION = "urgent"
 APT_INSTALL = "apt-get install -y slurm-wlm munge"
 #: the programs `start` runs, and the ones a sweep needs on its PATH
 DAEMONS = ("munged", "slurmctld", "slurmd")
@@ -152,12 +156,15 @@ def slurm_conf(home: Path, runtime: Path, ctld_port: int, slurmd_port: int, cpus
         "SlurmdParameters": "config_overrides",
         "KillWait": 10,
         "CommunicationParameters": "NoCtldInAddrAny,NoInAddrAny",
+        "PreemptType": "preempt/partition_prio",
+        "PreemptMode": "REQUEUE",
     }
     lines = ["# written by `make slurm-local` (prism_experiments/harness/slurm_local.py); rewritten at each start"]
     lines += [f"{key}={value}" for key, value in settings.items()]
     lines += [
         f"NodeName={NODE} NodeAddr=127.0.0.1 CPUs={cpus} RealMemory={node_memory_mb()} State=UNKNOWN",
-        f"PartitionName={PARTITION} Nodes={NODE} Default=YES MaxTime=INFINITE State=UP",
+        f"PartitionName={PARTITION} Nodes={NODE} Default=YES MaxTime=INFINITE State=UP PriorityTier=1",
+        f"PartitionName={URGENT_PARTITION} Nodes={NODE} MaxTime=INFINITE State=UP PriorityTier=2 PreemptMode=OFF",
     ]
     return "\n".join(lines) + "\n"
 

@@ -25,7 +25,7 @@ from prism_experiments.harness.context import SWEEP_FILE_ENV, SWEEP_FILE_NAME, S
 from prism_experiments.harness.job import find_finished_run
 from prism_experiments.harness.preflight import check_corpus_file, check_runs_dir, check_tracking_server
 from prism_experiments.harness.recovery import close_interrupted_jobs, failure_lines, read_outcome
-from prism_experiments.harness.sweep_summary import log_sweep_summary
+from prism_experiments.harness.sweep_summary import log_sweep_summary, log_texts_encoded
 from prism_experiments.harness.upfront_embedding import embed_starting_corpora
 from prism_experiments.tracking.errors import error_line
 from prism_experiments.tracking.experiment_note import sweep_note, write_sweep_note
@@ -106,10 +106,13 @@ def prepare_launcher(config: DictConfig, runs_dir: Path) -> None:
         prepare(config, runs_dir)
 
 
-def _embed_before_fanout(configs: list[ExperimentConfig]) -> None:
-    """The starting corpora embedded once before any job starts; a failure stops the sweep before any run exists."""
+def _embed_before_fanout(configs: list[ExperimentConfig]) -> int:
+    """The starting corpora embedded once before any job starts, and how many texts that encoded; a failure stops
+    the sweep before any run exists."""
     try:
-        embed_starting_corpora(configs, show_progress=any(cfg.simulation.show_progress for cfg in configs))
+        return embed_starting_corpora(
+            configs, show_progress=any(cfg.simulation.show_progress for cfg in configs)
+        ).encoded
     except Exception as exc:
         log.error("embedding the sweep's starting corpora failed before any job started: %s", error_line(exc))
         raise SystemExit(2) from None
@@ -123,6 +126,7 @@ class SweepCallback(Callback):
         self.context: SweepContext | None = None
         self.sweep_file: Path | None = None
         self.heartbeat: Heartbeat | None = None
+        self.encoded_before_fanout = 0
 
     def __getstate__(self) -> dict[str, Any]:
         """Hydra pickles its callbacks into every joblib job: the driver's heartbeat thread stays behind."""
@@ -176,7 +180,7 @@ class SweepCallback(Callback):
         if pending:
             prepare_launcher(config, first.paths.runs_dir)
         if pending and self.embed_before_fanout:
-            _embed_before_fanout([cfg for _, cfg in pending])
+            self.encoded_before_fanout = _embed_before_fanout([cfg for _, cfg in pending])
         varying = varying_override_keys(jobs)
         sweep_id = f"{first.experiment_name}-{uuid.uuid4().hex[:8]}"
         self.context = SweepContext(sweep_id, uri, experiment_id, None, varying, len(jobs), os.getpid())
@@ -264,6 +268,7 @@ class SweepCallback(Callback):
         if children is not None and context.parent_run_id is not None:
             try:
                 log_sweep_summary(client, context.parent_run_id, children)
+                log_texts_encoded(client, context.parent_run_id, self.encoded_before_fanout, children)
             except Exception as exc:
                 log.error(
                     "could not log the sweep summary to parent run %s (%s)", context.parent_run_id, error_line(exc)

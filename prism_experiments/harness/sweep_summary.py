@@ -3,18 +3,20 @@ per-condition means of the headline metrics (as MLflow table artifacts and CSVs)
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from prism_experiments.tracking.experiment_views import HEADLINE_METRICS
-from prism_experiments.tracking.tags import CONDITION_TAG
+from prism_experiments.tracking.tags import CONDITION_TAG, TIMING_TAG_PREFIX
 
 if TYPE_CHECKING:
     from mlflow.entities import Run
     from mlflow.tracking import MlflowClient
 
+log = logging.getLogger(__name__)
 STATUSES: tuple[str, ...] = ("FINISHED", "FAILED", "KILLED", "RUNNING")
 SUMMARY_DIR = "sweep"
 MEANS_TABLE = f"{SUMMARY_DIR}/condition_means.json"
@@ -55,3 +57,14 @@ def log_sweep_summary(client: MlflowClient, parent_run_id: str, runs: Sequence[R
     for row in counts.itertuples(index=False):
         client.log_metric(parent_run_id, f"children_{row.status.lower()}", row.runs)
     return means
+
+
+def log_texts_encoded(client: MlflowClient, parent_run_id: str, before_fanout: int, runs: Sequence[Run]) -> int:
+    """The texts the sweep sent to the embedding model (before fan-out, plus each run's `texts_encoded`), as the
+    parent's `texts_encoded` metric: a count of work that is the same on every machine, unlike a time."""
+    key = f"{TIMING_TAG_PREFIX}texts_encoded"
+    in_runs = sum(int(float(run.data.tags[key])) for run in runs if key in run.data.tags)
+    total = before_fanout + in_runs
+    client.log_metric(parent_run_id, "texts_encoded", total)
+    log.info("the sweep encoded %d texts (%d before fan-out, %d in its runs)", total, before_fanout, in_runs)
+    return total

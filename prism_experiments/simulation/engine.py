@@ -30,7 +30,7 @@ from prism_experiments.simulation.result import SimulationResult
 from prism_experiments.simulation.serving import ServedFeed, StochasticServer, build_server
 from prism_experiments.simulation.settings import EngineSettings, RunSettings
 from prism_experiments.simulation.starting_world import StartingWorld, build_starting_world
-from prism_experiments.simulation.stores import run_store
+from prism_experiments.simulation.stores import run_store, shared_embedder
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +46,10 @@ def run_simulation(
     timings["world_s"] = time.perf_counter() - started
     # peak memory so far at the end of each phase (where a big world's peak comes from: docs/bench.md)
     timings["world_peak_gb"] = peak_rss_bytes() / 1e9
+    # texts this run sent to the model (the rest came from the cache): a count that, unlike a time, is the same on
+    # every machine (docs/bench.md)
+    embedder = embedder or shared_embedder(cfg.rag.embedding_model, cfg.cache_dir)
+    encoded_before = embedder.encoded_count
     retriever = run_store(cfg.rag, cfg.cache_dir, world.corpus, embedder, show_progress=cfg.simulation.show_progress)
     try:
         graph = world.graph.copy()
@@ -86,6 +90,7 @@ def run_simulation(
         result = engine.run()
     finally:
         retriever.drop_collection()  # the run's fork; the shared starting index stays
+    timings["texts_encoded"] = float(embedder.encoded_count - encoded_before)
     result.timings = (
         timings | result.timings | {"total_s": time.perf_counter() - started, "steps_peak_gb": peak_rss_bytes() / 1e9}
     )

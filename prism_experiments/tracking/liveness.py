@@ -112,24 +112,34 @@ def live_holder(
     return None
 
 
-def close_own_duplicates(client: MlflowClient, experiment_id: str, digest: str, own_run_id: str) -> list[str]:
-    """Mark KILLED the other RUNNING runs of this config made by this very process, and return their ids.
+def close_own_duplicates(
+    client: MlflowClient, experiment_id: str, digest: str, own_run_id: str, *, now: float | None = None
+) -> list[str]:
+    """Mark KILLED the other RUNNING runs of this config that this run replaces, and return their ids: those made
+    by this very process, and those whose process is gone.
 
-    A process runs one job at a time, so such a run is a duplicate: MLflow's HTTP client retries a
-    `create_run` whose answer timed out (a paused server), and the server may have made both.
+    A process runs one job at a time, so a run of its own is a duplicate: MLflow's HTTP client retries a
+    `create_run` whose answer timed out (a paused server), and the server may have made both. A dead one is an
+    earlier attempt of this job: a scheduler that preempts and requeues a job (SLURM) starts it again from the
+    beginning, and the killed attempt could not close its run.
     """
-    duplicates = [
-        run.info.run_id
-        for run in _running_with_hash(client, experiment_id, digest)
-        if run.info.run_id != own_run_id and _this_process(run.data.tags)
-    ]
-    for run_id in duplicates:
-        client.set_tag(
-            run_id, ERROR_TAG, f"duplicate of run {own_run_id}: a create_run request retried after a timeout"
-        )
-        client.set_terminated(run_id, "KILLED")
-        log.warning("run %s KILLED: a duplicate of run %s (a retried create_run request)", run_id, own_run_id)
-    return duplicates
+    now = time.time() if now is None else now
+    closed = []
+    for run in _running_with_hash(client, experiment_id, digest):
+        if run.info.run_id == own_run_id:
+            continue
+        if _this_process(run.data.tags):
+            reason = f"duplicate of run {own_run_id}: a create_run request retried after a timeout"
+        else:
+            verdict = run_liveness(run.data.tags, run.info.start_time, now)
+            if verdict.alive:
+                continue
+            reason = f"an earlier attempt of this job ({verdict.reason}); run {own_run_id} runs it again"
+        client.set_tag(run.info.run_id, ERROR_TAG, reason)
+        client.set_terminated(run.info.run_id, "KILLED")
+        log.warning("run %s KILLED: %s", run.info.run_id, reason)
+        closed.append(run.info.run_id)
+    return closed
 
 
 def _running_with_hash(client: MlflowClient, experiment_id: str, digest: str) -> list[Run]:
