@@ -150,9 +150,12 @@ def test_learned_predictor_beats_a_constant_on_held_out_impressions_and_is_deter
 ) -> None:
     # world=uncalibrated: the predictor needs the impressions of the models' default activity. In the calibrated
     # world x2023 (median activity 0.024 instead of 0.1) 10 steps hold about half as many, and the learned
-    # predictor only ties the constant (log-loss 0.2633 against 0.2626, seed 0).
+    # predictor only ties the constant (log-loss 0.2633 against 0.2626, seed 0). Texts composed afresh: with
+    # the default pooled texts many posts share a vector, and at 10 steps it ties too (0.2465 against 0.2456;
+    # docs/ranking.md)
     args = (
         "world=uncalibrated",
+        "corpus.text_pool_size=0",
         "ranking=engagement",
         "ranking.predictor=learned",
         "simulation.n_steps=10",
