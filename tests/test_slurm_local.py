@@ -202,18 +202,20 @@ def test_a_job_over_its_time_limit_fails_naming_the_limit(
     slurm: slurm_local.SlurmLocalState, session_cache_dir: Path, tmp_path: Path
 ) -> None:
     runs_dir, name = tmp_path / "runs", "slurm_time_limit"
-    # one minute of SLURM time, the warning signal 45 s before it: a 20,000-step run cannot finish in that
-    limit = ("hydra.launcher.timeout_min=1", "hydra.launcher.signal_delay_s=45")
+    # three minutes of SLURM time, the warning signal 60 s before it, which SLURM may send up to 60 s early: so at
+    # 60-120 s, after the job's start-up (a signal before submitit's handler exists kills the job unnamed; seen
+    # with 1 min and 45 s under load); a 20,000-step run cannot finish in that
+    limit = ("hydra.launcher.timeout_min=3", "hydra.launcher.signal_delay_s=60")
     args = ("-m", "experiment=smoke", "seed=0", "ranking=random", "simulation.n_steps=20000", *limit)
     sweep = on_slurm(slurm, *args, f"experiment_name={name}", runs_dir=runs_dir, cache_dir=session_cache_dir)
     output = sweep.stdout + sweep.stderr
     assert sweep.returncode == 1, output[-3000:]
     assert "1 of 1 jobs failed" in output, output[-3000:]
     listed = [line for line in output.splitlines() if "ranking=random" in line and " -> FAILED: " in line]
-    assert len(listed) == 1 and "over its time limit, hydra.launcher.timeout_min=1" in listed[0], output[-3000:]
+    assert len(listed) == 1 and "over its time limit, hydra.launcher.timeout_min=3" in listed[0], output[-3000:]
     (timed_out,) = all_runs(runs_dir, experiment=name)
     assert timed_out.info.status == "FAILED"
-    assert "over its time limit, hydra.launcher.timeout_min=1" in timed_out.data.tags["prism.error"]
+    assert "over its time limit, hydra.launcher.timeout_min=3" in timed_out.data.tags["prism.error"]
 
 
 def test_a_preempted_job_is_requeued_and_its_config_finishes_once(
