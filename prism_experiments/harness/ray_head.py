@@ -181,8 +181,8 @@ def add_node(home: Path, num_cpus: int = 1, seed_cache: Path | None = None, time
     if seed_cache is not None and (seed_cache / "embeddings").is_dir():
         shutil.copytree(seed_cache / "embeddings", cache / "embeddings", ignore=shutil.ignore_patterns("*.lock"))
     cache.mkdir(parents=True, exist_ok=True)
-    # a joining node must see multi-node clusters enabled (the head's loopback setting refuses them); its own
-    # addresses stay on loopback through --node-ip-address
+    # a joining node must see multi-node clusters enabled (the head's loopback setting refuses them); it keeps
+    # 127.0.0.1 for itself and the head through ray_loopback_node, which stops Ray rewriting it
     env = os.environ | head.client_env() | {"PRISM_CACHE_DIR": str(cache), "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "1"}
     env.pop("RAY_ADDRESS")
     command = [
@@ -211,6 +211,7 @@ def add_node(home: Path, num_cpus: int = 1, seed_cache: Path | None = None, time
         )
     except DaemonError as error:
         stop_process_group(process.pid)
+        shutil.rmtree(cache, ignore_errors=True)  # the log stays, for the reason; `stop` removes the directory
         raise RayHeadError(str(error)) from None
     state = RayNodeState(process.pid, num_cpus, str(cache), head.address)
     node_state_file(node_home).write(state)
