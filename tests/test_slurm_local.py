@@ -75,6 +75,18 @@ def on_slurm(
     )
 
 
+def start_on_slurm(state: slurm_local.SlurmLocalState, *args: str, runs_dir: Path, cache_dir: Path) -> subprocess.Popen:
+    """`on_slurm`'s sweep, started in the background (a test acts on its jobs while it runs)."""
+    return subprocess.Popen(
+        command(*args, *SLURM, runs_dir=runs_dir, cache_dir=cache_dir),
+        cwd=ROOT,
+        env=environment() | state.client_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
 def process_environment(pid: int) -> dict[str, str]:
     """The environment a process started with (a SLURM job's carries its ids); empty once it is gone."""
     try:
@@ -149,14 +161,7 @@ def test_scancel_of_a_running_job_fails_only_it_and_the_next_sweep_runs_only_it(
 ) -> None:
     runs_dir, name = tmp_path / "runs", "slurm_scancel"
     args = (*LONG, f"experiment_name={name}")
-    sweep = subprocess.Popen(
-        command(*args, *SLURM, runs_dir=runs_dir, cache_dir=session_cache_dir),
-        cwd=ROOT,
-        env=environment() | slurm.client_env(),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    sweep = start_on_slurm(slurm, *args, runs_dir=runs_dir, cache_dir=session_cache_dir)
     with killed_if_left_running(sweep):
         victim = cast(Run, wait_for_running_job(runs_dir, timeout=300, experiment=name))
         job_env = process_environment(int(victim.data.tags["prism.pid"]))
@@ -223,14 +228,7 @@ def test_a_preempted_job_is_requeued_and_its_config_finishes_once(
 ) -> None:
     runs_dir, name = tmp_path / "runs", "slurm_preempted"
     args = ("-m", "experiment=smoke", "seed=0", "simulation.n_steps=300", f"experiment_name={name}")
-    sweep = subprocess.Popen(
-        command(*args, *SLURM, runs_dir=runs_dir, cache_dir=session_cache_dir),
-        cwd=ROOT,
-        env=environment() | slurm.client_env(),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    sweep = start_on_slurm(slurm, *args, runs_dir=runs_dir, cache_dir=session_cache_dir)
     with killed_if_left_running(sweep):
         victim = cast(Run, wait_for_running_job(runs_dir, timeout=300, experiment=name))
         # a job of the higher-priority partition that needs the whole node: SLURM preempts the running sweep jobs
