@@ -35,6 +35,7 @@ from prism_experiments.daemons import (
     start_in_session,
     wait_until,
 )
+from prism_experiments.locations import CACHE_DIR_ENV
 from prism_experiments.processes import process_alive, stop_process_group
 
 STATE_FILE = "state.json"
@@ -183,7 +184,7 @@ def add_node(home: Path, num_cpus: int = 1, seed_cache: Path | None = None, time
     cache.mkdir(parents=True, exist_ok=True)
     # a joining node must see multi-node clusters enabled (the head's loopback setting refuses them); it keeps
     # 127.0.0.1 for itself and the head through ray_loopback_node, which stops Ray rewriting it
-    env = os.environ | head.client_env() | {"PRISM_CACHE_DIR": str(cache), "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "1"}
+    env = os.environ | head.client_env() | {CACHE_DIR_ENV: str(cache), "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "1"}
     env.pop("RAY_ADDRESS")
     command = [
         sys.executable,

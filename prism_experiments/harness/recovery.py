@@ -74,12 +74,12 @@ def failure_lines(children: list[Any] | None, outcomes: dict[int, JobRecord | No
     unreachable), then the jobs with no run in the store whose outcome is FAILED or missing. A run whose config
     FINISHED in a later attempt of the same sweep (a job the scheduler preempted and requeued) is not a failure."""
     lines, with_runs = [], set()
-    finished = {run.data.tags.get(CONFIG_HASH_TAG) for run in children or [] if run.info.status == "FINISHED"}
+    finished = {run.data.tags.get(CONFIG_HASH_TAG) for run in children or [] if run.info.status == "FINISHED"} - {None}
     for run in children or []:
         tags = run.data.tags
         if tags.get(JOB_NUM_TAG, "").isdigit():
             with_runs.add(int(tags[JOB_NUM_TAG]))
-        if run.info.status != "FINISHED" and not (tags.get(CONFIG_HASH_TAG) and tags[CONFIG_HASH_TAG] in finished):
+        if run.info.status != "FINISHED" and tags.get(CONFIG_HASH_TAG) not in finished:
             lines.append(f"{tags.get(OVERRIDES_TAG, run.info.run_id)} -> {run.info.status}: {tags.get(ERROR_TAG, '')}")
     for num, outcome in sorted(outcomes.items()):
         if num in with_runs or (outcome is not None and outcome.status != "FAILED"):
