@@ -111,14 +111,9 @@ LAUNCHERS: dict[str, tuple[str, ...]] = {
 
 def descendants(pid: int) -> list[int]:
     """Every process below `pid` (children, their children, ...), from /proc."""
-    from prism_experiments.processes import child_pids
+    from prism_experiments.processes import descendant_pids
 
-    found, frontier = [], [pid]
-    while frontier:
-        children = child_pids(frontier.pop())
-        found += children
-        frontier += children
-    return found
+    return descendant_pids(pid)
 
 
 def command(*args: str, runs_dir: Path, cache_dir: Path) -> list[str]:

@@ -18,12 +18,15 @@ not requeued (`max_num_timeout` 0): a seeded run that timed out would time out a
 """
 
 import logging
+import os
 import signal
+import subprocess
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hydra.core.config_store import ConfigStore
 from hydra.core.singleton import Singleton
@@ -33,6 +36,9 @@ from hydra_plugins.hydra_submitit_launcher.submitit_launcher import BaseSubmitit
 from omegaconf import OmegaConf
 
 from hydra_plugins.prism_launcher.prism_joblib_launcher import _died, run_safely
+
+if TYPE_CHECKING:
+    from prism_experiments.harness.progress import SweepProgress
 
 log = logging.getLogger(__name__)
 #: seconds between polls of the jobs' states (submitit's default, 10 s, would delay every progress line)
@@ -85,6 +91,35 @@ def name_the_time_limit(timeout_min: object) -> None:
     signal.signal(signal.SIGUSR2, handler)
 
 
+def stop_local_jobs(jobs: Sequence[Any], grace_s: float = 10.0, killed_wait_s: float = 10.0) -> None:
+    """After the driver was interrupted (it passed the signal on to the jobs' controllers): give each local job
+    `grace_s` to close its run and exit, then SIGKILL the job processes left, so their controllers end too.
+
+    A job that has not reached its function yet ignores SIGTERM (submitit's handler only logs it), and would
+    otherwise open its run after the driver is gone and leave it RUNNING; the driver marks what it left.
+    The job processes are killed rather than the controllers interrupted: a controller prints a traceback
+    on SIGINT (submitit's LocalJob.cancel)."""
+    from prism_experiments.processes import child_pids
+
+    controllers = [job._process for job in jobs if isinstance(getattr(job, "_process", None), subprocess.Popen)]
+    deadline = time.monotonic() + grace_s
+    while any(process.poll() is None for process in controllers) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    left = [process for process in controllers if process.poll() is None]
+    for process in left:
+        for task in child_pids(process.pid):
+            try:
+                os.kill(task, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+    deadline = time.monotonic() + killed_wait_s
+    for process in left:
+        try:
+            process.wait(timeout=max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            log.warning("submitit controller %s did not stop; its job's run is reaped by the next sweep", process.pid)
+
+
 class _PrismSubmitit(BaseSubmititLauncher):
     def __call__(
         self, sweep_overrides: list[str], job_dir_key: str, job_num: int, job_id: str, singleton_state: dict[type, Any]
@@ -100,10 +135,7 @@ class _PrismSubmitit(BaseSubmititLauncher):
         )
 
     def launch(self, job_overrides: Sequence[Sequence[str]], initial_job_idx: int) -> Sequence[JobReturn]:
-        import submitit
-
         from prism_experiments.harness.progress import SweepProgress
-        from prism_experiments.harness.recovery import jobs_left_after_worker_death, read_outcome
         from prism_experiments.harness.slurm_local import SlurmStateWatcher
 
         assert self.config is not None
@@ -115,6 +147,22 @@ class _PrismSubmitit(BaseSubmititLauncher):
                 job.watcher = watcher  # this sweep's jobs only (submitit's own is a class attribute)
         index_of = {job.job_id: initial_job_idx + offset for offset, job in enumerate(jobs)}
         progress = SweepProgress(len(jobs), log.info)
+        try:
+            returns = self._collect(jobs, index_of, progress, sweep_dir)
+        except KeyboardInterrupt:
+            if self._EXECUTOR == "local":  # SLURM's jobs are batch jobs: they finish their runs
+                stop_local_jobs(jobs)
+            raise
+        return [returns[initial_job_idx + offset] for offset in range(len(jobs))]
+
+    def _collect(
+        self, jobs: list[Any], index_of: dict[str, int], progress: "SweepProgress", sweep_dir: Path
+    ) -> dict[int, JobReturn]:
+        """Each job's return as it finishes; a job whose process died is marked FAILED and listed."""
+        import submitit
+
+        from prism_experiments.harness.recovery import jobs_left_after_worker_death, read_outcome
+
         returns: dict[int, JobReturn] = {}
         for job in submitit.helpers.as_completed(jobs, poll_frequency=POLL_SECONDS):
             index = index_of[job.job_id]
@@ -130,7 +178,7 @@ class _PrismSubmitit(BaseSubmititLauncher):
                 returns[index] = _died(index)
             outcome = read_outcome(sweep_dir, index)
             progress.finished(failed=outcome is None or outcome.status == "FAILED")
-        return [returns[initial_job_idx + offset] for offset in range(len(jobs))]
+        return returns
 
     def _submit(self, job_overrides: Sequence[Sequence[str]], initial_job_idx: int, sweep_dir: Path) -> list[Any]:
         """The stock launcher's submission (hydra-submitit-launcher 1.2.0, `launch`), without its collection."""
