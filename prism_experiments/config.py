@@ -96,6 +96,34 @@ class TrackingConfig(BaseModel):
         return self
 
 
+class WorldConfig(BaseModel):
+    """Which calibrated world a run uses and the population size it was fitted at (set by its world file)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(min_length=1)
+    #: agents.n_agents of the calibration runs; the fitted values may not hold far from it
+    fitted_n_agents: int = Field(ge=1)
+
+
+#: a run whose population is more than this factor from its world's fitted size gets a warning
+WORLD_SIZE_FACTOR = 2.0
+
+
+def world_size_warning(world: WorldConfig | None, n_agents: int) -> str | None:
+    """One line when `n_agents` is more than WORLD_SIZE_FACTOR times off the size `world` was fitted at."""
+    if world is None:
+        return None
+    ratio = n_agents / world.fitted_n_agents
+    if 1.0 / WORLD_SIZE_FACTOR <= ratio <= WORLD_SIZE_FACTOR:
+        return None
+    return (
+        f"world={world.name} was fitted at agents.n_agents={world.fitted_n_agents}; this run has {n_agents} "
+        f"({ratio:.3g}x): its calibrated values may not hold at this size "
+        f"(fit one with prism-calibrate --n-agents {n_agents})"
+    )
+
+
 class ExperimentConfig(BaseModel):
     """One run: every group of `conf/`, plus the seed and the experiment's name."""
 
@@ -111,6 +139,8 @@ class ExperimentConfig(BaseModel):
     agents: DecidingAgentsConfig = Field(default_factory=DecidingAgentsConfig)
     network: NetworkConfig = Field(default_factory=NetworkConfig)
     ranking: RankingConfig = Field(default_factory=lambda: ranking_config(DEFAULT_MODE))
+    #: the calibrated world's name and fitted size (conf/world/); null for the uncalibrated model
+    world: WorldConfig | None = None
     #: null: today's deterministic feed; else a stochastic policy logging propensities (conf/serving/, docs/ope.md)
     serving: ServingConfig | None = None
     simulation: SimulationConfig = Field(default_factory=SimulationConfig)

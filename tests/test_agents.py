@@ -19,6 +19,7 @@ from prism_experiments.agents import (
     generate_population,
     topic_popularity,
 )
+from prism_experiments.agents.population import reply_talkativeness_offset
 from prism_experiments.locations import CONFIG_DIR
 
 TOPICS = (
@@ -318,3 +319,22 @@ def test_ten_thousand_agents_are_generated() -> None:
     assert len({a.id for a in agents}) == 10_000
     assert agents[-1].id == "agent_9999"
     assert math.isclose(sum(agents[123].archetype_weights.values()), 1.0, abs_tol=1e-9)
+
+
+def test_reply_talkativeness_offset_is_the_log_post_rate_ratio_times_the_elasticity() -> None:
+    # Beta(1, 4): mean post rate 0.2; an agent at 0.4 gets 1.5 * log 2 on its reply logit, one at 0.1 -1.5 * log 2
+    config = AgentsConfig(post_rate_alpha=1.0, post_rate_beta=4.0, reply_post_rate_elasticity=1.5)
+    offsets = reply_talkativeness_offset(np.array([0.4, 0.2, 0.1, 0.0]), config)
+    assert offsets[:3] == pytest.approx([1.5 * math.log(2), 0.0, -1.5 * math.log(2)])
+    assert np.isfinite(offsets[3]) and offsets[3] < -900  # a post rate of 0: never -inf
+
+
+def test_replies_follow_the_post_rate_only_when_the_elasticity_is_set() -> None:
+    topics = ["a", "b", "c"]
+    plain = generate_population(AgentsConfig(n_agents=50), topics, 3)
+    coupled = generate_population(AgentsConfig(n_agents=50, reply_post_rate_elasticity=1.0), topics, 3)
+    assert [a.like_bias for a in plain] == [a.like_bias for a in coupled]
+    assert [a.post_rate for a in plain] == [a.post_rate for a in coupled]
+    mean = 0.8 / (0.8 + 4.0)
+    expected = [a.reply_bias + math.log(a.post_rate / mean) for a in plain]
+    assert [a.reply_bias for a in coupled] == pytest.approx(expected)

@@ -17,7 +17,15 @@ from prism_experiments.calibration.objective import (
 )
 from prism_experiments.calibration.report import fit_table, mean_ci, to_markdown
 from prism_experiments.calibration.targets import Target
-from prism_experiments.metrics.moments import author_top_share, never_reshared_share, top_share
+from prism_experiments.metrics.cascades import cascade_table
+from prism_experiments.metrics.moments import (
+    author_top_share,
+    large_cascade_virality,
+    never_reshared_share,
+    share_reaching,
+    shown_original_cascade_sizes,
+    top_share,
+)
 
 SOURCE = {"citation": "c", "locator": "l", "statement": "s"}
 
@@ -93,3 +101,25 @@ def test_never_reshared_share_over_shown_originals() -> None:
     exposures = pd.DataFrame({"post_id": ["p1", "p2", "r1", "p1"]})  # p3 never shown, r1 a reply
     engagements = pd.DataFrame({"post_id": ["p1", "p2"], "action": ["reshare", "like"]})
     assert never_reshared_share(posts, exposures, engagements) == pytest.approx(0.5)
+
+
+def test_cascade_shape_moments_by_hand() -> None:
+    """Four shown originals: p1 reaches 10 accounts as a star (author + 9), p2 a chain of 3, p3 and p4 are never
+    reshared; p5 is not shown and a reply does not count. Star of 10: virality 2 * 9 / 10 = 1.8."""
+    star = [("p1", "a", f"u{i}", 1) for i in range(9)]
+    chain = [("p2", "b", "c", 1), ("p2", "c", "d", 2)]
+    edges = pd.DataFrame(star + chain, columns=["root_post_id", "parent_id", "child_id", "step"])
+    cascades = cascade_table(edges)
+    posts = pd.DataFrame(
+        {"post_id": ["p1", "p2", "p3", "p4", "p5", "r1"], "parent_id": [None, None, None, None, None, "p1"]}
+    )
+    exposures = pd.DataFrame({"post_id": ["p1", "p2", "p3", "p4", "r1", "p1"]})
+    sizes = shown_original_cascade_sizes(posts, exposures, cascades)
+    assert sorted(sizes.tolist()) == [1, 1, 3, 10]
+    assert share_reaching(sizes, 10) == pytest.approx(0.25)
+    assert share_reaching(sizes, 3) == pytest.approx(0.5)
+    assert share_reaching(sizes, 100) == 0.0
+    assert large_cascade_virality(cascades, min_size=10) == pytest.approx(1.8)
+    assert large_cascade_virality(cascades, min_size=3) == pytest.approx((1.8 + 4 / 3) / 2)  # chain of 3: (3+1)/3
+    assert math.isnan(large_cascade_virality(cascades, min_size=100))
+    assert math.isnan(share_reaching(shown_original_cascade_sizes(posts, exposures.iloc[:0], cascades), 10))

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import optuna
 import pytest
+import yaml
 
 from prism_experiments.calibration.search import CalibrationSettings, run_calibration, world_yaml
 from prism_experiments.calibration.targets import parse_targets
@@ -64,7 +65,15 @@ def test_loop_improves_is_deterministic_and_logs_child_runs(tmp_path: Path, sess
 
     resumed = run_calibration(settings(tmp_path / "a", session_cache_dir, n_trials=1))  # same study name
     assert resumed.n_complete == 5
-    assert "# @package _global_" in world_yaml(first.best_params, ["h"])
+    world = world_yaml(first.best_params, ["h"], "tiny", 30)
+    assert world.startswith("# @package _global_\n# h\n")
+    assert yaml.safe_load(world)["world"] == {"name": "tiny", "fitted_n_agents": 30}
+
+
+def test_a_world_is_fitted_at_the_stated_population_size(tmp_path: Path, session_cache_dir: Path) -> None:
+    result = run_calibration(settings(tmp_path, session_cache_dir, n_trials=2, n_agents=12))
+    children = runs_of(tmp_path, CALIBRATION_TRIAL_KIND)
+    assert result.n_complete == 2 and {c.data.params["agents.n_agents"] for c in children} == {"12"}
 
 
 def test_failed_trials_are_marked_failed_never_running(tmp_path: Path, session_cache_dir: Path) -> None:

@@ -8,7 +8,7 @@ import pytest
 from omegaconf import OmegaConf
 from pydantic import BaseModel
 
-from prism_experiments.config import ExperimentConfig, TrackingConfig
+from prism_experiments.config import ExperimentConfig, TrackingConfig, WorldConfig, world_size_warning
 from prism_experiments.config_schema import (
     REGENERATE,
     SCHEMA_DIR,
@@ -50,7 +50,7 @@ def test_each_base_loads_to_its_models_defaults(path: str) -> None:
     assert isinstance(data, dict)
     defaults = ExperimentConfig().model_dump(mode="json")
     if path == "root.yaml":
-        assert data == {key: defaults[key] for key in ("seed", "experiment_name", "arm", "serving")}
+        assert data == {key: defaults[key] for key in ("seed", "experiment_name", "arm", "world", "serving")}
     elif path == "serving.yaml":
         assert ServingConfig.model_validate(data) == ServingConfig()
     elif path.startswith("ranking/"):
@@ -110,3 +110,13 @@ def test_a_description_is_the_comment_when_there_is_no_hash_colon_comment() -> N
 
     Described.model_fields["described"].description = "what it means"
     assert field_comments(Described) == {"described": ["what it means"]}
+
+
+@pytest.mark.parametrize(("n_agents", "warned"), [(200, False), (100, False), (400, False), (99, True), (401, True)])
+def test_a_run_more_than_twice_off_its_worlds_fitted_size_is_warned(n_agents: int, warned: bool) -> None:
+    world = WorldConfig(name="x2023", fitted_n_agents=200)
+    message = world_size_warning(world, n_agents)
+    assert (message is not None) == warned
+    if message:
+        assert "\n" not in message and "world=x2023" in message and "200" in message and str(n_agents) in message
+    assert world_size_warning(None, 10_000) is None  # the uncalibrated model claims no size

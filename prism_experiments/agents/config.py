@@ -124,6 +124,10 @@ class AgentsConfig(BaseModel):
     #: writes most posts (Pew 2019: top 10% of US adult users wrote 80% of tweets)
     post_rate_alpha: float = Field(default=0.8, gt=0.0)
     post_rate_beta: float = Field(default=4.0, gt=0.0)
+    #: null: replies follow activity and the post alone. Else an agent's reply odds scale as
+    #: (post_rate / mean post rate)^elasticity: the talkative write replies as they write posts (Pew 2019
+    #: counts every tweet, replies included, in the top decile's 80%); docs/model.md, "Authorship"
+    reply_post_rate_elasticity: float | None = Field(default=None, ge=0.0, le=5.0)
     #: sd of each agent's like/reshare/reply logit offset; random intercept per agent
     propensity_sigma: float = Field(default=0.5, ge=0.0)
     #: correlation between an agent's three offsets; heavy engagers engage in every way

@@ -69,6 +69,15 @@ def draw_propensities(rng: np.random.Generator, config: AgentsConfig, n_agents: 
     return config.propensity_sigma * (np.sqrt(rho) * shared + np.sqrt(1.0 - rho) * own)
 
 
+def reply_talkativeness_offset(post_rate: np.ndarray, config: AgentsConfig) -> np.ndarray:
+    """Reply logit offset elasticity * log(post_rate / mean post rate), the mean of Beta(alpha, beta) being
+    alpha / (alpha + beta): at small reply probabilities the odds scale as (post_rate / mean)^elasticity."""
+    elasticity = config.reply_post_rate_elasticity or 0.0
+    mean = config.post_rate_alpha / (config.post_rate_alpha + config.post_rate_beta)
+    # a Beta draw can underflow to 0 at small alpha: floor it where the log would be -inf
+    return elasticity * np.log(np.maximum(post_rate, np.finfo(float).tiny) / mean)
+
+
 def draw_archetype_weights(rng: np.random.Generator, concentration: float, n_agents: int) -> np.ndarray:
     """(n_agents, len(ARCHETYPES)) rows of a symmetric Dirichlet(concentration)."""
     weights = rng.dirichlet(np.full(len(ARCHETYPES), concentration), size=n_agents)
@@ -100,6 +109,8 @@ def generate_population(config: AgentsConfig, topics: Sequence[str], seed: Seed)
     activity = draw_activity(stream_rng(seed, _NAMESPACE, _ACTIVITY), config, n)
     post_rate = stream_rng(seed, _NAMESPACE, _POST_RATE).beta(config.post_rate_alpha, config.post_rate_beta, n)
     biases = draw_propensities(stream_rng(seed, _NAMESPACE, _PROPENSITY), config, n)
+    if config.reply_post_rate_elasticity is not None:
+        biases[:, 2] += reply_talkativeness_offset(post_rate, config)
     archetypes = draw_archetype_weights(stream_rng(seed, _NAMESPACE, _ARCHETYPES), config.archetype_concentration, n)
     return [
         SocialAgent(

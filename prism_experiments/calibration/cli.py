@@ -58,6 +58,12 @@ def parser() -> OneLineParser:
     )
     p.add_argument("--first-seed", type=int, default=0, help="seeds are first-seed .. first-seed + seeds - 1")
     p.add_argument("--sampler-seed", type=int, default=0, help="seed of Optuna's TPESampler")
+    p.add_argument(
+        "--n-agents",
+        type=positive_int,
+        default=None,
+        help="population size to fit at (agents.n_agents; default: the config's own, 200); the world file records it",
+    )
     p.add_argument("--study", default=None, help="study name (default: the target set's name); same name continues it")
     p.add_argument("--runs-dir", type=Path, default=None, help="runs directory (default $PRISM_RUNS_DIR or ./runs)")
     p.add_argument("--cache-dir", type=Path, default=None, help="embedding cache (rag.cache_dir)")
@@ -124,6 +130,7 @@ def write_outputs(
     world_file = world_file or CONFIG_DIR / "world" / f"{settings.name}.yaml"
     if str(world_file) != "none":
         stamp = datetime.now(UTC).strftime("%Y-%m-%d")
+        fitted_at = compose_experiment([*base_overrides(settings), f"seed={settings.seeds[0]}"]).agents.n_agents
         world_file.parent.mkdir(parents=True, exist_ok=True)
         world_file.write_text(
             world_yaml(
@@ -132,10 +139,12 @@ def write_outputs(
                     f"World `{settings.name}`: fitted by `prism-calibrate --targets {target_set.name}` on {stamp}",
                     f'(conf/calibration/{target_set.name}.yaml; fit table: docs/model.md, "Calibration").',
                     f"Best of {result.n_complete} trials x {len(result.seeds)} seeds at "
-                    f"{' '.join(target_set.run_overrides)}:",
+                    f"{' '.join(target_set.run_overrides)} agents.n_agents={fitted_at}:",
                     f"objective {result.best_value:.4f} (the uncalibrated values: {result.first_value:.4f}).",
                     f'Use: make run ARGS="world={settings.name}".',
                 ],
+                settings.name,
+                fitted_at,
             )
         )
         print(f"wrote {world_file}")
@@ -166,6 +175,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             sampler_seed=args.sampler_seed,
             cache_dir=args.cache_dir,
             overrides=tuple(args.overrides),
+            n_agents=args.n_agents,
             study_name=args.study,
             show_progress=not args.no_progress,
         )

@@ -60,6 +60,8 @@ class CalibrationSettings:
     sampler_seed: int = 0
     cache_dir: Path | None = None
     overrides: tuple[str, ...] = ()
+    #: the population size to fit at (agents.n_agents); None: the config's own (200 by default)
+    n_agents: int | None = None
     study_name: str | None = None
     tracking_uri: str | None = None
     experiment_name: str = "calibration"
@@ -105,6 +107,7 @@ def base_overrides(settings: CalibrationSettings) -> list[str]:
         f"ranking={settings.target_set.reference_ranking}",
         "simulation.show_progress=false",
         *settings.target_set.run_overrides,
+        *([f"agents.n_agents={settings.n_agents}"] if settings.n_agents else []),
         *settings.overrides,
     ]
 
@@ -312,13 +315,14 @@ def nested(params: Mapping[str, float]) -> dict[str, Any]:
     return tree
 
 
-def world_yaml(params: Mapping[str, float], header: Sequence[str]) -> str:
-    """A `world` option file (`# @package _global_`) setting `params`; rounded to 4 significant digits,
-    since the seed-to-seed spread of every moment is far larger than that."""
+def world_yaml(params: Mapping[str, float], header: Sequence[str], name: str, fitted_n_agents: int) -> str:
+    """A `world` option file (`# @package _global_`) setting `params`, rounded to 4 significant digits (the
+    seed-to-seed spread of every moment is far larger), and naming the world and the size it was fitted at."""
     import yaml
 
     rounded = {k: (int(v) if isinstance(v, int) else float(f"{v:.4g}")) for k, v in params.items()}
-    body = yaml.safe_dump(nested(rounded), sort_keys=True, default_flow_style=False)
+    tree = nested(rounded) | {"world": {"name": name, "fitted_n_agents": int(fitted_n_agents)}}
+    body = yaml.safe_dump(tree, sort_keys=True, default_flow_style=False)
     return "# @package _global_\n" + "".join(f"# {line}\n" for line in header) + body
 
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from prism_experiments.config import ExperimentConfig
+from prism_experiments.config import ExperimentConfig, world_size_warning
 from prism_experiments.harness.context import SweepContext
 from prism_experiments.metrics import step_series, summarize
 from prism_experiments.processes import interrupt_name, peak_rss_bytes, sigterm_as_interrupt
@@ -220,6 +220,8 @@ def _run_job(
     cfg: ExperimentConfig, overrides: Sequence[str], sweep: SweepContext | None, reraise: bool, job_num: int | None
 ) -> JobOutcome:
     uri = sweep.tracking_uri if sweep else resolve_tracking_uri(cfg)
+    if sweep is None and (size_warning := world_size_warning(cfg.world, cfg.agents.n_agents)):
+        log.warning("%s", size_warning)  # a sweep says it once, when it starts
     resolved = cfg.model_dump(mode="json")
     digest = config_hash(resolved)
     try:

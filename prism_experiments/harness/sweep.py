@@ -20,7 +20,7 @@ from hydra.experimental.callback import Callback
 from omegaconf import DictConfig
 
 from prism_experiments.composition import experiment_config
-from prism_experiments.config import ConfigError, ExperimentConfig
+from prism_experiments.config import ConfigError, ExperimentConfig, world_size_warning
 from prism_experiments.harness.context import SWEEP_FILE_ENV, SWEEP_FILE_NAME, SweepContext
 from prism_experiments.harness.job import find_finished_run
 from prism_experiments.harness.preflight import check_corpus_file, check_runs_dir, check_tracking_server
@@ -159,6 +159,9 @@ class SweepCallback(Callback):
         except (ConfigError, HydraException) as exc:
             log.error("%s", str(exc).strip().splitlines()[0])
             raise SystemExit(2) from None
+        size_warnings = {world_size_warning(cfg.world, cfg.agents.n_agents) for cfg in configs}
+        for size_warning in sorted(w for w in size_warnings if w is not None):
+            log.warning("%s", size_warning)
         apply_http_budget(first)
         experiment_id = ensure_experiment(uri, first.experiment_name, first.paths.artifacts_dir)
         client = client_for(uri)

@@ -12,10 +12,19 @@ import numpy as np
 import pandas as pd
 
 from prism_experiments.metrics._tables import as_int, event_table, require_columns
+from prism_experiments.metrics.cascades import cascade_table
 from prism_experiments.metrics.summary import summarize
 
 NAN = float("nan")
-EXTRA_MOMENTS: tuple[str, ...] = ("author_top10_post_share", "never_reshared_share")
+#: a "large" cascade, whose structural virality is compared (Goel et al. 2016 study cascades of >= 100 adopters)
+LARGE_CASCADE_SIZE = 100
+EXTRA_MOMENTS: tuple[str, ...] = (
+    "author_top10_post_share",
+    "never_reshared_share",
+    "cascades_reaching_10_share",
+    "cascades_reaching_100_share",
+    "large_cascade_structural_virality",
+)
 
 
 def top_share(values: Iterable[float], fraction: float = 0.1) -> float:
@@ -57,13 +66,38 @@ def never_reshared_share(posts: pd.DataFrame, exposures: pd.DataFrame, engagemen
     return 1.0 - len(reshared) / len(shown)
 
 
+def shown_original_cascade_sizes(posts: pd.DataFrame, exposures: pd.DataFrame, cascades: pd.DataFrame) -> np.ndarray:
+    """The cascade size (accounts, author included) of each original post shown at least once: 1 if never
+    reshared, else its tree's size from `cascade_table`."""
+    require_columns(posts, "posts", ["post_id", "parent_id"])
+    require_columns(exposures, "exposures", ["post_id"])
+    originals = set(posts.loc[posts["parent_id"].isna(), "post_id"])
+    shown = sorted(set(exposures["post_id"]) & originals)
+    sizes = pd.Series(cascades["size"].to_numpy(), index=cascades["root_post_id"].to_numpy())
+    return sizes.reindex(shown, fill_value=1).to_numpy(dtype=np.int64)
+
+
+def share_reaching(sizes: np.ndarray, accounts: int) -> float:
+    """Share of cascades of at least `accounts` accounts; NaN with no cascade: one point of the size CCDF."""
+    return float(np.mean(sizes >= accounts)) if sizes.size else NAN
+
+
+def large_cascade_virality(cascades: pd.DataFrame, min_size: int = LARGE_CASCADE_SIZE) -> float:
+    """Mean structural virality of the cascades of at least `min_size` accounts; NaN when there is none."""
+    large = cascades.loc[cascades["size"] >= min_size, "structural_virality"]
+    return float(large.mean()) if len(large) else NAN
+
+
 def calibration_moments(result: object) -> dict[str, float]:
     """The run summary plus EXTRA_MOMENTS; `result` carries the event log and `agents`."""
-    posts = event_table(result, "posts")
+    posts, exposures = event_table(result, "posts"), event_table(result, "exposures")
     agent_ids = [agent.id for agent in getattr(result, "agents", [])]
+    cascades = cascade_table(event_table(result, "cascade_edges"))
+    sizes = shown_original_cascade_sizes(posts, exposures, cascades)
     return summarize(result) | {
         "author_top10_post_share": author_top_share(posts, agent_ids, 0.1),
-        "never_reshared_share": never_reshared_share(
-            posts, event_table(result, "exposures"), event_table(result, "engagements")
-        ),
+        "never_reshared_share": never_reshared_share(posts, exposures, event_table(result, "engagements")),
+        "cascades_reaching_10_share": share_reaching(sizes, 10),
+        "cascades_reaching_100_share": share_reaching(sizes, 100),
+        "large_cascade_structural_virality": large_cascade_virality(cascades),
     }

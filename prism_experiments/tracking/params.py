@@ -12,14 +12,14 @@ from prism_experiments.tracking.limits import MAX_PARAM_LENGTH
 LONG_VALUE = "<too long: see config/resolved.yaml>"
 #: Settings that do not change what a run computes (where it writes, how it is tracked and shown):
 #: left out of the config hash, and never a condition.
-RESULT_NEUTRAL_PREFIXES: tuple[str, ...] = ("paths.", "tracking.", "hydra.")
+RESULT_NEUTRAL_PREFIXES: tuple[str, ...] = ("paths.", "tracking.", "hydra.", "world.")
 RESULT_NEUTRAL_KEYS: frozenset[str] = frozenset({"force", "simulation.show_progress", "rag.cache_dir"})
 #: Keys that change results but tell runs apart within a condition (the seed is the unit runs are
 #: paired on; the experiment name is shared by every compared run): never a condition.
 RUN_IDENTITY_KEYS: frozenset[str] = frozenset({"seed", "experiment_name"})
 #: Keys added after runs were stored: left out of params and hash while unset (None), so older runs keep
 #: their hash (a sweep still skips them) and a comparison does not split old from new runs on them.
-OMITTED_WHEN_UNSET: frozenset[str] = frozenset({"arm", "serving"})
+OMITTED_WHEN_UNSET: frozenset[str] = frozenset({"arm", "serving", "world", "agents.reply_post_rate_elasticity"})
 
 
 def is_result_neutral(key: str) -> bool:
