@@ -6,9 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import optuna
+import pandas as pd
 import pytest
 import yaml
 
+from prism_experiments.calibration.cli import main
 from prism_experiments.calibration.search import CalibrationSettings, run_calibration, world_yaml
 from prism_experiments.calibration.targets import parse_targets
 from prism_experiments.locations import sqlite_tracking_uri
@@ -71,9 +73,25 @@ def test_loop_improves_is_deterministic_and_logs_child_runs(tmp_path: Path, sess
 
 
 def test_a_world_is_fitted_at_the_stated_population_size(tmp_path: Path, session_cache_dir: Path) -> None:
-    result = run_calibration(settings(tmp_path, session_cache_dir, n_trials=2, n_agents=12))
-    children = runs_of(tmp_path, CALIBRATION_TRIAL_KIND)
-    assert result.n_complete == 2 and {c.data.params["agents.n_agents"] for c in children} == {"12"}
+    """prism-calibrate end to end at a tiny size: the world file says the size, the fit tables go with the MLflow
+    parent run, and --evaluate writes the cascade-size CCDF of the shown originals."""
+    targets, world = tmp_path / "tiny.yaml", tmp_path / "tiny_world.yaml"
+    targets.write_text(yaml.safe_dump(TINY.model_dump(mode="json", exclude_none=True)))
+    common = ["--targets", str(targets), "--seeds", "1", "--n-agents", "12", "--runs-dir", str(tmp_path / "runs")]
+    common += ["--cache-dir", str(session_cache_dir), "--no-progress"]
+    assert main([*common, "--trials", "2", "--world-file", str(world)]) == 0
+    assert yaml.safe_load(world.read_text())["world"] == {"name": "tiny", "fitted_n_agents": 12}
+    children = runs_of(tmp_path / "runs", CALIBRATION_TRIAL_KIND)
+    assert len(children) == 2 and {c.data.params["agents.n_agents"] for c in children} == {"12"}
+    (parent,) = runs_of(tmp_path / "runs", CALIBRATION_KIND)
+    client = client_for(sqlite_tracking_uri(tmp_path / "runs"))
+    logged = {artifact.path for artifact in client.list_artifacts(parent.info.run_id, "report")}
+    assert {"report/fit.md", "report/study.json"} <= logged
+    assert main([*common, "--evaluate", "--label", "check"]) == 0
+    report = tmp_path / "runs" / "calibration" / "tiny" / "check"
+    sizes = pd.read_csv(report / "cascade_sizes.csv")
+    assert len(sizes) > 0 and (sizes["size"] >= 1).all() and set(sizes["seed"]) == {0}
+    assert (report / "cascade_size_ccdf.png").stat().st_size > 0
 
 
 def test_failed_trials_are_marked_failed_never_running(tmp_path: Path, session_cache_dir: Path) -> None:

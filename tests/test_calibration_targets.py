@@ -42,6 +42,21 @@ def test_shipped_x2023_loads_with_sources() -> None:
     assert all(t.source.citation and t.source.statement for t in target_set.targets.values())
 
 
+def test_shipped_x2023_10k_fits_at_10000_agents_with_the_cascade_shape_reported() -> None:
+    target_set = load_targets("x2023_10k")
+    assert "agents.n_agents=10000" in target_set.run_overrides
+    assert "agents.reply_post_rate_elasticity" in target_set.parameters  # null by default, fittable all the same
+    shape = ("cascades_reaching_10", "cascades_reaching_100", "large_cascade_virality")
+    assert all(target_set.targets[name].excluded for name in shape)  # figures not checked against the paper here
+
+
+def test_a_null_default_is_fittable_only_when_listed() -> None:
+    listed = with_change(("parameters",), {"agents.reply_post_rate_elasticity": {"low": 0.0, "high": 2.0}})
+    assert "agents.reply_post_rate_elasticity" in parse_targets(listed).parameters
+    with pytest.raises(TargetsError, match="unknown key 'agents.decider.kind'"):  # not a number
+        parse_targets(with_change(("parameters",), {"agents.decider.kind": {"low": 0.0, "high": 1.0}}))
+
+
 @pytest.mark.parametrize(
     ("path", "value", "expected"),
     [

@@ -131,6 +131,9 @@ def test_sweep_describes_its_experiment_and_parent_run_and_reports_progress(swep
     for done in range(1, 4):
         assert f"sweep progress: {done}/4 jobs done, 0 failed, ETA " in log
     assert "sweep progress: 4/4 jobs done, 0 failed, finished in " in log
+    # smoke's 30 agents are 0.15x the 200 the default world was fitted at: the sweep says so once, not per job
+    size_warnings = [line for line in log.splitlines() if "was fitted at agents.n_agents=200; this run has 30" in line]
+    assert len(size_warnings) == 1 and "world=x2023" in size_warnings[0], log[-3000:]
 
 
 def test_ui_prints_the_url_of_the_latest_experiments_runs_view(swept) -> None:

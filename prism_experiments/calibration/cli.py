@@ -11,6 +11,8 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pandas as pd
+
 from prism_experiments.calibration.report import fit_table, write_report
 from prism_experiments.calibration.search import (
     CalibrationResult,
@@ -27,7 +29,12 @@ from prism_experiments.calibration.search import (
 from prism_experiments.calibration.targets import TargetsError, available, load_targets
 from prism_experiments.composition import compose_experiment
 from prism_experiments.config import ConfigError
-from prism_experiments.locations import CONFIG_DIR, default_runs_dir
+from prism_experiments.locations import CONFIG_DIR, default_runs_dir, tracking_uri_for
+from prism_experiments.metrics._tables import event_table
+from prism_experiments.metrics.cascades import cascade_table
+from prism_experiments.metrics.moments import shown_original_cascade_sizes
+from prism_experiments.plotting import ccdf_figure
+from prism_experiments.tracking.store import client_for
 
 log = logging.getLogger("prism_experiments")
 
@@ -97,12 +104,22 @@ def evaluate(settings: CalibrationSettings, full_size: bool, label: str) -> Path
     overrides = base_overrides(settings)
     if full_size:
         overrides = [o for o in overrides if o not in settings.target_set.run_overrides]
-    per_seed, _ = simulate_moments(overrides, settings.seeds)
+    sizes: list[pd.DataFrame] = []
+
+    def keep_sizes(seed: int, result: object) -> None:
+        cascades = cascade_table(event_table(result, "cascade_edges"))
+        shown = shown_original_cascade_sizes(event_table(result, "posts"), event_table(result, "exposures"), cascades)
+        sizes.append(pd.DataFrame({"condition": "simulated", "seed": seed, "size": shown}))
+
+    per_seed, _ = simulate_moments(overrides, settings.seeds, keep_sizes)
     table = fit_table(settings.target_set.targets, per_seed)
     print(table.to_string(index=False))
-    return write_report(
-        settings.report_dir / label, {label: table}, f"# {label}\n\noverrides: `{' '.join(overrides)}`\n"
-    )
+    out = settings.report_dir / label
+    path = write_report(out, {label: table}, f"# {label}\n\noverrides: `{' '.join(overrides)}`\n")
+    pooled = pd.concat(sizes, ignore_index=True)
+    pooled.to_csv(out / "cascade_sizes.csv", index=False)  # one row per shown original: its cascade's size
+    ccdf_figure(pooled, ["simulated"], out / "cascade_size_ccdf.png", f"Cascade size CCDF of shown originals, {label}")
+    return path
 
 
 def write_outputs(
@@ -127,6 +144,9 @@ def write_outputs(
     )
     path = write_report(settings.report_dir, tables, preamble)
     (settings.report_dir / "study.json").write_text(result_json(result) + "\n")
+    if result.parent_run_id:  # the fit tables, and any --evaluate CCDF beside them, with the calibration's run
+        uri = tracking_uri_for(settings.tracking_uri, settings.runs_dir)
+        client_for(uri).log_artifacts(result.parent_run_id, str(settings.report_dir), "report")
     world_file = world_file or CONFIG_DIR / "world" / f"{settings.name}.yaml"
     if str(world_file) != "none":
         stamp = datetime.now(UTC).strftime("%Y-%m-%d")

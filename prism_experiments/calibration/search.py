@@ -6,7 +6,7 @@ import json
 import logging
 import math
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -123,14 +123,20 @@ def config_values(cfg: ExperimentConfig, keys: Sequence[str]) -> dict[str, float
     return {key: flat[key] for key in keys}
 
 
-def simulate_moments(overrides: Sequence[str], seeds: Sequence[int]) -> tuple[list[dict[str, float]], dict[str, Any]]:
-    """Calibration moments of one configuration for each seed, and the first seed's resolved config."""
+def simulate_moments(
+    overrides: Sequence[str], seeds: Sequence[int], on_result: Callable[[int, Any], None] | None = None
+) -> tuple[list[dict[str, float]], dict[str, Any]]:
+    """Calibration moments of one configuration for each seed, and the first seed's resolved config;
+    `on_result(seed, result)` sees each run's result (its event log) before it is dropped."""
     per_seed: list[dict[str, float]] = []
     resolved: dict[str, Any] = {}
     for seed in seeds:
         cfg = compose_experiment([*overrides, f"seed={seed}"])
         resolved = resolved or cfg.model_dump(mode="json")
-        per_seed.append(calibration_moments(run_simulation(cfg)))
+        result = run_simulation(cfg)
+        per_seed.append(calibration_moments(result))
+        if on_result is not None:
+            on_result(seed, result)
     return per_seed, resolved
 
 
@@ -218,7 +224,7 @@ def open_study(settings: CalibrationSettings) -> optuna.Study:
     if not study.trials:
         parameters = settings.target_set.parameters
         baseline = config_values(compose_experiment(base_overrides(settings)), list(parameters))
-        outside = [k for k, v in baseline.items() if not parameters[k].low <= v <= parameters[k].high]
+        outside = [k for k, v in baseline.items() if v is None or not parameters[k].low <= v <= parameters[k].high]
         if outside:  # the sampler cannot propose it; the study then has no baseline trial
             log.warning("no baseline trial: the config's %s lie outside their ranges", ", ".join(outside))
         else:

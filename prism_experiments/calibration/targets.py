@@ -18,6 +18,8 @@ CALIBRATION_DIR = CONFIG_DIR / "calibration"
 METRICS: tuple[str, ...] = SUMMARY_METRICS + EXTRA_MOMENTS
 #: World keys only: a fitted world must compose with every ranking mode (docs/model.md, "Calibration").
 FITTABLE_PREFIXES: tuple[str, ...] = ("agents.", "network.")
+#: numeric keys whose default is null (the mechanism off): fittable all the same
+FITTABLE_WHEN_NULL: tuple[str, ...] = ("agents.reply_post_rate_elasticity",)
 
 
 class TargetsError(ValueError):
@@ -119,13 +121,14 @@ class TargetSet(BaseModel):
         return {name: target for name, target in self.targets.items() if target.excluded is None}
 
 
-def fittable_defaults() -> dict[str, float]:
-    """Every numeric (non-bool) default under FITTABLE_PREFIXES, by dotted key."""
+def fittable_defaults() -> dict[str, float | None]:
+    """Every numeric (non-bool) default under FITTABLE_PREFIXES, and the FITTABLE_WHEN_NULL keys, by dotted key."""
     flat = flatten(ExperimentConfig().model_dump(mode="json"))
     return {
         key: value
         for key, value in flat.items()
-        if key.startswith(FITTABLE_PREFIXES) and isinstance(value, (int, float)) and not isinstance(value, bool)
+        if (key.startswith(FITTABLE_PREFIXES) and isinstance(value, (int, float)) and not isinstance(value, bool))
+        or key in FITTABLE_WHEN_NULL
     }
 
 
