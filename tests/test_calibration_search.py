@@ -76,13 +76,20 @@ def test_a_world_is_fitted_at_the_stated_population_size(tmp_path: Path, session
     """prism-calibrate end to end at a tiny size: the world file says the size, the fit tables go with the MLflow
     parent run, and --evaluate writes the cascade-size CCDF of the shown originals."""
     targets, world = tmp_path / "tiny.yaml", tmp_path / "tiny_world.yaml"
-    targets.write_text(yaml.safe_dump(TINY.model_dump(mode="json", exclude_none=True)))
+    tiny = TINY.model_dump(mode="json", exclude_none=True)
+    tiny["parameters"]["agents.reply_post_rate_elasticity"] = {"low": 0.0, "high": 1.0}  # null by default
+    targets.write_text(yaml.safe_dump(tiny))
     common = ["--targets", str(targets), "--seeds", "1", "--n-agents", "12", "--runs-dir", str(tmp_path / "runs")]
     common += ["--cache-dir", str(session_cache_dir), "--no-progress"]
     assert main([*common, "--trials", "2", "--world-file", str(world)]) == 0
-    assert yaml.safe_load(world.read_text())["world"] == {"name": "tiny", "fitted_n_agents": 12}
+    written = yaml.safe_load(world.read_text())
+    assert written["world"] == {"name": "tiny", "fitted_n_agents": 12}
+    # the world it ran in (x2023, the default) comes along: the file replaces that world in the `world` group
+    assert written["agents"]["activity_median"] == 0.02356 and "n_agents" not in written["agents"]
     children = runs_of(tmp_path / "runs", CALIBRATION_TRIAL_KIND)
     assert len(children) == 2 and {c.data.params["agents.n_agents"] for c in children} == {"12"}
+    baseline = next(c for c in children if c.data.tags["prism.trial"] == "0")
+    assert baseline.data.params["calibration.agents.reply_post_rate_elasticity"] == "0.0"  # trial 0: the mechanism off
     (parent,) = runs_of(tmp_path / "runs", CALIBRATION_KIND)
     client = client_for(sqlite_tracking_uri(tmp_path / "runs"))
     logged = {artifact.path for artifact in client.list_artifacts(parent.info.run_id, "report")}

@@ -9,8 +9,8 @@ import pytest
 from hydra.errors import MissingConfigException
 from omegaconf import DictConfig, OmegaConf
 
-from prism_experiments.composition import compose_dictconfig, experiment_config, hydra_context
-from prism_experiments.config import ConfigError, ExperimentConfig
+from prism_experiments.composition import compose_dictconfig, compose_experiment, experiment_config, hydra_context
+from prism_experiments.config import ConfigError, ExperimentConfig, world_size_warning
 from prism_experiments.harness.sweep import job_overrides
 from prism_experiments.locations import CONFIG_DIR
 from prism_experiments.ranking import KNOWN_MODES, ranking_config
@@ -107,6 +107,7 @@ def test_outputs_go_under_the_runs_dir(compose_config: Compose, tmp_path: Path) 
 
 SWEEPS = {  # experiment -> (jobs, keys that vary besides the seed, ranking modes it runs)
     "ranking_modes": (40, {"ranking.mode"}, {"x_algo", "preference", "random", "chronological"}),
+    "ranking_modes_10k": (80, {"ranking.mode"}, {"x_algo", "preference", "random", "chronological"}),
     "oon_scale": (40, {"ranking.out_of_network_scale"}, {"x_algo"}),
     "reply_scale": (40, {"ranking.reply_scale"}, {"x_algo"}),
     "author_diversity": (80, {"ranking.author_diversity_decay", "ranking.author_diversity_formula"}, {"x_algo"}),
@@ -202,3 +203,11 @@ def test_unknown_ranking_mode_is_one_line_naming_the_field_and_every_mode() -> N
     assert "\n" not in message
     assert message.startswith("config error: ranking.mode: unknown mode 'bogus'; registered modes: ")
     assert message.rsplit(": ", 1)[1].split(", ") == list(KNOWN_MODES)
+
+
+def test_the_research_sweep_runs_in_the_world_fitted_at_its_size() -> None:
+    cfg = compose_experiment(["experiment=ranking_modes_10k", "seed=0", "ranking=x_algo"])
+    assert cfg.world is not None and cfg.world.name == "x2023_10k" and cfg.agents.n_agents == 10_000
+    assert world_size_warning(cfg.world, cfg.agents.n_agents) is None
+    # the world carries x2023's activity values as well as its own fit
+    assert cfg.agents.activity_median == 0.02356 and cfg.agents.reply_post_rate_elasticity is not None

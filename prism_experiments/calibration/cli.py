@@ -24,6 +24,7 @@ from prism_experiments.calibration.search import (
     run_calibration,
     simulate_moments,
     summarize_study,
+    world_values,
     world_yaml,
 )
 from prism_experiments.calibration.targets import TargetsError, available, load_targets
@@ -150,17 +151,20 @@ def write_outputs(
     world_file = world_file or CONFIG_DIR / "world" / f"{settings.name}.yaml"
     if str(world_file) != "none":
         stamp = datetime.now(UTC).strftime("%Y-%m-%d")
-        fitted_at = compose_experiment([*base_overrides(settings), f"seed={settings.seeds[0]}"]).agents.n_agents
+        fitted = compose_experiment(
+            [*base_overrides(settings), *param_overrides(result.best_params), f"seed={settings.seeds[0]}"]
+        )
+        fitted_at = fitted.agents.n_agents
         world_file.parent.mkdir(parents=True, exist_ok=True)
         world_file.write_text(
             world_yaml(
-                result.best_params,
+                world_values(fitted),
                 [
                     f"World `{settings.name}`: fitted by `prism-calibrate --targets {target_set.name}` on {stamp}",
                     f'(conf/calibration/{target_set.name}.yaml; fit table: docs/model.md, "Calibration").',
                     f"Best of {result.n_complete} trials x {len(result.seeds)} seeds at "
-                    f"{' '.join(target_set.run_overrides)} agents.n_agents={fitted_at}:",
-                    f"objective {result.best_value:.4f} (the uncalibrated values: {result.first_value:.4f}).",
+                    f"{' '.join(dict.fromkeys([*target_set.run_overrides, f'agents.n_agents={fitted_at}']))}:",
+                    f"objective {result.best_value:.4f} (trial 0, the config's own values: {result.first_value:.4f}).",
                     f'Use: make run ARGS="world={settings.name}".',
                 ],
                 settings.name,

@@ -15,7 +15,7 @@ import optuna
 from tqdm import tqdm
 
 from prism_experiments.calibration.objective import mean_moments, objective
-from prism_experiments.calibration.targets import Parameter, TargetSet
+from prism_experiments.calibration.targets import FITTABLE_WHEN_NULL, Parameter, TargetSet, fittable_defaults
 from prism_experiments.composition import compose_experiment
 from prism_experiments.config import ExperimentConfig
 from prism_experiments.harness.job import end_run
@@ -224,6 +224,8 @@ def open_study(settings: CalibrationSettings) -> optuna.Study:
     if not study.trials:
         parameters = settings.target_set.parameters
         baseline = config_values(compose_experiment(base_overrides(settings)), list(parameters))
+        # a null default is the mechanism off, which the low end (0) of its range reproduces
+        baseline = {k: parameters[k].low if v is None and k in FITTABLE_WHEN_NULL else v for k, v in baseline.items()}
         outside = [k for k, v in baseline.items() if v is None or not parameters[k].low <= v <= parameters[k].high]
         if outside:  # the sampler cannot propose it; the study then has no baseline trial
             log.warning("no baseline trial: the config's %s lie outside their ranges", ", ".join(outside))
@@ -319,6 +321,15 @@ def nested(params: Mapping[str, float]) -> dict[str, Any]:
             node = node.setdefault(part, {})
         node[leaf] = value
     return tree
+
+
+def world_values(fitted: ExperimentConfig) -> dict[str, float]:
+    """Every fittable world value of the fitted config that differs from the models' defaults, the population
+    size left out: the fitted parameters and the values of the world the calibration ran in (a world file
+    replaces that world in the `world` group, so it must carry them)."""
+    defaults = fittable_defaults()
+    values = config_values(fitted, list(defaults))
+    return {k: v for k, v in values.items() if v != defaults[k] and k != "agents.n_agents" and v is not None}
 
 
 def world_yaml(params: Mapping[str, float], header: Sequence[str], name: str, fitted_n_agents: int) -> str:

@@ -18,7 +18,8 @@ CALIBRATION_DIR = CONFIG_DIR / "calibration"
 METRICS: tuple[str, ...] = SUMMARY_METRICS + EXTRA_MOMENTS
 #: World keys only: a fitted world must compose with every ranking mode (docs/model.md, "Calibration").
 FITTABLE_PREFIXES: tuple[str, ...] = ("agents.", "network.")
-#: numeric keys whose default is null (the mechanism off): fittable all the same
+#: numeric keys whose default is null (the mechanism off): fittable all the same, and the low end of the range
+#: (0: off) is their value in trial 0
 FITTABLE_WHEN_NULL: tuple[str, ...] = ("agents.reply_post_rate_elasticity",)
 
 
