@@ -119,7 +119,7 @@ def evaluate(settings: CalibrationSettings, full_size: bool, label: str) -> Path
     path = write_report(out, {label: table}, f"# {label}\n\noverrides: `{' '.join(overrides)}`\n")
     pooled = pd.concat(sizes, ignore_index=True)
     pooled.to_csv(out / "cascade_sizes.csv", index=False)  # one row per shown original: its cascade's size
-    ccdf_figure(pooled, ["simulated"], out / "cascade_size_ccdf.png", f"Cascade size CCDF of shown originals, {label}")
+    ccdf_figure(pooled, ["simulated"], out / "cascade_size_ccdf.png", f"Cascade sizes, {label}")
     return path
 
 
