@@ -16,8 +16,8 @@ export TOKENIZERS_PARALLELISM := false
 help: ## Show this help
 	@grep -hE '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  \033[36m%-12s\033[0m %s\n", $$1, $$2}'
 
-# pip prints each package it collects and installs (not --quiet): set-up shows progress as it goes, 1.5 min
-# with a warm package cache, several without (README, "Install").
+# pip prints each package it collects and installs (not --quiet): set-up shows progress as it goes, 1.5-3 min
+# with a warm package cache, several more without (README, "The two commands").
 $(STAMP): pyproject.toml
 	@echo "setup 1/5: a virtual environment in $(VENV)"
 	$(PYTHON) -m venv $(VENV)
