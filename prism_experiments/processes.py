@@ -97,16 +97,6 @@ def child_pids(parent: int | None = None) -> list[int]:
     return children
 
 
-def descendant_pids(pid: int | None = None) -> list[int]:
-    """Every process below `pid` (default: this process): its children, their children, ..., from /proc."""
-    found, frontier = [], [os.getpid() if pid is None else pid]
-    while frontier:
-        children = child_pids(frontier.pop())
-        found += children
-        frontier += children
-    return found
-
-
 #: the signals the handlers below turned into KeyboardInterrupt, in order: a library may catch the interrupt and
 #: raise a bare one (Ray's ray.wait does), and the message must still name the signal
 RECEIVED_SIGNALS: list[str] = []

@@ -111,9 +111,14 @@ LAUNCHERS: dict[str, tuple[str, ...]] = {
 
 def descendants(pid: int) -> list[int]:
     """Every process below `pid` (children, their children, ...), from /proc."""
-    from prism_experiments.processes import descendant_pids
+    from prism_experiments.processes import child_pids
 
-    return descendant_pids(pid)
+    found, frontier = [], [pid]
+    while frontier:
+        children = child_pids(frontier.pop())
+        found += children
+        frontier += children
+    return found
 
 
 def command(*args: str, runs_dir: Path, cache_dir: Path) -> list[str]:

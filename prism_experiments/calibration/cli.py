@@ -31,9 +31,7 @@ from prism_experiments.calibration.targets import TargetsError, available, load_
 from prism_experiments.composition import compose_experiment
 from prism_experiments.config import ConfigError
 from prism_experiments.locations import CONFIG_DIR, default_runs_dir, tracking_uri_for
-from prism_experiments.metrics._tables import event_table
-from prism_experiments.metrics.cascades import cascade_table
-from prism_experiments.metrics.moments import shown_original_cascade_sizes
+from prism_experiments.metrics.moments import result_cascade_sizes
 from prism_experiments.plotting import ccdf_figure
 from prism_experiments.tracking.store import client_for
 
@@ -108,9 +106,7 @@ def evaluate(settings: CalibrationSettings, full_size: bool, label: str) -> Path
     sizes: list[pd.DataFrame] = []
 
     def keep_sizes(seed: int, result: object) -> None:
-        cascades = cascade_table(event_table(result, "cascade_edges"))
-        shown = shown_original_cascade_sizes(event_table(result, "posts"), event_table(result, "exposures"), cascades)
-        sizes.append(pd.DataFrame({"condition": "simulated", "seed": seed, "size": shown}))
+        sizes.append(pd.DataFrame({"condition": "simulated", "seed": seed, "size": result_cascade_sizes(result)}))
 
     per_seed, _ = simulate_moments(overrides, settings.seeds, keep_sizes)
     table = fit_table(settings.target_set.targets, per_seed)

@@ -226,7 +226,7 @@ def open_study(settings: CalibrationSettings) -> optuna.Study:
         baseline = config_values(compose_experiment(base_overrides(settings)), list(parameters))
         # a null default is the mechanism off, which the low end (0) of its range reproduces
         baseline = {k: parameters[k].low if v is None and k in FITTABLE_WHEN_NULL else v for k, v in baseline.items()}
-        outside = [k for k, v in baseline.items() if v is None or not parameters[k].low <= v <= parameters[k].high]
+        outside = [k for k, v in baseline.items() if not parameters[k].low <= v <= parameters[k].high]
         if outside:  # the sampler cannot propose it; the study then has no baseline trial
             log.warning("no baseline trial: the config's %s lie outside their ranges", ", ".join(outside))
         else:
@@ -329,7 +329,7 @@ def world_values(fitted: ExperimentConfig) -> dict[str, float]:
     replaces that world in the `world` group, so it must carry them)."""
     defaults = fittable_defaults()
     values = config_values(fitted, list(defaults))
-    return {k: v for k, v in values.items() if v != defaults[k] and k != "agents.n_agents" and v is not None}
+    return {k: v for k, v in values.items() if v != defaults[k] and k != "agents.n_agents"}
 
 
 def world_yaml(params: Mapping[str, float], header: Sequence[str], name: str, fitted_n_agents: int) -> str:

@@ -77,6 +77,12 @@ def shown_original_cascade_sizes(posts: pd.DataFrame, exposures: pd.DataFrame, c
     return sizes.reindex(shown, fill_value=1).to_numpy(dtype=np.int64)
 
 
+def result_cascade_sizes(result: object) -> np.ndarray:
+    """`shown_original_cascade_sizes` of a run result (its event log)."""
+    cascades = cascade_table(event_table(result, "cascade_edges"))
+    return shown_original_cascade_sizes(event_table(result, "posts"), event_table(result, "exposures"), cascades)
+
+
 def share_reaching(sizes: np.ndarray, accounts: int) -> float:
     """Share of cascades of at least `accounts` accounts; NaN with no cascade: one point of the size CCDF."""
     return float(np.mean(sizes >= accounts)) if sizes.size else NAN
