@@ -209,6 +209,31 @@ def test_a_fork_reads_the_parent_index_and_keeps_its_own_changes(embedder: Embed
     assert len(base.query_rows(queries[:1], 5)[0][0]) == 5
 
 
+def test_author_codes_and_reply_flags_follow_each_row_through_growth_and_forks(embedder: Embedder) -> None:
+    """The per-row arrays rankers test candidates with agree with the posts, past the first capacity (1,024)."""
+    posts = [
+        Post(id=f"q{i:04d}", author_id=f"a{i % 13}", text="t", timestamp=NOW, parent_id="q0000" if i % 4 == 1 else None)
+        for i in range(1500)
+    ]
+    vectors = np.eye(384, dtype=np.float32)[np.arange(1500) % 384]
+    base = FeedRetriever(RAGConfig(collection_name="store_codes_base"), embedder=embedder)
+    base.add_posts(posts[:1000], embeddings=vectors[:1000])
+    child = base.fork("store_codes_child")
+    child.add_posts(posts[1000:], embeddings=vectors[1000:])
+    for store, n in ((base, 1000), (child, 1500)):
+        codes, replies = store.author_codes, store.is_reply
+        assert len(codes) == len(replies) == n
+        assert replies.tolist() == [p.parent_id is not None for p in posts[:n]]
+        # one code per author, the same for every row of that author, and distinct between authors
+        by_author = {p.author_id: set() for p in posts[:n]}
+        for row, post in enumerate(posts[:n]):
+            by_author[post.author_id].add(int(codes[row]))
+        assert all(len(c) == 1 for c in by_author.values())
+        assert len({c for cs in by_author.values() for c in cs}) == 13
+    wanted = child.author_codes_of(["a3", "a1", "nobody"])
+    assert wanted.tolist() == sorted([int(child.author_codes[1]), int(child.author_codes[3])])
+
+
 def test_exact_search_opens_chroma_only_when_chroma_is_asked(embedder: Embedder) -> None:
     """No HNSW build for a store that is only scanned exactly; a `where` query fills the collections then."""
     posts = corpus(50)

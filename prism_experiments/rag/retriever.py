@@ -80,6 +80,11 @@ class FeedRetriever:
         self._vectors = np.zeros((1024, EMBEDDING_DIM), dtype=np.float32)
         self._timestamps_us = np.zeros(1024, dtype=np.int64)
         self._author_rows: dict[str, list[int]] = {}
+        # per row, an integer code of its author and whether it is a reply: what rankers test for
+        # every candidate, as arrays rather than a Post attribute lookup per row
+        self._author_code_of: dict[str, int] = {}
+        self._author_codes = np.zeros(1024, dtype=np.int64)
+        self._is_reply = np.zeros(1024, dtype=bool)
         self._rng = np.random.default_rng(config.random_seed)
         self._interest_vectors: dict[tuple[str, ...], np.ndarray] = {}
         # query vector bytes -> (its best rows, their similarities, store size they cover): _nearest_exact
@@ -118,6 +123,9 @@ class FeedRetriever:
         child._vectors = self._vectors.copy()
         child._timestamps_us = self._timestamps_us.copy()
         child._author_rows = {author: list(rows) for author, rows in self._author_rows.items()}
+        child._author_code_of = dict(self._author_code_of)
+        child._author_codes = self._author_codes.copy()
+        child._is_reply = self._is_reply.copy()
         child._rng = np.random.default_rng(child.config.random_seed)
         child._interest_vectors = dict(self._interest_vectors)
         child._nearest = dict(self._nearest)  # valid for the child too: its rows extend these
@@ -152,6 +160,21 @@ class FeedRetriever:
     @property
     def timestamps_us(self) -> np.ndarray:
         return self._timestamps_us[: len(self._posts)]
+
+    @property
+    def author_codes(self) -> np.ndarray:
+        """Per row, its author's code (`author_codes_of`)."""
+        return self._author_codes[: len(self._posts)]
+
+    @property
+    def is_reply(self) -> np.ndarray:
+        """Per row, whether the post is a reply (has a parent)."""
+        return self._is_reply[: len(self._posts)]
+
+    def author_codes_of(self, author_ids: Iterable[str]) -> np.ndarray:
+        """The codes of the authors that have posts here, ascending (for `in_sorted`)."""
+        code_of = self._author_code_of
+        return np.sort(np.fromiter((code_of[a] for a in author_ids if a in code_of), dtype=np.int64))
 
     def get_post(self, post_id: str) -> Post:
         return self._posts[self._row_of[post_id]]
@@ -237,12 +260,16 @@ class FeedRetriever:
             capacity = max(needed, 2 * len(self._vectors))
             self._vectors = _grow(self._vectors, capacity)
             self._timestamps_us = _grow(self._timestamps_us, capacity)
+            self._author_codes = _grow(self._author_codes, capacity)
+            self._is_reply = _grow(self._is_reply, capacity)
         self._vectors[first:needed] = vectors
         for offset, post in enumerate(posts):
             row = first + offset
             self._row_of[post.id] = row
             self._timestamps_us[row] = epoch_microseconds(post.timestamp)
             self._author_rows.setdefault(post.author_id, []).append(row)
+            self._author_codes[row] = self._author_code_of.setdefault(post.author_id, len(self._author_code_of))
+            self._is_reply[row] = post.parent_id is not None
         self._posts.extend(posts)
 
     def _load_existing(self) -> None:

@@ -16,6 +16,7 @@ from prism_experiments.rag.retriever import FeedRetriever
 from prism_experiments.ranking.candidate import RankedCandidate
 from prism_experiments.ranking.context import RankerContext
 from prism_experiments.ranking.mode_config import ModeConfig
+from prism_experiments.ranking.sourcing import in_sorted
 
 if TYPE_CHECKING:
     from prism_experiments.agents import SocialAgent
@@ -31,18 +32,11 @@ class AgentView:
     interests: tuple[str, ...]
     interest_vector: np.ndarray
     following: frozenset[str]
+    following_codes: np.ndarray  # sorted: the followees' author codes in the store (FeedRetriever.author_codes)
     excluded_rows: np.ndarray  # sorted: its own posts and whatever the caller excluded
     reshared: dict[int, str]  # row -> followee who reshared it
+    reshared_rows: np.ndarray  # sorted: the keys of `reshared`
     agent: SocialAgent  # read-only: a mode that models the agent (engagement's oracle) reads it
-
-
-def in_sorted(values: np.ndarray, sorted_array: np.ndarray) -> np.ndarray:
-    """Mask of `values` present in `sorted_array` (ascending): a binary search, cheaper than np.isin
-    on the small arrays of one feed."""
-    if len(sorted_array) == 0 or len(values) == 0:
-        return np.zeros(len(values), dtype=bool)
-    index = np.minimum(np.searchsorted(sorted_array, values), len(sorted_array) - 1)
-    return sorted_array[index] == values
 
 
 ConfigT = TypeVar("ConfigT", bound=ModeConfig)
@@ -104,13 +98,16 @@ class Ranker(ABC, Generic[ConfigT]):
         excluded = [retriever.row_of(i) for i in exclude if retriever.has_post(i)]
         own = retriever.rows_by_authors([agent.id])
         rows = np.union1d(np.asarray(excluded, dtype=np.int64), own)
+        reshared = self.reshares.reshared_by(following) if len(self.reshares) else {}
         return AgentView(
             agent_id=agent.id,
             interests=tuple(agent.interests),
             interest_vector=retriever.embed_interests(agent.interests),
             following=following,
+            following_codes=retriever.author_codes_of(following),
             excluded_rows=rows,
-            reshared=self.reshares.reshared_by(following) if len(self.reshares) else {},
+            reshared=reshared,
+            reshared_rows=np.sort(np.fromiter(reshared, dtype=np.int64, count=len(reshared))),
             agent=agent,
         )
 
@@ -125,16 +122,15 @@ class Ranker(ABC, Generic[ConfigT]):
         keep &= self.retriever.timestamps_us[rows] <= epoch_microseconds(now)
         return rows[keep]
 
+    def followed_author(self, view: AgentView, rows: np.ndarray) -> np.ndarray:
+        """Mask of rows whose author the agent follows."""
+        return in_sorted(self.retriever.author_codes[np.asarray(rows, dtype=np.int64)], view.following_codes)
+
     def network_flags(self, view: AgentView, rows: np.ndarray) -> tuple[np.ndarray, list[str | None]]:
         """In-network (author followed, or reshared by a followee) and the resharer where that applies."""
-        posts = self.retriever.posts
-        flags = np.zeros(len(rows), dtype=bool)
-        via: list[str | None] = []
-        for i, row in enumerate(rows):
-            author_followed = posts[row].author_id in view.following
-            resharer = None if author_followed else view.reshared.get(int(row))
-            flags[i] = author_followed or resharer is not None
-            via.append(resharer)
+        followed = self.followed_author(view, rows)
+        via = [None if f else view.reshared.get(int(row)) for f, row in zip(followed, rows)]
+        flags = followed | np.array([v is not None for v in via], dtype=bool)
         return flags, via
 
     def agent_rng(self, agent_id: str, now: datetime) -> np.random.Generator:

@@ -12,7 +12,7 @@ import numpy as np
 from prism_experiments.ranking.base import AgentView, Ranker
 from prism_experiments.ranking.candidate import IN_NETWORK, IN_NETWORK_RESHARE, OUT_OF_NETWORK
 from prism_experiments.ranking.mode_config import CandidateSourcingConfig
-from prism_experiments.ranking.sourcing import nearest_visible, top_k
+from prism_experiments.ranking.sourcing import in_sorted, nearest_visible, top_k
 
 SourcingT = TypeVar("SourcingT", bound=CandidateSourcingConfig)
 
@@ -43,26 +43,21 @@ class NetworkSourcedRanker(Ranker[SourcingT], ABC):
         query returns, without a 15-30 ms filtered query per agent.
         """
         by_author = self.retriever.rows_by_authors(sorted(view.following))
-        reshared = np.fromiter(view.reshared.keys(), dtype=np.int64, count=len(view.reshared))
-        rows = self.visible(view, np.union1d(by_author, reshared), now)
+        rows = self.visible(view, np.union1d(by_author, view.reshared_rows), now)
         rows, scores = top_k(rows, self.similarities(view, rows), self.config.in_network_limit)
-        posts = self.retriever.posts
-        via = [None if posts[row].author_id in view.following else view.reshared[int(row)] for row in rows]
+        followed = self.followed_author(view, rows)
+        via = [None if f else view.reshared[int(row)] for f, row in zip(followed, rows)]
         return rows, scores, via
 
     def out_of_network_candidates(self, views: list[AgentView], now: datetime) -> list[tuple[np.ndarray, np.ndarray]]:
         """Per view, the best `out_of_network_limit` posts by similarity that are not in-network."""
-        posts = self.retriever.posts
         limit = self.config.out_of_network_limit
 
         def keep(index: int, rows: np.ndarray) -> np.ndarray:
             view = views[index]
             rows = self.visible(view, rows, now)
             # followed authors and followees' reshares belong to the in-network source
-            return np.array(
-                [r for r in rows if posts[r].author_id not in view.following and int(r) not in view.reshared],
-                dtype=np.int64,
-            )
+            return rows[~self.followed_author(view, rows) & ~in_sorted(rows, view.reshared_rows)]
 
         queries = np.stack([view.interest_vector for view in views])
         return nearest_visible(self.retriever, queries, limit, keep, first_fetch=2 * limit)
@@ -71,7 +66,7 @@ class NetworkSourcedRanker(Ranker[SourcingT], ABC):
         """Both sources of one agent: in-network first, then the out-of-network posts not already in."""
         inn_rows, inn_scores, inn_via = self.in_network_candidates(view, now)
         oon_rows, oon_scores = oon
-        fresh = ~np.isin(oon_rows, inn_rows)  # a post from both sources counts once, as in-network
+        fresh = ~in_sorted(oon_rows, np.sort(inn_rows))  # a post from both sources counts once, as in-network
         return CandidatePool(
             rows=np.concatenate([inn_rows, oon_rows[fresh]]),
             similarity=np.concatenate([inn_scores, oon_scores[fresh]]),

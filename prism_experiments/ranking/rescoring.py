@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 
 import numpy as np
 
@@ -31,10 +31,10 @@ def author_diversity_multiplier(occurrence: np.ndarray, decay: float, floor: flo
     raise ValueError(f"author_diversity_formula: {formula!r} is not one of 'spec', 'home_mixer'")
 
 
-def occurrence_in_order(authors: Sequence[str], order: np.ndarray) -> np.ndarray:
+def occurrence_in_order(authors: Sequence[Hashable], order: np.ndarray) -> np.ndarray:
     """For each candidate, how many candidates by the same author come before it in `order`."""
     occurrence = np.zeros(len(authors), dtype=np.int64)
-    seen: dict[str, int] = {}
+    seen: dict[Hashable, int] = {}
     for index in order:
         author = authors[index]
         occurrence[index] = seen.get(author, 0)
@@ -51,7 +51,7 @@ def x_algo_scores(
     base: np.ndarray,
     is_out_of_network: np.ndarray,
     is_reply: np.ndarray,
-    authors: Sequence[str],
+    authors: Sequence[Hashable],
     tiebreak: np.ndarray,
     *,
     oon_scale: float,

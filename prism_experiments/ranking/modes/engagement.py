@@ -92,7 +92,7 @@ class EngagementRanker(NetworkSourcedRanker[EngagementConfig]):
     def _rank_pool(self, view: AgentView, pool: CandidatePool, probabilities: np.ndarray) -> list[RankedCandidate]:
         rows, similarity, is_oon, via = pool.rows, pool.similarity, pool.is_oon, pool.via
         score = weighted_engagement_score(probabilities, self.weights)
-        final, parts = rescored(score, is_oon, rows, self.retriever.posts, self.config)
+        final, parts = rescored(score, is_oon, rows, self.retriever, self.config)
         order = descending_order(final, rows)[: self.feed_size]
         parts = {"similarity": similarity, "engagement_score": score} | parts
         parts |= {f"p_{name}": probabilities[:, i] for i, name in enumerate(PREDICTED_ACTIONS)}

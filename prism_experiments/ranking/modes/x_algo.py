@@ -8,14 +8,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from datetime import datetime
 from typing import Literal
 
 import numpy as np
 from pydantic import Field
 
-from prism_experiments.domain import Post
+from prism_experiments.rag.retriever import FeedRetriever
 from prism_experiments.ranking.base import AgentView
 from prism_experiments.ranking.candidate import RankedCandidate
 from prism_experiments.ranking.mode_config import CandidateSourcingConfig
@@ -42,14 +41,14 @@ class XAlgoConfig(CandidateSourcingConfig):
 
 
 def rescored(
-    base: np.ndarray, is_oon: np.ndarray, rows: np.ndarray, posts: Sequence[Post], cfg: XAlgoConfig
+    base: np.ndarray, is_oon: np.ndarray, rows: np.ndarray, retriever: FeedRetriever, cfg: XAlgoConfig
 ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
     """Spec 000's rescoring of `base` scores with `cfg`'s OON and reply scales and author diversity."""
     return x_algo_scores(
         base,
         is_oon,
-        np.array([posts[r].parent_id is not None for r in rows], dtype=bool),
-        [posts[r].author_id for r in rows],
+        retriever.is_reply[rows],
+        retriever.author_codes[rows].tolist(),  # author diversity compares authors: codes stand for ids
         rows,
         oon_scale=cfg.out_of_network_scale,
         reply_scale=cfg.reply_scale,
@@ -72,7 +71,7 @@ class XAlgorithmRanker(NetworkSourcedRanker[XAlgoConfig]):
     def _rank_one(self, view: AgentView, now: datetime, oon: tuple[np.ndarray, np.ndarray]) -> list[RankedCandidate]:
         pool = self.candidate_pool(view, now, oon)
         rows, base, is_oon = pool.rows, pool.similarity, pool.is_oon
-        final, parts = rescored(base, is_oon, rows, self.retriever.posts, self.config)
+        final, parts = rescored(base, is_oon, rows, self.retriever, self.config)
         order = descending_order(final, rows)[: self.feed_size]
         parts = {"similarity": base} | parts
         return self.candidates(
