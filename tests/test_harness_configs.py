@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -19,6 +20,7 @@ from prism_experiments.tracking.store import resolve_tracking_uri
 
 EXPERIMENTS = sorted(p.stem for p in (Path(CONFIG_DIR) / "experiment").glob("*.yaml"))
 Compose = Callable[..., DictConfig]
+SEED_INTERPOLATION = re.compile(r"\$\{[^}]*\bseed\b")  # an interpolation that reads `seed` (aa's arm)
 
 
 @pytest.fixture
@@ -125,9 +127,45 @@ SWEEPS = {  # experiment -> (jobs, keys that vary besides the seed, ranking mode
 }
 
 
+def job_configs(compose_config: Compose, experiment: str, jobs: list[list[str]]) -> list[ExperimentConfig]:
+    """Each job's validated config. Of the jobs that differ only in `seed=`, Hydra composes the first; the
+    others validate its values with their own seed (through OmegaConf again where an interpolation might
+    read the seed): the same configs from a tenth of the compositions (test-fast's time)."""
+    first: dict[tuple[str, ...], tuple[DictConfig, dict]] = {}
+    configs = []
+    for job in jobs:
+        seeds = [int(o.split("=", 1)[1]) for o in job if o.startswith("seed=")]
+        rest = tuple(o for o in job if not o.startswith("seed="))
+        if len(seeds) == 1 and rest in first:
+            cfg, values = first[rest]
+            if SEED_INTERPOLATION.search(repr(OmegaConf.to_container(cfg, resolve=False))):
+                cfg = cfg.copy()
+                OmegaConf.update(cfg, "seed", seeds[0])
+                configs.append(experiment_config(cfg))
+            else:
+                configs.append(ExperimentConfig.from_mapping(values | {"seed": seeds[0]}))
+            continue
+        cfg = compose_config(f"experiment={experiment}", *job)
+        configs.append(experiment_config(cfg))
+        first.setdefault(rest, (cfg, configs[-1].model_dump(mode="json")))
+    return configs
+
+
+def test_job_configs_equal_one_hydra_composition_per_job(compose_config: Compose) -> None:
+    jobs = (
+        job_overrides(compose_config("experiment=oon_scale"))[:3] + job_overrides(compose_config("experiment=aa"))[8:12]
+    )
+    one_each = [
+        experiment_config(compose_config(f"experiment={e}", *o)) for e, o in zip(["oon_scale"] * 3 + ["aa"] * 4, jobs)
+    ]
+    shared = job_configs(compose_config, "oon_scale", jobs[:3]) + job_configs(compose_config, "aa", jobs[3:])
+    assert [c.model_dump(mode="json") for c in shared] == [c.model_dump(mode="json") for c in one_each]
+    assert len({c.seed for c in shared}) > 1
+
+
 def test_aa_runs_two_arms_on_disjoint_seeds(compose_config: Compose) -> None:
     jobs = job_overrides(compose_config("experiment=aa"))
-    configs = [experiment_config(compose_config("experiment=aa", *o)) for o in jobs]
+    configs = job_configs(compose_config, "aa", jobs)
     arms = {arm: sorted(c.seed for c in configs if c.arm == arm) for arm in ("A", "B")}
     assert arms == {"A": list(range(10)), "B": list(range(10, 20))}
     # the arm is a param (compare groups by it) and in the hash (a sweep does not skip the other arm)
@@ -149,7 +187,7 @@ def test_every_experiment_job_validates_and_varies_what_it_says(compose_config: 
     assert experiment_config(compose_config(f"experiment={experiment}")).experiment_name == experiment
     jobs = job_overrides(compose_config(f"experiment={experiment}"))
     assert len(jobs) == expected_jobs
-    configs = [experiment_config(compose_config(f"experiment={experiment}", *o)) for o in jobs]
+    configs = job_configs(compose_config, experiment, jobs)
     assert {c.experiment_name for c in configs} == {experiment}
     flat = [_flatten(c.model_dump(mode="json")) for c in configs]
     shared = set.intersection(*(set(f) for f in flat))  # each mode has its own ranking.* keys
