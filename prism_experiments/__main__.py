@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import sys
+
+if __name__ == "__main__":  # `python -m` (make run, make sweep): a line before the seconds of imports below
+    print("prism-run: starting (loading Hydra, MLflow and the simulation) ...", file=sys.stderr, flush=True)
+
 import logging
 import shutil
 import signal
-import sys
 from pathlib import Path
 
 import hydra

@@ -83,7 +83,9 @@ def test_a_world_is_fitted_at_the_stated_population_size(tmp_path: Path, session
     common += ["--cache-dir", str(session_cache_dir), "--no-progress"]
     assert main([*common, "--trials", "2", "--world-file", str(world)]) == 0
     written = yaml.safe_load(world.read_text())
-    assert written["world"] == {"name": "tiny", "fitted_n_agents": 12}
+    # named as the file is (world=tiny_world picks it), not as the study (tiny)
+    assert written["world"] == {"name": "tiny_world", "fitted_n_agents": 12}
+    assert 'world=tiny_world"' in world.read_text()
     # the world it ran in (x2023, the default) comes along: the file replaces that world in the `world` group
     assert written["agents"]["activity_median"] == 0.02356 and "n_agents" not in written["agents"]
     children = runs_of(tmp_path / "runs", CALIBRATION_TRIAL_KIND)

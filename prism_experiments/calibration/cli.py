@@ -151,19 +151,20 @@ def write_outputs(
             [*base_overrides(settings), *param_overrides(result.best_params), f"seed={settings.seeds[0]}"]
         )
         fitted_at = fitted.agents.n_agents
+        world_name = world_file.stem  # its name in the `world` group, whatever the study is called
         world_file.parent.mkdir(parents=True, exist_ok=True)
         world_file.write_text(
             world_yaml(
                 world_values(fitted),
                 [
-                    f"World `{settings.name}`: fitted by `prism-calibrate --targets {target_set.name}` on {stamp}",
+                    f"World `{world_name}`: fitted by `prism-calibrate --targets {target_set.name}` on {stamp}",
                     f'(conf/calibration/{target_set.name}.yaml; fit table: docs/model.md, "Calibration").',
                     f"Best of {result.n_complete} trials x {len(result.seeds)} seeds at "
                     f"{' '.join(dict.fromkeys([*target_set.run_overrides, f'agents.n_agents={fitted_at}']))}:",
                     f"objective {result.best_value:.4f} (trial 0, the config's own values: {result.first_value:.4f}).",
-                    f'Use: make run ARGS="world={settings.name}".',
+                    f'Use: make run ARGS="world={world_name}".',
                 ],
-                settings.name,
+                world_name,
                 fitted_at,
             )
         )

@@ -146,6 +146,7 @@ class SweepCallback(Callback):
 
     def _start(self, config: DictConfig) -> None:
         jobs = job_overrides(config)
+        log.info("sweep: composing and validating %d jobs", len(jobs))
         try:
             configs = [validated_job_config(config, overrides) for overrides in jobs]
             first = configs[0]
@@ -163,6 +164,7 @@ class SweepCallback(Callback):
         for size_warning in sorted(w for w in size_warnings if w is not None):
             log.warning("%s", size_warning)
         apply_http_budget(first)
+        log.info("sweep: looking up the %d jobs' FINISHED runs in %s", len(jobs), uri)
         experiment_id = ensure_experiment(uri, first.experiment_name, first.paths.artifacts_dir)
         client = client_for(uri)
         reap_stale_runs(client, [experiment_id])
