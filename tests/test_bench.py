@@ -93,7 +93,8 @@ def test_report_path_never_overwrites(tmp_path: Path) -> None:
 def test_parse_sections() -> None:
     assert parse_sections("3,1,3") == [1, 3]
     assert parse_sections("6") == [6]  # the cluster section, only when named
-    for bad in ("", "0", "7", "a"):
+    assert parse_sections("7") == [7]  # the first hour
+    for bad in ("", "0", "8", "a"):
         with pytest.raises(Exception, match="--sections"):
             parse_sections(bad)
 
@@ -228,3 +229,29 @@ def test_a_sweeps_overhead_per_run_is_the_worker_time_outside_simulate_and_log()
     timing = SweepTiming(wall_s=25.0, runs=runs)
     assert timing.span_s == 10.0 and timing.startup_s == 15.0 and timing.runs_per_min == 24.0
     assert timing.overhead_per_run_s(workers=2) == pytest.approx(10 * 2 / 4 - 4)
+
+
+def test_last_test_session_reads_what_the_conftest_hook_writes(tmp_path: Path) -> None:
+    from prism_experiments.bench.first_hour import TEST_SESSION_FILE, last_test_session
+
+    assert last_test_session(tmp_path) is None
+    (tmp_path / "bench").mkdir()
+    (tmp_path / "bench" / TEST_SESSION_FILE).write_text('{"wall_s": 612.5, "passed": 3, "failed": 0}\n')
+    assert last_test_session(tmp_path) == {"wall_s": 612.5, "passed": 3, "failed": 0}
+    (tmp_path / "bench" / TEST_SESSION_FILE).write_text("{half")
+    assert last_test_session(tmp_path) is None
+
+
+@pytest.mark.integration
+def test_first_hour_counts_the_first_sweeps_texts_and_times_the_ui(tmp_path: Path) -> None:
+    """Section 7's count: ranking_modes' 10 seeds share the text pool, so their starting corpora stay under the
+    pool's ceiling; and the real MLflow UI, started as `make ui` starts it, answers."""
+    from prism_experiments.bench.context import BenchContext
+    from prism_experiments.bench.first_hour import ranking_modes_upfront_texts, ui_first_answer_s
+    from prism_experiments.bench.sizes import SIZES
+
+    ctx = BenchContext(mode="tiny", sizes=SIZES["tiny"], runs_dir=tmp_path, work_dir=tmp_path, show_progress=False)
+    texts, ceiling = ranking_modes_upfront_texts(ctx)
+    assert ceiling == 2 * 12 * 400 and 1_000 < texts <= ceiling
+    seconds = ui_first_answer_s(ctx, timeout_s=120)
+    assert seconds is not None and 0 < seconds < 120

@@ -20,10 +20,18 @@ from prism_experiments.bench.sizes import SIZES, Mode
 from prism_experiments.locations import default_runs_dir
 
 Section = Callable[[BenchContext], list[Figure]]
-SECTION_NAMES = {1: "embedding", 2: "store", 3: "ranking", 4: "simulation", 5: "sweep", 6: "cluster"}
+SECTION_NAMES = {
+    1: "embedding",
+    2: "store",
+    3: "ranking",
+    4: "simulation",
+    5: "sweep",
+    6: "cluster",
+    7: "first hour",
+}
 QUICK_SECTIONS = (1, 2, 3)
 #: section 6 (launchers, PostgreSQL, cold sweeps) runs only when named: it takes 15+ minutes
-FULL_SECTIONS = (1, 2, 3, 4, 5)
+FULL_SECTIONS = (1, 2, 3, 4, 5, 7)
 
 
 def section_function(number: int) -> Section:
@@ -48,18 +56,22 @@ def section_function(number: int) -> Section:
         from prism_experiments.bench.sweep import sweep_section
 
         return sweep_section
-    from prism_experiments.bench.cluster import cluster_section
+    if number == 6:
+        from prism_experiments.bench.cluster import cluster_section
 
-    return cluster_section
+        return cluster_section
+    from prism_experiments.bench.first_hour import first_hour_section
+
+    return first_hour_section
 
 
 def parse_sections(text: str) -> list[int]:
     try:
         numbers = sorted({int(part) for part in text.split(",") if part.strip()})
     except ValueError:
-        raise argparse.ArgumentTypeError(f"--sections: comma-separated numbers from 1 to 6, got {text!r}") from None
+        raise argparse.ArgumentTypeError(f"--sections: comma-separated numbers from 1 to 7, got {text!r}") from None
     if not numbers or any(n not in SECTION_NAMES for n in numbers):
-        raise argparse.ArgumentTypeError(f"--sections: comma-separated numbers from 1 to 6, got {text!r}")
+        raise argparse.ArgumentTypeError(f"--sections: comma-separated numbers from 1 to 7, got {text!r}")
     return numbers
 
 
@@ -72,7 +84,7 @@ def parser() -> argparse.ArgumentParser:
         "--sections",
         type=parse_sections,
         default=None,
-        help="comma-separated sections to run (default: 1-5; 1-3 with --quick; 6, the cluster path, only when named)",
+        help="sections to run (default: 1-5 and 7; 1-3 with --quick; 6, the cluster path, only when named)",
     )
     p.add_argument("--runs-dir", type=Path, default=None, help="runs directory (default: $PRISM_RUNS_DIR or ./runs)")
     large = p.add_mutually_exclusive_group()
@@ -98,6 +110,17 @@ def parser() -> argparse.ArgumentParser:
         "--cold-sweep",
         action="store_true",
         help="section 6: also time a cold ranking_modes sweep with and without up-front embedding (~30 min)",
+    )
+    p.add_argument(
+        "--encoder-backends",
+        action="store_true",
+        help="section 1: also time the encoder under ONNX Runtime and OpenVINO, fp32 and int8, with recall@10 vs torch "
+        "(the 'encoders' extra, which make setup installs; first run ~2 min more for the exports)",
+    )
+    p.add_argument(
+        "--setup",
+        action="store_true",
+        help="section 7: also time `make setup` in a fresh clone of HEAD (~2-3 min with a warm package cache)",
     )
     p.add_argument(
         "--profile",
@@ -129,6 +152,8 @@ def run_bench(
     show_progress: bool = True,
     cold_sweep: bool = False,
     include_huge: bool = False,
+    encoder_backends: bool = False,
+    setup: bool = False,
 ) -> tuple[BenchReport, Path]:
     """Run the sections in order, write the JSON report, return it and its path."""
     from prism_experiments.tracking.provenance import git_commit, package_versions
@@ -149,6 +174,8 @@ def run_bench(
         include_huge=include_huge,
         show_progress=show_progress,
         cold_sweep=cold_sweep,
+        encoder_backends=encoder_backends,
+        setup=setup,
     )
     figures: list[Figure] = []
     seconds: dict[str, float] = {}
@@ -190,7 +217,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     include_large = args.large if args.large is not None else mode == "full"
     started = time.perf_counter()
     report, path = run_bench(
-        mode, sections, runs_dir, include_large, args.profile, not args.no_progress, args.cold_sweep, args.huge
+        mode,
+        sections,
+        runs_dir,
+        include_large,
+        args.profile,
+        not args.no_progress,
+        args.cold_sweep,
+        args.huge,
+        args.encoder_backends,
+        args.setup,
     )
     print(render_table(report.figures))
     missed = report.missed()

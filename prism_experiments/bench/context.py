@@ -23,6 +23,10 @@ class BenchContext:
     include_huge: bool = False
     #: section 6: also time a cold ranking_modes sweep with and without the up-front embedding pass
     cold_sweep: bool = False
+    #: section 1: also time the encoder under ONNX Runtime and OpenVINO (prism_experiments/bench/encoder_backends.py)
+    encoder_backends: bool = False
+    #: section 7: also time `make setup` in a fresh clone
+    setup: bool = False
     show_progress: bool = True
     _embedder: Embedder | None = field(default=None, repr=False)
     _world: BenchWorld | None = field(default=None, repr=False)

@@ -46,6 +46,11 @@ def embedding_section(ctx: BenchContext) -> list[Figure]:
 
         warm, warm_s = timed(from_warm_cache)
     n = len(texts)
+    extra: list[Figure] = []
+    if ctx.encoder_backends:
+        from prism_experiments.bench.encoder_backends import encoder_backend_figures
+
+        extra = encoder_backend_figures(ctx)
     return [
         figure(
             SECTION,
@@ -66,4 +71,5 @@ def embedding_section(ctx: BenchContext) -> list[Figure]:
             Target(op="==", threshold=0),
             note="a warm cache sends nothing to the model",
         ),
+        *extra,
     ]

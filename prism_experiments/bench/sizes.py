@@ -29,6 +29,9 @@ class BenchSizes(BaseModel):
     ranking_repeats: int = Field(ge=1)
     #: with a cold embedding cache, shrink every corpus to this many posts (None: embed them all)
     cold_cache_posts: int | None = None
+    #: section 1 with --encoder-backends: posts whose top-10 lists are compared, and timed rounds per backend
+    encoder_corpus_posts: int = Field(default=3_000, ge=10)
+    encoder_repeats: int = Field(default=3, ge=1)
 
     @property
     def world_posts(self) -> int:
@@ -55,6 +58,8 @@ SIZES: dict[Mode, BenchSizes] = {
         latency_queries=100,
         ranking_repeats=2,
         cold_cache_posts=600,
+        encoder_corpus_posts=1_000,
+        encoder_repeats=1,
     ),
     "tiny": BenchSizes(
         cold_texts=16,
@@ -64,5 +69,7 @@ SIZES: dict[Mode, BenchSizes] = {
         agents=20,
         latency_queries=10,
         ranking_repeats=1,
+        encoder_corpus_posts=100,
+        encoder_repeats=1,
     ),
 }

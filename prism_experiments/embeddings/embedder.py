@@ -2,19 +2,37 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 from tqdm.auto import tqdm
 
+from prism_experiments.embeddings.backends import DEFAULT_BACKEND, backend_runner, check_backend
 from prism_experiments.embeddings.cache import EmbeddingCache, text_digest
-from prism_experiments.embeddings.model import DEFAULT_MODEL, load_model, model_cache_key, resolve_model_path
+from prism_experiments.embeddings.model import DEFAULT_MODEL, is_loaded, load_model, model_cache_key, resolve_model_path
 from prism_experiments.locations import cache_dir as default_cache_dir
+
+log = logging.getLogger(__name__)
 
 EMBEDDING_DIM = 384  # all-MiniLM-L6-v2
 #: Bumped whenever the way vectors are computed changes, so old caches are never mixed in.
 ENCODING_VERSION = "fixed-shape-avx2-1"  # AVX2 numerics pinned: prism_experiments/numerics.py
+
+
+def encoding_version(backend: str = DEFAULT_BACKEND) -> str:
+    """The cache folder's version: torch's is ENCODING_VERSION (today's caches), another backend's names it."""
+    return ENCODING_VERSION if backend == DEFAULT_BACKEND else f"fixed-shape-{check_backend(backend)}-1"
+
+
+def cache_directory(root: Path, model_name: str, backend: str = DEFAULT_BACKEND) -> Path:
+    """`<root>/embeddings/<model key>/<version>` for torch; `<model key>@<backend>/<version>` for another
+    backend, so vectors of two backends never share a folder (embeddings/backends.py)."""
+    key = model_cache_key(model_name)
+    if backend != DEFAULT_BACKEND:
+        key = f"{key}@{check_backend(backend)}"
+    return root / "embeddings" / key / encoding_version(backend)
 
 
 class Embedder:
@@ -25,11 +43,13 @@ class Embedder:
         model_name: str = DEFAULT_MODEL,
         cache_dir: Path | str | None = None,
         batch_size: int = 32,
+        backend: str = DEFAULT_BACKEND,
     ) -> None:
         resolve_model_path(model_name)  # fail early with the install hint
         self.model_name = model_name
-        root = Path(cache_dir) if cache_dir is not None else default_cache_dir()
-        self.cache = EmbeddingCache(root / "embeddings" / model_cache_key(model_name) / ENCODING_VERSION)
+        self.backend = check_backend(backend)  # fail early: unknown value, or its packages missing
+        self.root = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+        self.cache = EmbeddingCache(cache_directory(self.root, model_name, backend))
         self.batch_size = batch_size
         self.encoded_count = 0  # texts this embedder sent to the model
 
@@ -49,6 +69,13 @@ class Embedder:
                 for index in np.flatnonzero(rows < 0):
                     missing.setdefault(digests[int(index)], texts[int(index)])
                 if missing:
+                    if not is_loaded(self.model_name):  # importing torch and loading take seconds
+                        log.info(
+                            "embedding: %d of %d texts are not in the cache; loading %s to encode them",
+                            len(missing),
+                            len(texts),
+                            self.model_name,
+                        )
                     vectors = self._encode_with_model(list(missing.values()), show_progress)
                     self.cache.add(list(missing.keys()), vectors)
                     rows = self.cache.rows(digests)
@@ -65,8 +92,9 @@ class Embedder:
         """
         import torch
 
-        model = load_model(self.model_name)
+        model = load_model(self.model_name)  # torch's, or (another backend) for its tokenizer
         tokenizer = model.tokenizer
+        runner = None if self.backend == DEFAULT_BACKEND else backend_runner(self.backend, self.model_name, self.root)
         max_length = int(model.max_seq_length or 512)  # all-MiniLM-L6-v2 sets 256
         lengths = [len(ids) for ids in tokenizer(texts, truncation=True, max_length=max_length)["input_ids"]]
         buckets = [min(max_length, _bucket(length)) for length in lengths]
@@ -82,6 +110,12 @@ class Embedder:
         for batch in tqdm(batches, desc="embedding", unit="batch", disable=not show_progress or len(batches) < 2):
             length = buckets[batch[0]]
             padded = [texts[i] for i in batch] + [""] * (self.batch_size - len(batch))
+            if runner is not None:  # another backend: the same fixed shapes, numpy in and out
+                features = tokenizer(
+                    padded, padding="max_length", truncation=True, max_length=length, return_tensors="np"
+                )
+                out[batch] = normalize_rows(runner(dict(features))[: len(batch)])
+                continue
             features = tokenizer(padded, padding="max_length", truncation=True, max_length=length, return_tensors="pt")
             with torch.inference_mode():
                 vectors = model.forward(dict(features))["sentence_embedding"][: len(batch)]

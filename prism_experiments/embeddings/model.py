@@ -40,6 +40,11 @@ def resolve_model_path(name: str) -> Path:
     )
 
 
+def is_loaded(name: str) -> bool:
+    """Whether this process has loaded the model for `name` already."""
+    return str(resolve_model_path(name)) in _LOADED
+
+
 def load_model(name: str) -> SentenceTransformer:
     """The model for `name`, loaded on first use and reused for the rest of the process."""
     path = resolve_model_path(name)
