@@ -99,10 +99,10 @@ def ui_first_answer_s(ctx: BenchContext, timeout_s: float = 180.0) -> float | No
 
 
 LLM_LOAD = (
-    "from prism_experiments.llm.local import LocalLLM, LocalLLMConfig\n"
+    "from prism_experiments.llm.local import LocalChatModel, LocalLLMConfig\n"
     "import sys, time\n"
     "started = time.perf_counter()\n"
-    "loaded = LocalLLM(LocalLLMConfig(cache_dir=sys.argv[1])).loaded\n"
+    "loaded = LocalChatModel(LocalLLMConfig(cache_dir=sys.argv[1])).loaded\n"
     "print(time.perf_counter() - started)\n"
 )
 

@@ -89,18 +89,23 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     default_runs_dir().mkdir(parents=True, exist_ok=True)
     uri = tracking_uri_for(args.tracking_uri)
-    try:
-        url = start_url(uri, args.port, args.experiment)
-    except UiError as error:
-        print(f"prism-ui: error: {error}", file=sys.stderr)
-        return 2
-    print(f"MLflow UI for {uri}\n  open {url}  (Ctrl-C stops it)", flush=True)
-    # its own process group, so that stopping it stops uvicorn's workers too
+    # MLflow's server-side job runner (GenAI evaluation jobs, trace roll-ups) is a second process importing
+    # MLflow beside the server: off for a UI that reads runs, it answers in 6-7 s instead of 11-20 s with a
+    # sweep on both cores (docs/review.md); a value the user set wins
+    env = {"MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false"} | dict(os.environ)
+    # started first, in its own process group (stopping it stops uvicorn's workers too): it imports while
+    # the experiment to open is looked up
     server = subprocess.Popen([sys.executable, "-m", "mlflow", "ui", "--backend-store-uri", uri,
                                "--host", HOST, "--port", str(args.port), "--workers", str(args.workers)],
-                              start_new_session=True)  # fmt: skip
+                              start_new_session=True, env=env)  # fmt: skip
     signal.signal(signal.SIGTERM, _exit_on_sigterm)
     try:
+        try:
+            url = start_url(uri, args.port, args.experiment)
+        except UiError as error:
+            print(f"prism-ui: error: {error}", file=sys.stderr)
+            return 2
+        print(f"MLflow UI for {uri}\n  open {url}  (Ctrl-C stops it)", flush=True)
         if not args.no_browser and listening(args.port):
             webbrowser.open(url)
         return server.wait()
