@@ -15,7 +15,13 @@ from prism_experiments.calibration.search import CalibrationSettings, run_calibr
 from prism_experiments.calibration.targets import parse_targets
 from prism_experiments.locations import sqlite_tracking_uri
 from prism_experiments.tracking.store import client_for
-from prism_experiments.tracking.tags import CALIBRATION_KIND, CALIBRATION_TRIAL_KIND, KIND_TAG, PARENT_RUN_TAG
+from prism_experiments.tracking.tags import (
+    CALIBRATION_EVALUATION_KIND,
+    CALIBRATION_KIND,
+    CALIBRATION_TRIAL_KIND,
+    KIND_TAG,
+    PARENT_RUN_TAG,
+)
 
 pytestmark = [pytest.mark.integration]
 SOURCE = {"citation": "test", "locator": "test", "statement": "test"}
@@ -101,6 +107,11 @@ def test_a_world_is_fitted_at_the_stated_population_size(tmp_path: Path, session
     sizes = pd.read_csv(report / "cascade_sizes.csv")
     assert len(sizes) > 0 and (sizes["size"] >= 1).all() and set(sizes["seed"]) == {0}
     assert (report / "cascade_size_ccdf.png").stat().st_size > 0
+    # and the evaluation's fit table and CCDF are an MLflow run's artifacts too
+    (evaluation,) = runs_of(tmp_path / "runs", CALIBRATION_EVALUATION_KIND)
+    assert evaluation.info.status == "FINISHED" and evaluation.data.params["calibration.label"] == "check"
+    logged = {a.path for a in client.list_artifacts(evaluation.info.run_id, "report")}
+    assert {"report/fit.md", "report/cascade_size_ccdf.png", "report/cascade_sizes.csv"} <= logged
 
 
 def test_failed_trials_are_marked_failed_never_running(tmp_path: Path, session_cache_dir: Path) -> None:

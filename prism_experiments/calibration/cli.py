@@ -18,6 +18,7 @@ from prism_experiments.calibration.search import (
     CalibrationResult,
     CalibrationSettings,
     base_overrides,
+    log_evaluation,
     open_study,
     param_overrides,
     result_json,
@@ -116,6 +117,7 @@ def evaluate(settings: CalibrationSettings, full_size: bool, label: str) -> Path
     pooled = pd.concat(sizes, ignore_index=True)
     pooled.to_csv(out / "cascade_sizes.csv", index=False)  # one row per shown original: its cascade's size
     ccdf_figure(pooled, ["simulated"], out / "cascade_size_ccdf.png", f"Cascade sizes, {label}")
+    print(f"MLflow run {log_evaluation(settings, label, out, overrides)} (kind calibration_evaluation) holds them")
     return path
 
 

@@ -29,9 +29,11 @@ from prism_experiments.tracking.provenance import git_commit, package_versions
 from prism_experiments.tracking.run_logger import log_params, set_tags
 from prism_experiments.tracking.store import client_for, ensure_experiment
 from prism_experiments.tracking.tags import (
+    CALIBRATION_EVALUATION_KIND,
     CALIBRATION_KIND,
     CALIBRATION_TRIAL_KIND,
     CONDITION_TAG,
+    ERROR_TAG,
     GIT_COMMIT_TAG,
     KIND_TAG,
     PARENT_RUN_TAG,
@@ -159,6 +161,26 @@ def _run_tags(settings: CalibrationSettings, kind: str) -> dict[str, str]:
         SEED_TAG: ",".join(map(str, settings.seeds)),
     }
     return tags | {f"{VERSION_TAG_PREFIX}{name}": version for name, version in package_versions().items()}
+
+
+def log_evaluation(settings: CalibrationSettings, label: str, report_dir: Path, overrides: Sequence[str]) -> str:
+    """An MLflow run of kind calibration_evaluation in the calibration experiment holding an `--evaluate`'s
+    fit table and cascade-size CCDF (`report_dir`) as artifacts under `report/`; FINISHED, or FAILED if
+    logging fails (never left RUNNING)."""
+    uri = tracking_uri_for(settings.tracking_uri, settings.runs_dir)
+    experiment_id = ensure_experiment(uri, settings.experiment_name, artifact_root(settings.runs_dir))
+    client = client_for(uri)
+    tags = _run_tags(settings, CALIBRATION_EVALUATION_KIND)
+    run_id = client.create_run(experiment_id, run_name=f"evaluation {label}", tags=tags).info.run_id
+    try:
+        log_params(client, run_id, {"calibration.label": label, "calibration.overrides": " ".join(overrides)})
+        client.log_artifacts(run_id, str(report_dir), "report")
+    except BaseException as exc:
+        client.set_terminated(run_id, "FAILED")
+        set_tags(client, run_id, {ERROR_TAG: error_line(exc)})
+        raise
+    client.set_terminated(run_id, "FINISHED")
+    return run_id
 
 
 def _metric_payload(per_seed: list[dict[str, float]], target_set: TargetSet, value: float) -> dict[str, float]:

@@ -44,6 +44,7 @@ SWEEP_KIND = "sweep"
 ANALYSIS_KIND = "analysis"
 CALIBRATION_KIND = "calibration"
 CALIBRATION_TRIAL_KIND = "calibration_trial"
+CALIBRATION_EVALUATION_KIND = "calibration_evaluation"
 LLM_CHECK_KIND = "llm_check"
 
 
