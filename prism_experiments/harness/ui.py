@@ -93,18 +93,22 @@ def main(argv: list[str] | None = None) -> int:
     # MLflow beside the server: off for a UI that reads runs, it answers in 6-7 s instead of 11-20 s with a
     # sweep on both cores (docs/review.md); a value the user set wins
     env = {"MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false"} | dict(os.environ)
-    # started first, in its own process group (stopping it stops uvicorn's workers too): it imports while
-    # the experiment to open is looked up
-    server = subprocess.Popen([sys.executable, "-m", "mlflow", "ui", "--backend-store-uri", uri,
-                               "--host", HOST, "--port", str(args.port), "--workers", str(args.workers)],
-                              start_new_session=True, env=env)  # fmt: skip
-    signal.signal(signal.SIGTERM, _exit_on_sigterm)
-    try:
+    # a named experiment is checked first, so that a bad name is one line and no server; for the latest one the
+    # server starts first (its own process group: stopping it stops uvicorn's workers too) and imports while
+    # the experiment is looked up
+    url = None
+    if args.experiment is not None:
         try:
             url = start_url(uri, args.port, args.experiment)
         except UiError as error:
             print(f"prism-ui: error: {error}", file=sys.stderr)
             return 2
+    server = subprocess.Popen([sys.executable, "-m", "mlflow", "ui", "--backend-store-uri", uri,
+                               "--host", HOST, "--port", str(args.port), "--workers", str(args.workers)],
+                              start_new_session=True, env=env)  # fmt: skip
+    signal.signal(signal.SIGTERM, _exit_on_sigterm)
+    try:
+        url = url or start_url(uri, args.port, None)
         print(f"MLflow UI for {uri}\n  open {url}  (Ctrl-C stops it)", flush=True)
         if not args.no_browser and listening(args.port):
             webbrowser.open(url)
