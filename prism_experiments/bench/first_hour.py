@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import tempfile
@@ -24,6 +23,7 @@ from pathlib import Path
 
 from prism_experiments.bench.context import BenchContext
 from prism_experiments.bench.report import Figure, Target, figure
+from prism_experiments.daemons import free_port
 
 SECTION = 7
 ISSUE = "issue 28 (the first hour), docs/bench.md"
@@ -48,12 +48,6 @@ def ranking_modes_upfront_texts(ctx: BenchContext) -> tuple[int, int]:
     corpus = configs[0].corpus
     ceiling = 2 * len(corpus.topics) * corpus.text_pool_size  # a pool of roots and one of replies per topic
     return len(texts), ceiling
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def ui_first_answer_s(ctx: BenchContext, timeout_s: float = 180.0) -> float | None:

@@ -31,6 +31,7 @@ import os
 import shutil
 import uuid
 from collections.abc import Callable
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -83,6 +84,7 @@ def check_backend(backend: str) -> str:
     return backend
 
 
+@cache  # 90 MB read once per process, not at every (nested) export lookup
 def weights_digest(model_path: Path) -> str:
     """sha256 (16 hex digits) of every file of the model directory but earlier exports: the weights' identity."""
     digest = hashlib.sha256()
