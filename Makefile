@@ -6,6 +6,8 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 TORCH_VERSION := 2.13.0
 EXPERIMENT ?= ranking_modes
+#: pytest-xdist workers of `make test` (make test TEST_WORKERS=6 on a bigger machine)
+TEST_WORKERS ?= 4
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
@@ -46,11 +48,12 @@ lint: $(STAMP) ## ruff (lint and format check) and mypy over the package, with t
 	$(BIN)/ruff format --check prism_experiments hydra_plugins tests
 	$(BIN)/mypy
 
-test: $(STAMP) lint ## make lint, then every test, the real-stack integration tests included (3 workers, one test file per worker)
-	# --dist loadfile: a file's module fixtures (a sweep, a server) are built once, on one worker (loadgroup
-	# interleaves files on a worker, and pytest then rebuilds a module's fixtures each time it comes back to it);
-	# 3 workers on 2 cores, since most real-stack tests wait on subprocesses and servers
-	$(BIN)/python -m pytest -n 3 --dist loadfile --durations=15 $(ARGS)
+test: $(STAMP) lint ## make lint, then every test, the real-stack integration tests included (4 workers)
+	# --dist loadfile: a file's tests stay on one worker (its module fixtures, a sweep or a server, are built once),
+	# except the slow files whose tests share nothing costly (tests/conftest.py, SPREAD_FILES); the slowest work
+	# first, in tests/conftest.py's order (hence --no-loadscope-reorder); 4 workers on 2 cores, since most
+	# real-stack tests wait on subprocesses and servers
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=15 $(ARGS)
 
 test-fast: $(STAMP) ## Run the unit tests only (no model, no Chroma, no MLflow), on 2 workers: about 45 s
 	$(BIN)/python -m pytest -n 2 -m "not integration and not slow" $(ARGS)

@@ -65,6 +65,45 @@ def warm_smoke_cache(session_cache_dir: Path) -> Path:
     return session_cache_dir
 
 
+# ------------------------------------------------- how `make test` shares the tests among its pytest-xdist workers
+#: slow files whose tests share no costly fixture: each of their tests goes to the next free worker. Every other
+#: file's tests go to one worker together, so that its module fixtures (a sweep, a server) are built once.
+SPREAD_FILES = frozenset(
+    {"test_faults.py", "test_faults_per_launcher.py", "test_faults_under_load.py", "test_slurm_local.py"}
+)
+
+
+@pytest.hookimpl(optionalhook=True)  # pytest-xdist's hook: `pytest -p no:xdist` still runs
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | None:
+    """`--dist loadfile`, except for SPREAD_FILES' tests: one unit each.
+
+    pytest-xdist's own `--dist loadgroup` would do this with marks, but it groups nothing under pytest 9.2 (it
+    still rewrites the node ids' old field: pytest-dev/pytest-xdist#1386), so the scopes are drawn here.
+    """
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class FilesAndSpreadTests(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            file = nodeid.split("::", 1)[0]
+            return nodeid if Path(file).name in SPREAD_FILES else file
+
+    return FilesAndSpreadTests(config, log)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The slowest work first (`make test` keeps this order: --no-loadscope-reorder), so that no long file starts
+    last: slow files, then the spread files' tests, then the other integration tests, then the unit tests."""
+
+    def tier(item: pytest.Item) -> int:
+        if item.get_closest_marker("slow") is not None:
+            return 1 if item.path.name in SPREAD_FILES else 0
+        return 2 if item.get_closest_marker("integration") is not None else 3
+
+    items.sort(key=tier)
+
+
 @pytest.fixture(autouse=True)
 def _runs_dir_in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Code that falls back to the default runs directory writes into the test's tmp dir."""

@@ -17,6 +17,7 @@ from mlflow.tracking import MlflowClient
 
 from prism_experiments.daemons import free_port, port_open
 from prism_experiments.processes import process_alive
+from prism_experiments.tracking.store import mlflow_server_env
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -56,6 +57,7 @@ def start_mlflow_server(backend_db: Path, artifacts: Path, port: int) -> subproc
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         start_new_session=True,
+        env=mlflow_server_env(),
     )
     wait_for_port(port)
     return server

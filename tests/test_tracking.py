@@ -239,3 +239,13 @@ def test_log_metrics_logs_series_then_summary_and_skips_non_numbers() -> None:
     assert {m.key for m in metrics} == {"step/inn_share", "inn_share", "undefined"}
     assert metrics[-2].key == "inn_share" and metrics[-2].value == 0.25 and metrics[-2].step == 0
     assert math.isnan(metrics[-1].value)
+
+
+def test_servers_we_start_run_without_mlflows_job_runner_unless_the_user_sets_it() -> None:
+    from prism_experiments.tracking.store import mlflow_server_env
+
+    assert mlflow_server_env({"PATH": "/bin"}) == {"PATH": "/bin", "MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false"}
+    assert (
+        mlflow_server_env({"MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "true"})["MLFLOW_SERVER_ENABLE_JOB_EXECUTION"]
+        == "true"
+    )

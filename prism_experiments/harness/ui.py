@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from prism_experiments.locations import default_runs_dir, tracking_uri_for
 from prism_experiments.tracking.experiment_views import apply_view_tags, runs_view_url
-from prism_experiments.tracking.store import client_for, sqlite_path
+from prism_experiments.tracking.store import client_for, mlflow_server_env, sqlite_path
 
 if TYPE_CHECKING:
     from mlflow.entities import Experiment
@@ -89,13 +89,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     default_runs_dir().mkdir(parents=True, exist_ok=True)
     uri = tracking_uri_for(args.tracking_uri)
-    # MLflow's server-side job runner (GenAI evaluation jobs, trace roll-ups) is a second process importing
-    # MLflow beside the server: off for a UI that reads runs, it answers in 6-7 s instead of 11-20 s with a
-    # sweep on both cores (docs/review.md); a value the user set wins
-    env = {"MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false"} | dict(os.environ)
     # a named experiment is checked first, so that a bad name is one line and no server; for the latest one the
     # server starts first (its own process group: stopping it stops uvicorn's workers too) and imports while
-    # the experiment is looked up
+    # the experiment is looked up; its own output goes to stderr, so that stdout is only the URL's two lines
+    # (MLflow's "Registry store URI not provided" came first there at times)
     url = None
     if args.experiment is not None:
         try:
@@ -105,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
             return 2
     server = subprocess.Popen([sys.executable, "-m", "mlflow", "ui", "--backend-store-uri", uri,
                                "--host", HOST, "--port", str(args.port), "--workers", str(args.workers)],
-                              start_new_session=True, env=env)  # fmt: skip
+                              start_new_session=True, env=mlflow_server_env(), stdout=sys.stderr)  # fmt: skip
     signal.signal(signal.SIGTERM, _exit_on_sigterm)
     try:
         url = url or start_url(uri, args.port, None)

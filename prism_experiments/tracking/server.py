@@ -33,6 +33,7 @@ from prism_experiments.daemons import (
 )
 from prism_experiments.processes import process_alive as pid_alive
 from prism_experiments.processes import stop_process_group
+from prism_experiments.tracking.store import mlflow_server_env
 
 STATE_FILE = "state.json"
 DB_NAME = "mlflow"
@@ -202,7 +203,7 @@ def start(runs_dir: Path, mlflow_port: int = 5000, postgres_port: int | None = N
         )
     mlflow_log = logs / "mlflow.log"
     # the database URI (with its password) goes through the environment, not the command line (ps shows that)
-    server_env = os.environ | {
+    server_env = mlflow_server_env() | {
         "MLFLOW_BACKEND_STORE_URI": f"postgresql+psycopg://{DB_ROLE}:{password}@127.0.0.1:{postgres_port}/{DB_NAME}"
     }
     mlflow = start_in_session(

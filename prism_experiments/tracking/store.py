@@ -59,6 +59,16 @@ def apply_http_budget(cfg: ExperimentConfig) -> None:
         os.environ.setdefault(variable, str(getattr(cfg.tracking, field)))
 
 
+def mlflow_server_env(base: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment of an `mlflow server` / `mlflow ui` we start: `base` (default: ours) with MLflow's
+    server-side job runner off unless the user set it.
+
+    That runner (GenAI evaluation jobs, trace roll-ups; none of which this project uses) is a second process
+    importing MLflow beside each server: 2.5 s of CPU per start, and a UI that answered in 11-20 s instead of
+    6-7 s with a sweep on both cores (docs/review.md)."""
+    return {"MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false"} | dict(os.environ if base is None else base)
+
+
 def sqlite_path(uri: str) -> Path | None:
     return Path(uri.removeprefix("sqlite:///")) if uri.startswith("sqlite:///") else None
 
