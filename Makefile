@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 TORCH_VERSION := 2.13.0
 EXPERIMENT ?= ranking_modes
-#: pytest-xdist workers of `make test` (make test TEST_WORKERS=6 on a bigger machine)
+#: pytest-xdist workers of `make test` (make test TEST_WORKERS=8 on a bigger machine)
 TEST_WORKERS ?= 4
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
@@ -51,8 +51,8 @@ lint: $(STAMP) ## ruff (lint and format check) and mypy over the package, with t
 test: $(STAMP) lint ## make lint, then every test, the real-stack integration tests included (4 workers)
 	# --dist loadfile: a file's tests stay on one worker (its module fixtures, a sweep or a server, are built once),
 	# except the slow files whose tests share nothing costly (tests/conftest.py, SPREAD_FILES); the slowest work
-	# first, in tests/conftest.py's order (hence --no-loadscope-reorder); 4 workers on 2 cores, since most
-	# real-stack tests wait on subprocesses and servers
+	# first, in tests/conftest.py's order (hence --no-loadscope-reorder); 4 workers on 2 cores: while one test
+	# waits (a server, a SLURM time limit), the others compute, and both cores stay busy (docs/bench.md)
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=15 $(ARGS)
 
 test-fast: $(STAMP) ## Run the unit tests only (no model, no Chroma, no MLflow), on 2 workers: about 45 s
