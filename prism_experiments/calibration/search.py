@@ -33,7 +33,6 @@ from prism_experiments.tracking.tags import (
     CALIBRATION_KIND,
     CALIBRATION_TRIAL_KIND,
     CONDITION_TAG,
-    ERROR_TAG,
     GIT_COMMIT_TAG,
     KIND_TAG,
     PARENT_RUN_TAG,
@@ -176,8 +175,7 @@ def log_evaluation(settings: CalibrationSettings, label: str, report_dir: Path, 
         log_params(client, run_id, {"calibration.label": label, "calibration.overrides": " ".join(overrides)})
         client.log_artifacts(run_id, str(report_dir), "report")
     except BaseException as exc:
-        client.set_terminated(run_id, "FAILED")
-        set_tags(client, run_id, {ERROR_TAG: error_line(exc)})
+        end_run(client, run_id, "FAILED", error_line(exc))
         raise
     client.set_terminated(run_id, "FINISHED")
     return run_id
