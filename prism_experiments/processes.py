@@ -149,6 +149,17 @@ def interrupt_name(error: KeyboardInterrupt) -> str:
     return RECEIVED_SIGNALS[-1] if RECEIVED_SIGNALS else "Ctrl-C"
 
 
+def interrupt_behind(error: Exception, signals_before: int) -> KeyboardInterrupt | None:
+    """The interrupt a library turned into `error`, if a signal arrived after `signals_before` were counted.
+
+    numpy's structured-array comparison (`np.unique(axis=0)`) replaces any exception raised inside it,
+    the handlers' KeyboardInterrupt included, with a TypeError: the signal must still end the run KILLED.
+    """
+    if len(RECEIVED_SIGNALS) <= signals_before:
+        return None
+    return KeyboardInterrupt(RECEIVED_SIGNALS[-1])
+
+
 def die_with_parent(sig: int = signal.SIGTERM) -> None:
     """In a child before exec (`preexec_fn`): get `sig` when the process that started it dies, even by SIGKILL
     (Linux prctl PR_SET_PDEATHSIG, prctl(2)); elsewhere a no-op."""

@@ -17,7 +17,13 @@ import pandas as pd
 from prism_experiments.config import ExperimentConfig, world_size_warning
 from prism_experiments.harness.context import SweepContext
 from prism_experiments.metrics import step_series, summarize
-from prism_experiments.processes import interrupt_name, peak_rss_bytes, sigterm_as_interrupt
+from prism_experiments.processes import (
+    RECEIVED_SIGNALS,
+    interrupt_behind,
+    interrupt_name,
+    peak_rss_bytes,
+    sigterm_as_interrupt,
+)
 from prism_experiments.simulation import run_simulation
 from prism_experiments.tracking.artifacts import write_run_files
 from prism_experiments.tracking.errors import error_line
@@ -242,15 +248,16 @@ def _run_job(
     if sweep is not None and sweep.driver_pid not in (0, os.getpid()):  # a worker process of the sweep
         ParentWatch.ensure()
         ParentWatch.on_orphaned(lambda: end_run(client, run_id, "KILLED", ORPHANED))
+    signals_before = len(RECEIVED_SIGNALS)
     try:
         return _simulate_and_log(cfg, overrides, sweep, client, run_id, resolved, heartbeat)
     except KeyboardInterrupt as interrupt:
-        reason = f"interrupted ({interrupt_name(interrupt)})"
-        end_run(client, run_id, "KILLED", reason)
-        log.error("run %s KILLED: %s", run_id, reason)
-        interrupt.prism_reported = True  # type: ignore[attr-defined]  # the entry point adds no second line
+        _mark_killed(client, run_id, interrupt)
         raise
     except Exception as exc:
+        if (signalled := interrupt_behind(exc, signals_before)) is not None:
+            _mark_killed(client, run_id, signalled)
+            raise signalled from exc
         message = f"{type(exc).__name__}: {exc}"
         end_run(client, run_id, "FAILED", message)
         outcome = _failed(message, run_id)
@@ -259,6 +266,14 @@ def _run_job(
         return outcome
     finally:
         ParentWatch.on_orphaned(None)
+
+
+def _mark_killed(client: MlflowClient, run_id: str, interrupt: KeyboardInterrupt) -> None:
+    """End an interrupted run KILLED with one error line; the entry point then adds no second line."""
+    reason = f"interrupted ({interrupt_name(interrupt)})"
+    end_run(client, run_id, "KILLED", reason)
+    log.error("run %s KILLED: %s", run_id, reason)
+    interrupt.prism_reported = True  # type: ignore[attr-defined]
 
 
 def _simulate_and_log(
