@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import _thread
 import os
 import resource
 import signal
@@ -12,6 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from types import FrameType
+from typing import Any
 
 
 def _status_kib(field: str) -> int | None:
@@ -119,12 +121,40 @@ def _forward_and_raise_interrupt(signum: int, frame: FrameType | None) -> None:
     _raise_interrupt(signum, frame)
 
 
+def _redeliver_swallowed_interrupt(unraisable: Any) -> None:
+    """`sys.unraisablehook`: an interrupt raised inside a finalizer (a `__del__` that ran when the signal came)
+    is swallowed by Python, which prints its traceback; raise it again in the main thread instead.
+
+    From a timer thread, 0.1 s later, once this hook and the finalizer have returned (raised in the hook, it
+    would be swallowed too); through the SIGINT handler, which raises it without re-running the SIGTERM
+    handler (that would signal the children twice); `interrupt_name` still names the signal.
+    """
+    interrupt = isinstance(unraisable.exc_value, KeyboardInterrupt)
+    if interrupt and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        later = threading.Timer(0.1, _thread.interrupt_main, args=(signal.SIGINT,))
+        later.daemon = True
+        later.start()
+        return
+    _previous_unraisable_hook(unraisable)
+
+
+_previous_unraisable_hook = sys.unraisablehook
+
+
+def _keep_interrupts_from_finalizers() -> None:
+    global _previous_unraisable_hook
+    if sys.unraisablehook is not _redeliver_swallowed_interrupt:
+        _previous_unraisable_hook = sys.unraisablehook
+        sys.unraisablehook = _redeliver_swallowed_interrupt
+
+
 def interrupt_on_sigterm(forward_to_children: bool = False) -> None:
     """SIGTERM (`kill`, `timeout`, SLURM's scancel, Kubernetes) handled as Ctrl-C: a KeyboardInterrupt whose
     argument is "SIGTERM", in the main thread; a driver passes the signal on to its child processes first,
     as a terminal passes Ctrl-C to its whole foreground group."""
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _forward_and_raise_interrupt if forward_to_children else _raise_interrupt)
+        _keep_interrupts_from_finalizers()
 
 
 @contextmanager
@@ -136,6 +166,7 @@ def sigterm_as_interrupt() -> Iterator[None]:
     previous = signal.getsignal(signal.SIGTERM)
     if previous is not _forward_and_raise_interrupt:
         signal.signal(signal.SIGTERM, _raise_interrupt)
+    _keep_interrupts_from_finalizers()
     try:
         yield
     finally:
