@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import _thread
 import os
 import resource
 import signal
@@ -13,7 +12,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from types import FrameType
-from typing import Any
 
 
 def _status_kib(field: str) -> int | None:
@@ -104,48 +102,59 @@ def child_pids(parent: int | None = None) -> list[int]:
 RECEIVED_SIGNALS: list[str] = []
 
 
+#: a signal whose interrupt waits for the finalizer it landed in to return (`_raise_interrupt`)
+_DEFERRED: set[int] = set()
+
+
+def _inside_finalizer(frame: FrameType | None) -> bool:
+    """Whether the interrupted code runs inside a `__del__`, where Python swallows any exception raised."""
+    while frame is not None:
+        if frame.f_code.co_name == "__del__":
+            return True
+        frame = frame.f_back
+    return False
+
+
 def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
-    RECEIVED_SIGNALS.append(signal.Signals(signum).name)
-    raise KeyboardInterrupt(signal.Signals(signum).name)
+    """Raise the signal as a KeyboardInterrupt naming it. Inside a finalizer (a ZipFile's `__del__` once took
+    a sweep driver's SIGTERM: Python printed the traceback and dropped it), later instead: a thread signals
+    the main thread again every 50 ms until the handler runs outside any finalizer and raises."""
+    name = signal.Signals(signum).name
+    again = signum in _DEFERRED  # counted (and passed on to the children) when it first came
+    if not again:
+        RECEIVED_SIGNALS.append(name)
+    if _inside_finalizer(frame):
+        if not again:
+            _DEFERRED.add(signum)
+            threading.Thread(target=_signal_until_raised, args=(signum,), daemon=True).start()
+        return
+    _DEFERRED.discard(signum)
+    raise KeyboardInterrupt(name)
+
+
+def _signal_until_raised(signum: int, attempts: int = 200) -> None:
+    # a real signal, not _thread.interrupt_main: it must also wake a blocking call (a sleep, a wait); at most
+    # 10 s of it, in case the handler was replaced meanwhile
+    main = threading.main_thread().ident
+    for _ in range(attempts):
+        time.sleep(0.05)
+        if signum not in _DEFERRED or main is None:
+            return
+        signal.pthread_kill(main, signum)
+    _DEFERRED.discard(signum)  # given up: the next signal of its kind counts as new
 
 
 def _forward_and_raise_interrupt(signum: int, frame: FrameType | None) -> None:
-    for pid in child_pids():  # a sweep's workers, a Ray instance this process started: they stop as with Ctrl-C
-        try:
-            if os.getpgid(pid) == pid:  # started in a session of its own (a Ray head): its whole group
-                os.killpg(pid, signum)
-            else:
-                os.kill(pid, signum)
-        except ProcessLookupError:
-            pass
+    if signum not in _DEFERRED:
+        for pid in child_pids():  # a sweep's workers, a Ray instance this process started: they stop as with Ctrl-C
+            try:
+                if os.getpgid(pid) == pid:  # started in a session of its own (a Ray head): its whole group
+                    os.killpg(pid, signum)
+                else:
+                    os.kill(pid, signum)
+            except ProcessLookupError:
+                pass
     _raise_interrupt(signum, frame)
-
-
-def _redeliver_swallowed_interrupt(unraisable: Any) -> None:
-    """`sys.unraisablehook`: an interrupt raised inside a finalizer (a `__del__` that ran when the signal came)
-    is swallowed by Python, which prints its traceback; raise it again in the main thread instead.
-
-    From a timer thread, 0.1 s later, once this hook and the finalizer have returned (raised in the hook, it
-    would be swallowed too); through the SIGINT handler, which raises it without re-running the SIGTERM
-    handler (that would signal the children twice); `interrupt_name` still names the signal.
-    """
-    interrupt = isinstance(unraisable.exc_value, KeyboardInterrupt)
-    if interrupt and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
-        later = threading.Timer(0.1, _thread.interrupt_main, args=(signal.SIGINT,))
-        later.daemon = True
-        later.start()
-        return
-    _previous_unraisable_hook(unraisable)
-
-
-_previous_unraisable_hook = sys.unraisablehook
-
-
-def _keep_interrupts_from_finalizers() -> None:
-    global _previous_unraisable_hook
-    if sys.unraisablehook is not _redeliver_swallowed_interrupt:
-        _previous_unraisable_hook = sys.unraisablehook
-        sys.unraisablehook = _redeliver_swallowed_interrupt
 
 
 def interrupt_on_sigterm(forward_to_children: bool = False) -> None:
@@ -154,7 +163,6 @@ def interrupt_on_sigterm(forward_to_children: bool = False) -> None:
     as a terminal passes Ctrl-C to its whole foreground group."""
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _forward_and_raise_interrupt if forward_to_children else _raise_interrupt)
-        _keep_interrupts_from_finalizers()
 
 
 @contextmanager
@@ -166,7 +174,6 @@ def sigterm_as_interrupt() -> Iterator[None]:
     previous = signal.getsignal(signal.SIGTERM)
     if previous is not _forward_and_raise_interrupt:
         signal.signal(signal.SIGTERM, _raise_interrupt)
-    _keep_interrupts_from_finalizers()
     try:
         yield
     finally:
