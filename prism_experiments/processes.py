@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from types import FrameType
+from typing import Any
 
 
 def _status_kib(field: str) -> int | None:
@@ -144,6 +145,28 @@ def _signal_until_raised(signum: int, attempts: int = 200) -> None:
     _DEFERRED.discard(signum)  # given up: the next signal of its kind counts as new
 
 
+def _rearm_swallowed_interrupt(unraisable: Any) -> None:
+    """`sys.unraisablehook`: a SIGTERM interrupt raised where Python drops exceptions that no `__del__` frame
+    shows (a weakref callback during garbage collection) is delivered again, as `_raise_interrupt` does."""
+    error = unraisable.exc_value
+    if isinstance(error, KeyboardInterrupt) and error.args == ("SIGTERM",):
+        if signal.SIGTERM not in _DEFERRED:
+            _DEFERRED.add(signal.SIGTERM)
+            threading.Thread(target=_signal_until_raised, args=(signal.SIGTERM,), daemon=True).start()
+        return
+    _previous_unraisable_hook(unraisable)
+
+
+_previous_unraisable_hook = sys.unraisablehook
+
+
+def _rearm_interrupts_lost_in_callbacks() -> None:
+    global _previous_unraisable_hook
+    if sys.unraisablehook is not _rearm_swallowed_interrupt:
+        _previous_unraisable_hook = sys.unraisablehook
+        sys.unraisablehook = _rearm_swallowed_interrupt
+
+
 def _forward_and_raise_interrupt(signum: int, frame: FrameType | None) -> None:
     if signum not in _DEFERRED:
         for pid in child_pids():  # a sweep's workers, a Ray instance this process started: they stop as with Ctrl-C
@@ -163,6 +186,7 @@ def interrupt_on_sigterm(forward_to_children: bool = False) -> None:
     as a terminal passes Ctrl-C to its whole foreground group."""
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _forward_and_raise_interrupt if forward_to_children else _raise_interrupt)
+        _rearm_interrupts_lost_in_callbacks()
 
 
 @contextmanager
@@ -174,6 +198,7 @@ def sigterm_as_interrupt() -> Iterator[None]:
     previous = signal.getsignal(signal.SIGTERM)
     if previous is not _forward_and_raise_interrupt:
         signal.signal(signal.SIGTERM, _raise_interrupt)
+    _rearm_interrupts_lost_in_callbacks()
     try:
         yield
     finally:

@@ -5,7 +5,9 @@ from __future__ import annotations
 import gc
 import os
 import signal
+import sys
 import time
+import weakref
 from collections.abc import Iterator
 
 import pytest
@@ -16,12 +18,13 @@ from prism_experiments import processes
 @pytest.fixture
 def sigterm_handled() -> Iterator[None]:
     """`interrupt_on_sigterm`'s handler for one test, then the pytest worker's own again."""
-    previous = signal.getsignal(signal.SIGTERM)
+    previous, previous_hook = signal.getsignal(signal.SIGTERM), sys.unraisablehook
     processes.interrupt_on_sigterm()
     try:
         yield
     finally:
         signal.signal(signal.SIGTERM, previous)
+        sys.unraisablehook = previous_hook
 
 
 class SignalledWhileFinalized:
@@ -47,6 +50,29 @@ def test_a_sigterm_during_a_finalizer_interrupts_the_main_thread_once_it_returns
     assert raised.value.args == ("SIGTERM",)
     assert processes.RECEIVED_SIGNALS[received:] == ["SIGTERM"], "counted once, though handled twice"
     assert "Exception ignored" not in capsys.readouterr().err
+
+
+def test_a_sigterm_during_a_weakref_callback_interrupts_the_main_thread_once_it_returns(sigterm_handled: None) -> None:
+    """No `__del__` frame shows this one: Python drops the interrupt, and the unraisable hook re-arms it."""
+    received = len(processes.RECEIVED_SIGNALS)
+
+    class Referent:
+        pass
+
+    def signalled(_ref: object) -> None:
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(0.5)
+
+    referent = Referent()
+    watch = weakref.ref(referent, signalled)
+    returned_at = None
+    with pytest.raises(KeyboardInterrupt) as raised:
+        del referent  # the callback runs here
+        returned_at = time.monotonic()
+        time.sleep(5)
+    assert watch() is None and returned_at is not None, "raised inside the callback, where Python drops it"
+    assert time.monotonic() - returned_at < 4 and raised.value.args == ("SIGTERM",)
+    assert processes.RECEIVED_SIGNALS[received:] == ["SIGTERM"]
 
 
 def test_a_sigterm_outside_a_finalizer_is_raised_at_once(sigterm_handled: None) -> None:
