@@ -108,9 +108,10 @@ _DEFERRED: set[int] = set()
 
 
 def _inside_finalizer(frame: FrameType | None) -> bool:
-    """Whether the interrupted code runs inside a `__del__`, where Python swallows any exception raised."""
+    """Whether the interrupted code runs inside a `__del__`, or the unraisable hook below (until its thread has
+    started: a busy machine can delay that past the first 50 ms), where Python drops any exception raised."""
     while frame is not None:
-        if frame.f_code.co_name == "__del__":
+        if frame.f_code.co_name == "__del__" or frame.f_code is _rearm_swallowed_interrupt.__code__:
             return True
         frame = frame.f_back
     return False
@@ -133,12 +134,16 @@ def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
     raise KeyboardInterrupt(name)
 
 
+#: how often a deferred interrupt is signalled again (`_signal_until_raised`), at most 200 times
+RESIGNAL_INTERVAL_S = 0.05
+
+
 def _signal_until_raised(signum: int, attempts: int = 200) -> None:
     # a real signal, not _thread.interrupt_main: it must also wake a blocking call (a sleep, a wait); at most
-    # 10 s of it, in case the handler was replaced meanwhile
+    # 200 times, in case the handler was replaced meanwhile
     main = threading.main_thread().ident
     for _ in range(attempts):
-        time.sleep(0.05)
+        time.sleep(RESIGNAL_INTERVAL_S)
         if signum not in _DEFERRED or main is None:
             return
         signal.pthread_kill(main, signum)

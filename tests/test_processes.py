@@ -52,8 +52,12 @@ def test_a_sigterm_during_a_finalizer_interrupts_the_main_thread_once_it_returns
     assert "Exception ignored" not in capsys.readouterr().err
 
 
-def test_a_sigterm_during_a_weakref_callback_interrupts_the_main_thread_once_it_returns(sigterm_handled: None) -> None:
+@pytest.mark.parametrize("interval_s", [0.05, 0.0], ids=["every 50 ms", "at once: while the hook still runs"])
+def test_a_sigterm_during_a_weakref_callback_interrupts_the_main_thread_once_it_returns(
+    sigterm_handled: None, monkeypatch: pytest.MonkeyPatch, interval_s: float
+) -> None:
     """No `__del__` frame shows this one: Python drops the interrupt, and the unraisable hook re-arms it."""
+    monkeypatch.setattr(processes, "RESIGNAL_INTERVAL_S", interval_s)
     received = len(processes.RECEIVED_SIGNALS)
 
     class Referent:
