@@ -127,11 +127,16 @@ def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
         RECEIVED_SIGNALS.append(name)
     if _inside_finalizer(frame):
         if not again:
-            _DEFERRED.add(signum)
-            threading.Thread(target=_signal_until_raised, args=(signum,), daemon=True).start()
+            _defer(signum)
         return
     _DEFERRED.discard(signum)
     raise KeyboardInterrupt(name)
+
+
+def _defer(signum: int) -> None:
+    """Mark `signum` as counted and passed on already, and have it signalled again until it is raised."""
+    _DEFERRED.add(signum)
+    threading.Thread(target=_signal_until_raised, args=(signum,), daemon=True).start()
 
 
 #: how often a deferred interrupt is signalled again (`_signal_until_raised`), at most 200 times
@@ -156,8 +161,7 @@ def _rearm_swallowed_interrupt(unraisable: Any) -> None:
     error = unraisable.exc_value
     if isinstance(error, KeyboardInterrupt) and error.args == ("SIGTERM",):
         if signal.SIGTERM not in _DEFERRED:
-            _DEFERRED.add(signal.SIGTERM)
-            threading.Thread(target=_signal_until_raised, args=(signal.SIGTERM,), daemon=True).start()
+            _defer(signal.SIGTERM)
         return
     _previous_unraisable_hook(unraisable)
 
