@@ -12,6 +12,11 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
+# The project's bytecode, written once: where PYTHONDONTWRITEBYTECODE is set (as on our CI machines), every
+# process would otherwise compile the package from source, 0.15 s of CPU each (docs/bench.md); stale files only
+# are rewritten
+COMPILE = $(BIN)/python -m compileall -q prism_experiments hydra_plugins >/dev/null
+
 .DEFAULT_GOAL := help
 .PHONY: help setup run sweep compare ope ui reproduce calibrate lint test test-fast bench bench-quick clean tracking-server tracking-server-stop ray-head ray-node ray-head-stop slurm-local slurm-local-stop bench-cluster llm-check
 
@@ -35,6 +40,7 @@ $(STAMP): pyproject.toml
 	# hydra/launcher=ray's plugin; --no-deps: see the comment at ray in pyproject.toml
 	@echo "setup 5/5: the Ray launcher plugin"
 	$(BIN)/pip install --quiet --no-deps hydra-ray-launcher==1.2.2
+	$(COMPILE)
 	touch $(STAMP)
 	@echo "setup: done ($(VENV))"
 
@@ -53,6 +59,7 @@ test: $(STAMP) lint ## make lint, then every test, the real-stack integration te
 	# except the slow files whose tests share nothing costly (tests/conftest.py, SPREAD_FILES); the slowest work
 	# first, in tests/conftest.py's order (hence --no-loadscope-reorder); 4 workers on 2 cores: while one test
 	# waits (a server, a SLURM time limit), the others compute, and both cores stay busy (docs/bench.md)
+	$(COMPILE)
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=15 $(ARGS)
 
 test-fast: $(STAMP) ## Run the unit tests only (no model, no Chroma, no MLflow), on 2 workers: about 45 s

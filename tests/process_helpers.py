@@ -17,7 +17,7 @@ from mlflow.tracking import MlflowClient
 
 from prism_experiments.daemons import free_port, port_open
 from prism_experiments.processes import process_alive
-from prism_experiments.tracking.store import mlflow_server_env
+from prism_experiments.tracking.store import mlflow_server_env, seed_sqlite_store
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -36,7 +36,9 @@ def wait_for_port(port: int, timeout: float = 90) -> None:
 
 
 def start_mlflow_server(backend_db: Path, artifacts: Path, port: int) -> subprocess.Popen:
-    """A real `mlflow server` on 127.0.0.1:`port` in its own process group (stopped by `stop_server`)."""
+    """A real `mlflow server` on 127.0.0.1:`port` in its own process group (stopped by `stop_server`); a new
+    backend starts from the migrated template, as the project's own stores do."""
+    seed_sqlite_store(f"sqlite:///{backend_db}")
     server = subprocess.Popen(
         [
             sys.executable,
@@ -181,11 +183,18 @@ def all_runs(runs_dir: Path, kind: str = "simulation", store: str | None = None,
 
 
 def wait_for_running_job(
-    runs_dir: Path, timeout: float = 120, store: str | None = None, experiment: str = "smoke"
+    runs_dir: Path,
+    timeout: float = 120,
+    store: str | None = None,
+    experiment: str = "smoke",
+    sweep: subprocess.Popen | None = None,
 ) -> object:
-    """Poll the store until a simulation run is RUNNING with its process id."""
+    """Poll the store until a simulation run is RUNNING with its process id; fail at once if `sweep` ended first
+    (every job ran between two polls: nothing left to act on)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
+        if sweep is not None and sweep.poll() is not None:
+            raise AssertionError(f"the sweep ended (exit {sweep.returncode}) before a job was seen RUNNING")
         # the sweep file is written after the driver initialised the store: opening it earlier would race that
         if list(runs_dir.glob(f"hydra/{experiment}/*/prism_sweep.json")):
             running = [

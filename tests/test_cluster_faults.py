@@ -55,7 +55,7 @@ def test_a_killed_worker_fails_only_its_job_and_the_next_sweep_runs_only_that_jo
     args = (*LONG_SMOKE, *LAUNCHERS[launcher], "tracking=server", f"tracking.uri={uri}", f"experiment_name={name}")
     sweep = start(*args, runs_dir=runs_dir, cache_dir=warm_smoke_cache)
     with killed_if_left_running(sweep):
-        victim = wait_for_running_job(runs_dir, timeout=300, store=uri, experiment=name)
+        victim = wait_for_running_job(runs_dir, timeout=300, store=uri, experiment=name, sweep=sweep)
         os.kill(int(victim.data.tags["prism.pid"]), signal.SIGKILL)  # the Ray worker or submitit job running it
         stdout, stderr = sweep.communicate(timeout=600)
     output = stdout + stderr
@@ -104,7 +104,7 @@ def test_a_tracking_server_paused_mid_sweep_delays_the_jobs_and_loses_or_doubles
     state = tracking_server.read_state(home)
     assert state is not None
     with killed_if_left_running(sweep):
-        wait_for_running_job(runs_dir, timeout=300, store=uri, experiment=name)
+        wait_for_running_job(runs_dir, timeout=300, store=uri, experiment=name, sweep=sweep)
         os.killpg(state.mlflow_pid, signal.SIGSTOP)  # the server and its workers (own process group)
         try:
             time.sleep(6)

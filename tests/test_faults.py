@@ -37,7 +37,7 @@ def cache_dir(warm_smoke_cache: Path) -> Path:
 def test_killed_worker_fails_its_job_and_the_others_run(tmp_path: Path, cache_dir: Path) -> None:
     runs_dir = tmp_path / "runs"
     sweep = start(*LONG_SMOKE, runs_dir=runs_dir, cache_dir=cache_dir)
-    victim = wait_for_running_job(runs_dir)
+    victim = wait_for_running_job(runs_dir, sweep=sweep)
     os.kill(int(victim.data.tags["prism.pid"]), signal.SIGKILL)
     stdout, stderr = sweep.communicate(timeout=600)
     stderr = stdout + stderr  # Hydra logs the driver to stdout
@@ -218,7 +218,7 @@ def test_a_full_disk_leaves_the_store_intact_and_the_next_sweep_finishes(small_d
     freed the next sweep reaps what was left RUNNING and runs every job once."""
     runs_dir = small_disk / "runs"
     sweep = start(*LONG_SMOKE, runs_dir=runs_dir, cache_dir=cache_dir)
-    wait_for_running_job(runs_dir)
+    wait_for_running_job(runs_dir, sweep=sweep)
     filler = fill(small_disk)
     stdout, stderr = sweep.communicate(timeout=600)
     output = stdout + stderr

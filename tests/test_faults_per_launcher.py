@@ -39,7 +39,7 @@ def test_killed_driver_takes_its_workers_and_the_next_sweep_reaps_and_finishes(
     runs_dir = tmp_path / "runs"
     args = (*LONG_SMOKE, *LAUNCHERS[launcher])
     sweep = start(*args, runs_dir=runs_dir, cache_dir=cache_dir)
-    job = wait_for_running_job(runs_dir, timeout=600)
+    job = wait_for_running_job(runs_dir, timeout=600, sweep=sweep)
     workers = descendants(sweep.pid)
     assert int(job.data.tags["prism.pid"]) in workers
     sweep.send_signal(signal.SIGKILL)
@@ -93,7 +93,7 @@ def test_killed_tracking_server_fails_the_jobs_within_the_budget_and_the_next_sw
     server = start_mlflow_server(backend, artifacts, port)
     try:
         sweep = start(*LONG_SMOKE, *server_args, runs_dir=runs_dir, cache_dir=cache_dir)
-        victim = wait_for_running_job(runs_dir, timeout=600, store=store)
+        victim = wait_for_running_job(runs_dir, timeout=600, store=store, sweep=sweep)
         stop_server(server, signal.SIGKILL)
         killed_at = time.monotonic()
         stdout, stderr = sweep.communicate(timeout=600)

@@ -161,7 +161,7 @@ def test_sigterm_to_a_sweep_driver_leaves_no_run_running_and_no_process_behind(
         log, *LONG_SMOKE, "simulation.n_steps=2000", *LAUNCHERS[launcher], runs_dir=runs_dir, cache_dir=warm_smoke_cache
     )
     with killed_at_exit(sweep):
-        wait_for_running_job(runs_dir, timeout=300)
+        wait_for_running_job(runs_dir, timeout=300, sweep=sweep)
         started = descendants(sweep.pid)
         sweep.send_signal(signal.SIGTERM)
         sweep.wait(timeout=180)

@@ -20,6 +20,7 @@ import pytest
 from mlflow.tracking import MlflowClient
 from process_helpers import free_port, prism, start_mlflow_server, stop_server, wait_for_port
 
+from prism_experiments.harness.recovery import read_outcome
 from prism_experiments.metrics import SUMMARY_METRICS
 from prism_experiments.tracking.experiment_views import view_state_of
 
@@ -223,6 +224,10 @@ def test_running_the_sweep_again_creates_no_runs(swept) -> None:
     )
     assert after == before
     assert "already have FINISHED runs" in again.stderr + again.stdout
+    # no job process started: the workers' own "skipping" line is absent, the callback wrote each outcome
+    assert "skipping: this config" not in again.stderr + again.stdout
+    sweep_dir = max((runs_dir / "hydra" / "smoke").iterdir())
+    assert [read_outcome(sweep_dir, num).status for num in range(4)] == ["SKIPPED"] * 4  # type: ignore[union-attr]
 
 
 def test_a_failing_job_is_failed_the_others_finish_and_the_sweep_exits_nonzero(swept, tmp_path: Path) -> None:

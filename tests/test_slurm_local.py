@@ -176,7 +176,7 @@ def test_scancel_of_a_running_job_fails_only_it_and_the_next_sweep_runs_only_it(
     args = (*LONG, f"experiment_name={name}")
     sweep = start_on_slurm(slurm, *args, runs_dir=runs_dir, cache_dir=session_cache_dir)
     with killed_if_left_running(sweep):
-        victim = cast(Run, wait_for_running_job(runs_dir, timeout=300, experiment=name))
+        victim = cast(Run, wait_for_running_job(runs_dir, timeout=300, experiment=name, sweep=sweep))
         job_env = process_environment(int(victim.data.tags["prism.pid"]))
         assert "SLURM_ARRAY_JOB_ID" in job_env, "the job ran outside SLURM, or ended before it could be cancelled"
         slurm_job = f"{job_env['SLURM_ARRAY_JOB_ID']}_{job_env['SLURM_ARRAY_TASK_ID']}"
@@ -227,7 +227,7 @@ def test_a_job_over_its_time_limit_fails_naming_the_limit(
     args = ("-m", "experiment=smoke", "seed=0", "ranking=random", "simulation.n_steps=20000", *limit)
     sweep = start_on_slurm(slurm, *args, f"experiment_name={name}", runs_dir=runs_dir, cache_dir=session_cache_dir)
     with killed_if_left_running(sweep):
-        job = cast(Run, wait_for_running_job(runs_dir, timeout=300, experiment=name))
+        job = cast(Run, wait_for_running_job(runs_dir, timeout=300, experiment=name, sweep=sweep))
         # the job must outlast its limit, not compute: at nice 19 it takes only the CPU the other tests leave
         lowest_cpu_priority(int(job.data.tags["prism.pid"]))
         stdout, stderr = sweep.communicate(timeout=600)
@@ -248,7 +248,7 @@ def test_a_preempted_job_is_requeued_and_its_config_finishes_once(
     args = ("-m", "experiment=smoke", "seed=0", "simulation.n_steps=300", f"experiment_name={name}")
     sweep = start_on_slurm(slurm, *args, runs_dir=runs_dir, cache_dir=session_cache_dir)
     with killed_if_left_running(sweep):
-        victim = cast(Run, wait_for_running_job(runs_dir, timeout=300, experiment=name))
+        victim = cast(Run, wait_for_running_job(runs_dir, timeout=300, experiment=name, sweep=sweep))
         # a job of the higher-priority partition that needs the whole node: SLURM preempts the running sweep jobs
         urgent = ["sbatch", f"--partition={slurm_local.URGENT_PARTITION}", "--cpus-per-task=2", "--wrap", "sleep 1"]
         subprocess.run(urgent, env=slurm_env(slurm), check=True, capture_output=True, cwd=tmp_path)

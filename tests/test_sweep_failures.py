@@ -8,6 +8,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from prism_experiments.harness.context import SweepContext, jobs_to_start
 from prism_experiments.harness.recovery import JobRecord, failure_lines, read_outcome, write_outcome
 from prism_experiments.tracking.errors import error_line
 
@@ -87,3 +88,18 @@ def test_a_sweeps_texts_encoded_adds_the_pass_before_fan_out_to_its_runs() -> No
     runs[1].data.tags["prism.timing.texts_encoded"] = "3.000"  # the third run ended before it could say
     assert log_texts_encoded(client, "parent", 4000, runs) == 4123
     assert logged == {"parent/texts_encoded": 4123}
+
+
+def test_a_launcher_starts_only_the_jobs_not_finished_before_the_sweep() -> None:
+    numbered = [(0, ["seed=0", "ranking=x_algo"]), (1, ["seed=0", "ranking=random"]), (2, ["seed=1", "ranking=x_algo"])]
+    context = SweepContext("s", "sqlite:////tmp/m.db", "1", None, finished_jobs={"1": ["seed=0", "ranking=random"]})
+    assert jobs_to_start(context, numbered) == ([numbered[0], numbered[2]], [1])
+    # the same number with other overrides (a sweep the callback did not see): started, the job checks itself
+    other = SweepContext("s", "sqlite:////tmp/m.db", "1", None, finished_jobs={"1": ["seed=9", "ranking=random"]})
+    assert jobs_to_start(other, numbered) == (numbered, [])
+    assert jobs_to_start(None, numbered) == (numbered, [])
+
+
+def test_the_finished_jobs_survive_the_sweep_file(tmp_path: Path) -> None:
+    context = SweepContext("s", "sqlite:////tmp/m.db", "1", "parent", finished_jobs={"3": ["seed=1"]})
+    assert SweepContext.load(context.save(tmp_path / "prism_sweep.json")).finished_jobs == {"3": ["seed=1"]}

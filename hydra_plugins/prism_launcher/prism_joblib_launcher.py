@@ -17,7 +17,7 @@ from hydra.core.utils import JobReturn, JobStatus, filter_overrides
 from hydra_plugins.hydra_joblib_launcher._core import execute_job, process_joblib_cfg
 from hydra_plugins.hydra_joblib_launcher.config import JobLibLauncherConf
 from hydra_plugins.hydra_joblib_launcher.joblib_launcher import JoblibLauncher
-from joblib import Parallel, delayed
+from joblib import Parallel, delayed, effective_n_jobs
 from joblib._parallel_backends import LokyBackend
 from joblib.externals.loky.process_executor import BrokenProcessPool
 
@@ -52,17 +52,20 @@ class PrismJoblibLauncher(JoblibLauncher):
 
         assert self.config is not None
         sweep_dir = Path(str(self.config.hydra.sweep.dir))
-        pending = list(range(initial_job_idx, initial_job_idx + len(job_overrides)))
-        returns: dict[int, JobReturn] = {}
-        progress = SweepProgress(len(job_overrides), log.info)
+        start, returns = jobs_not_finished(self.config, job_overrides, initial_job_idx)
+        overrides_of = dict(start)
+        pending = list(overrides_of)
+        progress = SweepProgress(len(pending), log.info)
 
         def finished(number: int) -> None:
             outcome = read_outcome(sweep_dir, number)
             progress.finished(failed=outcome is None or outcome.status == "FAILED")
 
         for restart in range(self.max_pool_restarts + 1):
+            if not pending:
+                break
             try:
-                overrides = [job_overrides[i - initial_job_idx] for i in pending]
+                overrides = [overrides_of[i] for i in pending]
                 for number, ret in self._run_in_pool(pending, overrides):
                     returns[number] = ret
                     finished(number)
@@ -78,14 +81,14 @@ class PrismJoblibLauncher(JoblibLauncher):
                     first_line,
                     len(pending),
                 )
-                if not pending:
-                    break
-                if restart == self.max_pool_restarts:
+                if pending and restart == self.max_pool_restarts:
                     log.error("the pool broke %d times; %d job(s) not run", restart + 1, len(pending))
         # jobs that died have no JobReturn: the sweep callback reports them from the store
         return [returns.get(i) or _died(i) for i in range(initial_job_idx, initial_job_idx + len(job_overrides))]
 
-    def _run_in_pool(self, numbers: list[int], job_overrides: list[Sequence[str]]) -> Iterator[tuple[int, JobReturn]]:
+    def _run_in_pool(
+        self, numbers: list[int], job_overrides: Sequence[Sequence[str]]
+    ) -> Iterator[tuple[int, JobReturn]]:
         """hydra_joblib_launcher._core.launch, with explicit job numbers (it numbers from one start), yielding
         (number, return) as each job finishes."""
         assert self.config is not None and self.hydra_context is not None and self.task_function is not None
@@ -97,6 +100,8 @@ class PrismJoblibLauncher(JoblibLauncher):
 
         joblib_cfg["backend"] = LokyBackend(initializer=watch_parent)
         process_joblib_cfg(joblib_cfg)
+        # loky starts every worker up front: no idle worker importing the project for a job that is not there
+        joblib_cfg["n_jobs"] = min(effective_n_jobs(joblib_cfg.get("n_jobs", -1)), len(numbers))
         for number, overrides in zip(numbers, job_overrides):
             log.info("\t#%d : %s", number, " ".join(filter_overrides(overrides)))
         singleton_state = Singleton.get_state()
@@ -106,6 +111,19 @@ class PrismJoblibLauncher(JoblibLauncher):
             )
             for number, overrides in zip(numbers, job_overrides)
         )
+
+
+def jobs_not_finished(
+    config: Any, job_overrides: Sequence[Sequence[str]], initial_job_idx: int
+) -> tuple[list[tuple[int, list[str]]], dict[int, JobReturn]]:
+    """The (number, overrides) of the jobs to start, and a return for each job not to start: its config was
+    FINISHED when the sweep began (the sweep callback's `SweepContext.finished_jobs`). Every launcher's first step."""
+    from prism_experiments.harness.context import current_sweep, jobs_to_start
+
+    numbered = [(initial_job_idx + offset, list(overrides)) for offset, overrides in enumerate(job_overrides)]
+    start, finished = jobs_to_start(current_sweep(Path(str(config.hydra.sweep.dir))), numbered)
+    overrides_of = dict(numbered)
+    return start, {num: _ended(num, overrides_of[num], f"job {num} (FINISHED before the sweep)") for num in finished}
 
 
 def numbered_job(index: int, overrides: Sequence[str], *args: Any) -> tuple[int, JobReturn]:

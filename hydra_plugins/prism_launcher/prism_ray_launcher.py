@@ -32,7 +32,7 @@ from hydra_plugins.hydra_ray_launcher._config import RayConf
 from hydra_plugins.hydra_ray_launcher.ray_launcher import RayLauncher
 from omegaconf import OmegaConf
 
-from hydra_plugins.prism_launcher.prism_joblib_launcher import _died, execute_job_safely
+from hydra_plugins.prism_launcher.prism_joblib_launcher import _died, execute_job_safely, jobs_not_finished
 
 log = logging.getLogger(__name__)
 
@@ -182,6 +182,9 @@ class PrismRayLauncher(RayLauncher):
         configure_log(self.config.hydra.hydra_logging, self.config.hydra.verbose)
         sweep_dir = Path(str(self.config.hydra.sweep.dir))
         sweep_dir.mkdir(parents=True, exist_ok=True)
+        start, returns = jobs_not_finished(self.config, job_overrides, initial_job_idx)
+        if not start:  # every job FINISHED before the sweep: no Ray at all
+            return [returns[initial_job_idx + offset] for offset in range(len(job_overrides))]
         init = ray_init_arguments(OmegaConf.to_container(self.ray_cfg.init, resolve=True))  # type: ignore[arg-type]
         runs_dir = sweep_dir.parents[2]  # <runs_dir>/hydra/<experiment>/<timestamp>
         connect(init, runs_dir, float(self.ray_cfg.start_timeout_s), int(self.ray_cfg.start_attempts))
@@ -190,8 +193,7 @@ class PrismRayLauncher(RayLauncher):
         remote_options = OmegaConf.to_container(self.ray_cfg.remote, resolve=True) or {}
         run_remote = ray.remote(**remote_options)(_run_job)  # type: ignore[arg-type]
         pending = []
-        for offset, overrides in enumerate(job_overrides):
-            index = initial_job_idx + offset
+        for index, overrides in start:
             log.info("\t#%d : %s", index, " ".join(filter_overrides(overrides)))
             # the worker composes the job's config, as joblib's workers do (execute_job)
             pending.append(
@@ -199,7 +201,7 @@ class PrismRayLauncher(RayLauncher):
                     index,
                     run_remote.remote(
                         index,
-                        list(overrides),
+                        overrides,
                         self.hydra_context,
                         self.config,
                         self.task_function,
@@ -212,7 +214,6 @@ class PrismRayLauncher(RayLauncher):
 
         progress = SweepProgress(len(pending), log.info)
         index_of = {reference: index for index, reference in pending}
-        returns: dict[int, JobReturn] = {}
         waiting = [reference for _, reference in pending]
         while waiting:  # in the order jobs finish, so the progress line comes once per finished job
             (done,), waiting = ray.wait(waiting, num_returns=1)
@@ -220,7 +221,7 @@ class PrismRayLauncher(RayLauncher):
             returns[index] = _result(ray, index, done, sweep_dir)
             outcome = read_outcome(sweep_dir, index)
             progress.finished(failed=outcome is None or outcome.status == "FAILED")
-        return [returns[index] for index, _ in pending]
+        return [returns[initial_job_idx + offset] for offset in range(len(job_overrides))]
 
 
 def _run_job(*args: Any) -> JobReturn:

@@ -35,7 +35,7 @@ from hydra_plugins.hydra_submitit_launcher.config import BaseQueueConf, LocalQue
 from hydra_plugins.hydra_submitit_launcher.submitit_launcher import BaseSubmititLauncher
 from omegaconf import OmegaConf
 
-from hydra_plugins.prism_launcher.prism_joblib_launcher import _died, run_safely
+from hydra_plugins.prism_launcher.prism_joblib_launcher import _died, jobs_not_finished, run_safely
 
 if TYPE_CHECKING:
     from prism_experiments.harness.progress import SweepProgress
@@ -140,20 +140,21 @@ class _PrismSubmitit(BaseSubmititLauncher):
 
         assert self.config is not None
         sweep_dir = Path(str(self.config.hydra.sweep.dir))
-        jobs = self._submit(job_overrides, initial_job_idx, sweep_dir)
+        start, finished = jobs_not_finished(self.config, job_overrides, initial_job_idx)
+        jobs = self._submit(start, sweep_dir) if start else []
         if self._EXECUTOR == "slurm":
             watcher = SlurmStateWatcher()
             for job in jobs:
                 job.watcher = watcher  # this sweep's jobs only (submitit's own is a class attribute)
-        index_of = {job.job_id: initial_job_idx + offset for offset, job in enumerate(jobs)}
+        index_of = {job.job_id: index for job, (index, _) in zip(jobs, start)}
         progress = SweepProgress(len(jobs), log.info)
         try:
-            returns = self._collect(jobs, index_of, progress, sweep_dir)
+            returns = self._collect(jobs, index_of, progress, sweep_dir) | finished
         except KeyboardInterrupt:
             if self._EXECUTOR == "local":  # SLURM's jobs are batch jobs: they finish their runs
                 stop_local_jobs(jobs)
             raise
-        return [returns[initial_job_idx + offset] for offset in range(len(jobs))]
+        return [returns[initial_job_idx + offset] for offset in range(len(job_overrides))]
 
     def _collect(
         self, jobs: list[Any], index_of: dict[str, int], progress: "SweepProgress", sweep_dir: Path
@@ -180,8 +181,9 @@ class _PrismSubmitit(BaseSubmititLauncher):
             progress.finished(failed=outcome is None or outcome.status == "FAILED")
         return returns
 
-    def _submit(self, job_overrides: Sequence[Sequence[str]], initial_job_idx: int, sweep_dir: Path) -> list[Any]:
-        """The stock launcher's submission (hydra-submitit-launcher 1.2.0, `launch`), without its collection."""
+    def _submit(self, numbered: list[tuple[int, list[str]]], sweep_dir: Path) -> list[Any]:
+        """The stock launcher's submission (hydra-submitit-launcher 1.2.0, `launch`) of the (number, overrides)
+        jobs, without its collection."""
         import submitit
 
         init_keys = {"submitit_folder", "max_num_timeout"}
@@ -199,10 +201,9 @@ class _PrismSubmitit(BaseSubmititLauncher):
         )
         sweep_dir.mkdir(parents=True, exist_ok=True)
         job_params = []
-        for offset, overrides in enumerate(job_overrides):
-            index = initial_job_idx + offset
+        for index, overrides in numbered:
             log.info("\t#%d : %s", index, " ".join(filter_overrides(overrides)))
-            job_params.append((list(overrides), "hydra.sweep.dir", index, f"job_id_for_{index}", Singleton.get_state()))
+            job_params.append((overrides, "hydra.sweep.dir", index, f"job_id_for_{index}", Singleton.get_state()))
         return list(executor.map_array(self, *zip(*job_params)))
 
 

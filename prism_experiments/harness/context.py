@@ -23,6 +23,9 @@ class SweepContext:
     n_jobs: int = 0
     #: the process that runs the sweep: a job in another process stops when it disappears
     driver_pid: int = 0
+    #: job number (a string: JSON) -> overrides of the jobs whose config had a FINISHED run when the sweep
+    #: started: the launchers start no process for them (the callback wrote their SKIPPED outcome)
+    finished_jobs: dict[str, list[str]] = field(default_factory=dict)
 
     def save(self, path: Path) -> Path:
         """Write atomically (workers may read while the callback writes)."""
@@ -36,6 +39,17 @@ class SweepContext:
     def load(cls, path: Path) -> SweepContext:
         """Read a context written by `save`."""
         return cls(**json.loads(path.read_text()))
+
+
+def jobs_to_start(
+    context: SweepContext | None, numbered: list[tuple[int, list[str]]]
+) -> tuple[list[tuple[int, list[str]]], list[int]]:
+    """The (number, overrides) jobs a launcher starts, and the numbers it need not start: FINISHED before the
+    sweep began, with the very overrides the callback saw (anything else starts, and the job itself checks)."""
+    finished = context.finished_jobs if context else {}
+    start = [(num, overrides) for num, overrides in numbered if finished.get(str(num)) != overrides]
+    started = {num for num, _ in start}
+    return start, [num for num, _ in numbered if num not in started]
 
 
 def current_sweep(sweep_dir: Path | None) -> SweepContext | None:

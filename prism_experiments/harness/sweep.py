@@ -25,7 +25,13 @@ from prism_experiments.config import ConfigError, ExperimentConfig, world_size_w
 from prism_experiments.harness.context import SWEEP_FILE_ENV, SWEEP_FILE_NAME, SweepContext
 from prism_experiments.harness.job import find_finished_run
 from prism_experiments.harness.preflight import check_corpus_file, check_runs_dir, check_tracking_server
-from prism_experiments.harness.recovery import close_interrupted_jobs, failure_lines, read_outcome
+from prism_experiments.harness.recovery import (
+    JobRecord,
+    close_interrupted_jobs,
+    failure_lines,
+    read_outcome,
+    write_outcome,
+)
 from prism_experiments.harness.sweep_summary import log_sweep_summary, log_texts_encoded
 from prism_experiments.harness.upfront_embedding import embed_starting_corpora
 from prism_experiments.tracking.errors import error_line
@@ -178,10 +184,12 @@ class SweepCallback(Callback):
         experiment_id = ensure_experiment(uri, first.experiment_name, first.paths.artifacts_dir)
         client = client_for(uri)
         reap_stale_runs(client, [experiment_id])
-        pending = []
-        for overrides, cfg in _bar(list(zip(jobs, configs)), "looking up finished runs", "job"):
+        pending, finished_jobs = [], {}
+        for num, (overrides, cfg) in enumerate(_bar(list(zip(jobs, configs)), "looking up finished runs", "job")):
             digest = config_hash(cfg.model_dump(mode="json"))
-            if not cfg.force and find_finished_run(client, experiment_id, digest):
+            finished = None if cfg.force else find_finished_run(client, experiment_id, digest)
+            if finished:
+                finished_jobs[num] = (overrides, finished)
                 continue
             holder = live_holder(client, experiment_id, digest, own_run_id="")
             if holder is not None:
@@ -238,7 +246,13 @@ class SweepCallback(Callback):
                 sweep_id,
                 len(jobs),
             )
-        self.sweep_file = self.context.save(Path(config.hydra.sweep.dir) / SWEEP_FILE_NAME)
+        sweep_dir = Path(config.hydra.sweep.dir)
+        # a job FINISHED before this sweep is not started (a resumed sweep starts no process for it): its
+        # outcome is the one its job would write
+        for num, (overrides, run_id) in finished_jobs.items():
+            write_outcome(sweep_dir / str(num), JobRecord("SKIPPED", run_id))
+            self.context.finished_jobs[str(num)] = list(overrides)
+        self.sweep_file = self.context.save(sweep_dir / SWEEP_FILE_NAME)
         os.environ[SWEEP_FILE_ENV] = str(self.sweep_file)
 
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
