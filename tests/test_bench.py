@@ -205,6 +205,23 @@ def test_shard_digests_reads_both_key_layouts() -> None:
     assert shard_digests(legacy) == digests
 
 
+def test_a_sweeps_started_jobs_are_those_hydra_ran_and_the_latest_sweep_is_the_newest(tmp_path: Path) -> None:
+    from prism_experiments.bench.sweep import EXPERIMENT, latest_sweep_dir, started_jobs
+
+    older, newer = (
+        tmp_path / "hydra" / EXPERIMENT / "2026-11-26_10-00-00",
+        tmp_path / "hydra" / EXPERIMENT / "2026-11-26_10-00-09",
+    )
+    for num in range(3):
+        (newer / str(num)).mkdir(parents=True)
+        (newer / str(num) / "prism_outcome.json").write_text("{}")
+    (newer / "1" / ".hydra").mkdir()  # the one job the launcher ran
+    (newer / "prism_sweep.json").write_text("{}")
+    older.mkdir()
+    assert latest_sweep_dir(tmp_path) == newer
+    assert started_jobs(newer) == 1
+
+
 def test_the_scaling_model_is_linear_up_to_the_cores_then_flat_and_capped_by_serial_work() -> None:
     from prism_experiments.bench.cluster import predicted_runs_per_hour
 

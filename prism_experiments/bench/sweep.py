@@ -1,7 +1,8 @@
-"""Section 5: a real 20-run Hydra multirun (joblib launcher, 2 workers), twice: cold, then warm.
+"""Section 5: a real 20-run Hydra multirun (joblib launcher, 2 workers), three times: cold, warm, resumed.
 
 The first sweep starts from an empty runs directory (MLflow store created, every corpus embedded);
-the second repeats it with `+force=true` on the cache the first filled. The probe counts model
+the second repeats it with `+force=true` on the cache the first filled; the third resumes it (every
+job FINISHED: the launcher must start none). The probe counts model
 loads, texts sent to the model and base-index builds in every worker; MLflow's `prism.timing.*`
 tags give the per-run costs.
 """
@@ -89,6 +90,16 @@ def mean_timings(runs: list[LoggedRun]) -> dict[str, float]:
     }
 
 
+def latest_sweep_dir(runs_dir: Path) -> Path:
+    """The newest sweep folder of the experiment (Hydra names them by their start time)."""
+    return max((runs_dir / "hydra" / EXPERIMENT).iterdir())
+
+
+def started_jobs(sweep_dir: Path) -> int:
+    """Jobs of a sweep that a launcher started: Hydra writes `.hydra/` into a job's folder when it runs it."""
+    return sum(1 for job in sweep_dir.iterdir() if (job / ".hydra").is_dir())
+
+
 def sweep_section(ctx: BenchContext) -> list[Figure]:
     work = Path(tempfile.mkdtemp(prefix="sweep-", dir=ctx.work_dir))
     arguments = [*SWEEP_ARGUMENTS, f"paths.runs_dir={work}"]
@@ -103,6 +114,7 @@ def sweep_section(ctx: BenchContext) -> list[Figure]:
     warm_probe = read_probe(work / "probe-warm")
     warm_runs = new_runs(cold_runs, simulation_runs(uri, EXPERIMENT))
     texts_after = cached_texts(work / "cache")
+    resume = run_entry_point(arguments, work / "resume.log", work / "probe-resume", cwd=work)
     load = fresh_model_load()
     timings = mean_timings(warm_runs)
 
@@ -118,6 +130,15 @@ def sweep_section(ctx: BenchContext) -> list[Figure]:
         figure(SECTION, "sweep.cold_wall_s", cold.wall_s, "s", note="empty runs dir: store created, corpora embedded"),
         figure(SECTION, "sweep.warm_wall_s", warm.wall_s, "s", note="identical sweep, +force=true, warm cache"),
         figure(SECTION, "sweep.warm_s_per_run", warm.wall_s / n_runs, "s"),
+        figure(SECTION, "sweep.resume_wall_s", resume.wall_s, "s", note="the same sweep again: every job FINISHED"),
+        figure(
+            SECTION,
+            "sweep.resume_started_jobs",
+            started_jobs(latest_sweep_dir(work)),
+            "jobs",
+            ZERO,
+            note="jobs the launcher started in that resumed sweep (a started job has Hydra's .hydra/ folder)",
+        ),
     ]
     figures += [
         figure(SECTION, f"sweep.run_{key}", value, "s", note="mean over the warm sweep's runs")
