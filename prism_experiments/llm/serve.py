@@ -2,8 +2,9 @@
 
 Serves `/v1/models` and `/v1/chat/completions` (with `response_format` json_schema, constrained by
 llguidance exactly as in process) on 127.0.0.1, so other processes, or the HTTP backend's tests,
-can reach the packaged model over real HTTP. `--fail-first N` answers the first N completions with
-503, to exercise clients' retries.
+can reach the packaged model over real HTTP. `--backend llama_cpp` serves it with llama.cpp (loads in
+about 2 s, decodes about 3x faster than `local`, transformers); `--fail-first N` answers the first N
+completions with 503, to exercise clients' retries.
 """
 
 from __future__ import annotations
@@ -15,14 +16,14 @@ from typing import Any
 
 from fastapi import FastAPI, HTTPException, Request
 
-from prism_experiments.llm.chat import ChatRequest
+from prism_experiments.llm.chat import ChatModel, ChatRequest
 from prism_experiments.llm.local import PACKAGED_MODEL, LocalChatModel, LocalLLMConfig
 
 #: accepted when a request has no response_format: any JSON object
 ANY_OBJECT: dict[str, Any] = {"type": "object"}
 
 
-def build_app(model: LocalChatModel, name: str, fail_first: int = 0) -> Any:
+def build_app(model: ChatModel, name: str, fail_first: int = 0) -> Any:
     """The FastAPI app; one lock serialises generation (one model, few cores)."""
     app = FastAPI()
     lock = threading.Lock()
@@ -74,16 +75,30 @@ def build_app(model: LocalChatModel, name: str, fail_first: int = 0) -> Any:
     return app
 
 
+def load_model(backend: str, threads: int | None) -> ChatModel:
+    """The packaged model on `backend`, loaded before the server accepts a request."""
+    if backend == "llama_cpp":
+        from prism_experiments.llm.llama_cpp import LlamaCppChatModel, LlamaCppLLMConfig
+
+        # one prompt at a time (the app's lock): a KV cache for one sequence
+        fast = LlamaCppChatModel(LlamaCppLLMConfig(threads=threads, batch_size=1))
+        fast.loaded  # noqa: B018
+        return fast
+    model = LocalChatModel(LocalLLMConfig(threads=threads))
+    model.loaded  # noqa: B018
+    return model
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--port", type=int, default=8000)
     parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--fail-first", type=int, default=0)
+    parser.add_argument("--backend", choices=("local", "llama_cpp"), default="local")
     args = parser.parse_args(argv)
     import uvicorn
 
-    model = LocalChatModel(LocalLLMConfig(threads=args.threads))
-    model.loaded  # load before accepting requests  # noqa: B018
+    model = load_model(args.backend, args.threads)
     uvicorn.run(
         build_app(model, PACKAGED_MODEL, args.fail_first), host="127.0.0.1", port=args.port, log_level="warning"
     )
