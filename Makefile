@@ -12,7 +12,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-# The project's bytecode, written once: where PYTHONDONTWRITEBYTECODE is set (as on our CI machines), every
+# The project's bytecode, written once: where PYTHONDONTWRITEBYTECODE is set (as on our development machine), every
 # process would otherwise compile the package from source, 0.15 s of CPU each (docs/bench.md); stale files only
 # are rewritten
 COMPILE = $(BIN)/python -m compileall -q prism_experiments hydra_plugins >/dev/null
