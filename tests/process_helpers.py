@@ -184,16 +184,16 @@ def all_runs(runs_dir: Path, kind: str = "simulation", store: str | None = None,
 
 def wait_for_running_job(
     runs_dir: Path,
+    sweep: subprocess.Popen,
     timeout: float = 120,
     store: str | None = None,
     experiment: str = "smoke",
-    sweep: subprocess.Popen | None = None,
 ) -> object:
     """Poll the store until a simulation run is RUNNING with its process id; fail at once if `sweep` ended first
     (every job ran between two polls: nothing left to act on)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if sweep is not None and sweep.poll() is not None:
+        if sweep.poll() is not None:
             raise AssertionError(f"the sweep ended (exit {sweep.returncode}) before a job was seen RUNNING")
         # the sweep file is written after the driver initialised the store: opening it earlier would race that
         if list(runs_dir.glob(f"hydra/{experiment}/*/prism_sweep.json")):

@@ -90,6 +90,19 @@ def store_lock(uri: str, lock_dir: Path) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
+@contextmanager
+def _written_atomically(target: Path) -> Iterator[Path]:
+    """A temporary path beside `target`, moved onto it when the block ends without error and removed otherwise:
+    a reader sees a whole file or none (a full disk, a crash, a concurrent writer of the same content)."""
+    partial = target.with_name(f".{target.name}.{os.getpid()}")
+    try:
+        yield partial
+        os.replace(partial, target)
+    finally:
+        with suppress(OSError):  # its folder may be missing or not a folder: nothing was written
+            partial.unlink(missing_ok=True)
+
+
 def store_template(directory: Path | None = None) -> Path | None:
     """An empty sqlite store, every MLflow migration applied, built once per environment and MLflow version
     (in `directory`, default `<sys.prefix>/var/prism-experiments`); None where that folder is not writable.
@@ -104,23 +117,19 @@ def store_template(directory: Path | None = None) -> Path | None:
     template = folder / f"mlflow-{mlflow.__version__}-empty-store.db"
     if template.is_file():
         return template
-    partial = folder / f".{template.name}.{os.getpid()}"
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        engine = create_engine(f"sqlite:///{partial}")
-        try:
-            # MLflow's own first-open step (SqlAlchemyStore.__init__), minus the default experiment
-            _initialize_tables(engine)
-            with engine.begin() as connection:
-                connection.execute(text("DELETE FROM experiments"))
-        finally:
-            engine.dispose()
-        os.replace(partial, template)  # atomic: a concurrent builder's file is identical
+        with _written_atomically(template) as partial:
+            engine = create_engine(f"sqlite:///{partial}")
+            try:
+                # MLflow's own first-open step (SqlAlchemyStore.__init__), minus the default experiment
+                _initialize_tables(engine)
+                with engine.begin() as connection:
+                    connection.execute(text("DELETE FROM experiments"))
+            finally:
+                engine.dispose()
     except (OSError, OperationalError):  # a read-only environment: each new store migrates, as MLflow does
         return None
-    finally:
-        with suppress(OSError):
-            partial.unlink(missing_ok=True)
     return template
 
 
@@ -134,14 +143,9 @@ def seed_sqlite_store(uri: str) -> None:
     if template is None:
         return
     path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(f".{path.name}.{os.getpid()}")
-    try:
+    # a copy that fails (a full disk) leaves no file, and MLflow then migrates or reports the disk itself
+    with suppress(OSError), _written_atomically(path) as partial:
         shutil.copyfile(template, partial)
-        os.replace(partial, path)  # never a half-copied store: a full disk leaves no file, and MLflow reports it
-    except OSError:
-        pass
-    finally:
-        partial.unlink(missing_ok=True)
 
 
 def client_for(uri: str) -> MlflowClient:
