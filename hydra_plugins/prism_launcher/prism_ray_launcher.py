@@ -122,20 +122,27 @@ def start_local_instance(home: Path, init: dict[str, Any], timeout_s: float, att
             f"hydra.launcher.ray: a local Ray instance did not start in {attempts} attempts of "
             f"{timeout_s:g} s (start_timeout_s) on this machine: {reasons[-1]}"
         )
-    atexit.register(_stop_local_instance, home)
+    atexit.register(stop_local_instance, home)
     os.environ.update({k: v for k, v in state.client_env().items() if k != "RAY_ADDRESS"})
     log.info("Ray: local instance on %s (%d CPUs, pid %d)", state.address, state.num_cpus, state.pid)
     rest = {k: v for k, v in init.items() if k not in ("num_cpus", "object_store_memory")}
     return rest | {"address": state.address}
 
 
-def _stop_local_instance(home: Path) -> None:
+def local_instance_home(runs_dir: Path) -> Path:
+    """Where this driver's private Ray instance keeps its state."""
+    return runs_dir / "ray" / f"local-{os.getpid()}"
+
+
+def stop_local_instance(home: Path, grace_s: float = 60) -> None:
+    """Disconnect and stop this driver's private instance (no-op once stopped). At exit it may hold running
+    jobs: their workers get `grace_s` to mark their runs."""
     import ray
 
     from prism_experiments.harness import ray_head
 
     ray.shutdown()
-    ray_head.stop_head(home)
+    ray_head.stop_head(home, grace_s=grace_s)
 
 
 def connect(init: dict[str, Any], runs_dir: Path, timeout_s: float, attempts: int) -> None:
@@ -150,7 +157,7 @@ def connect(init: dict[str, Any], runs_dir: Path, timeout_s: float, attempts: in
     if "address" in init:
         log.info("Ray: connecting to %s", init["address"])
     else:  # before Ray is imported: it reads the token settings this sets once, at import
-        init = start_local_instance(runs_dir / "ray" / f"local-{os.getpid()}", init, timeout_s, attempts)
+        init = start_local_instance(local_instance_home(runs_dir), init, timeout_s, attempts)
     import ray
 
     handler = signal.getsignal(signal.SIGTERM)
@@ -221,6 +228,10 @@ class PrismRayLauncher(RayLauncher):
             returns[index] = _result(ray, index, done, sweep_dir)
             outcome = read_outcome(sweep_dir, index)
             progress.finished(failed=outcome is None or outcome.status == "FAILED")
+        if "address" not in init:
+            # every job has returned and the private instance holds nothing the sweep needs: stopped now, without
+            # the ~30 s Ray's graceful shutdown takes (a later batch starts another one)
+            stop_local_instance(local_instance_home(runs_dir), grace_s=0)
         return [returns[initial_job_idx + offset] for offset in range(len(job_overrides))]
 
 

@@ -79,6 +79,12 @@ def state_dir(runs_dir: Path) -> Path:
     return runs_dir.resolve() / "ray-head"
 
 
+def session_dir(port: int) -> Path:
+    """The head's `--temp-dir` (session logs and sockets): under /tmp, since unix socket paths must stay under
+    ~107 bytes; removed when the head stops."""
+    return Path(f"/tmp/prism-ray-{port}")
+
+
 def state_file(home: Path) -> StateFile[RayHeadState]:
     return StateFile(home / STATE_FILE, RayHeadState)
 
@@ -112,8 +118,7 @@ def start_head(
     if not token.exists():
         token.write_text(secrets.token_hex(32))
         token.chmod(0o600)
-    # Ray's session files hold unix sockets, whose paths must stay under ~107 bytes: not under runs/
-    temp_dir = Path(f"/tmp/prism-ray-{port}")
+    temp_dir = session_dir(port)
     shutil.rmtree(temp_dir, ignore_errors=True)
     cpus = num_cpus or os.cpu_count() or 1
     state = RayHeadState(f"127.0.0.1:{port}", 0, str(token), cpus)
@@ -224,14 +229,19 @@ def stop_node(node_home: Path) -> bool:
     return node_state_file(node_home).stop(lambda state: stop_process_group(state.pid, timeout_s=60))
 
 
-def stop_head(home: Path) -> bool:
-    """Stop the head recorded in `home`, its worker nodes first, and everything they started, by their PIDs;
-    False if no head was recorded."""
+def stop_head(home: Path, grace_s: float = 60) -> bool:
+    """Stop the head recorded in `home`, its worker nodes first, and everything they started, by their PIDs, and
+    remove its session directory; False if no head was recorded. After SIGTERM, Ray's own shutdown gets `grace_s`
+    before SIGKILL: its GCS server lingers ~30 s (measured, Ray 2.60), while workers mark their runs at once."""
     for node_home in node_homes(home):
         stop_node(node_home)
         shutil.rmtree(node_home, ignore_errors=True)
-    # Ray's graceful shutdown takes 10-15 s
-    return state_file(home).stop(lambda state: stop_process_group(state.pid, timeout_s=60))
+
+    def stop_and_clean(state: RayHeadState) -> None:
+        stop_process_group(state.pid, timeout_s=grace_s)
+        shutil.rmtree(session_dir(int(state.address.rsplit(":", 1)[1])), ignore_errors=True)
+
+    return state_file(home).stop(stop_and_clean)
 
 
 def stop(runs_dir: Path) -> bool:
