@@ -130,7 +130,7 @@ class _Loaded:
         self.model.eval()
         self.vocab_size = int(self.model.config.vocab_size)
         # a GGUF's tokenizer always loads as the fast (tokenizers) one
-        self.ll_tokenizer = llguidance.hf.from_tokenizer(self.tokenizer, n_vocab=self.vocab_size)  # type: ignore[arg-type]
+        self.ll_tokenizer = llguidance.hf.from_tokenizer(self.tokenizer, n_vocab=self.vocab_size)
 
 
 #: written last into a de-quantised weights folder: its presence means the folder is whole

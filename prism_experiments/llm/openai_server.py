@@ -102,8 +102,7 @@ class OpenAIChatModel:
     def _complete(self, request: ChatRequest) -> ChatResponse:
         started = time.perf_counter()
         try:
-            # the client's parameters are TypedDicts; plain dicts of the same keys are what it sends
-            answer = self.client.chat.completions.create(  # type: ignore[call-overload]
+            answer = self.client.chat.completions.create(
                 model=self.cfg.model,
                 messages=list(request.messages),
                 max_tokens=request.max_new_tokens,
