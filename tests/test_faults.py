@@ -57,14 +57,11 @@ def test_killed_worker_fails_its_job_and_the_others_run(tmp_path: Path, cache_di
 
 
 def test_the_same_sweep_started_twice_runs_every_job_once(tmp_path: Path, cache_dir: Path) -> None:
-    runs_dir = tmp_path / "runs"
-    first = run("-m", "experiment=smoke", "simulation.n_steps=1", runs_dir=runs_dir, cache_dir=cache_dir)
-    assert first.returncode == 0, first.stderr[-2000:]  # the store exists before the two race
+    runs_dir = tmp_path / "runs"  # no store yet: the two also race to create it (tracking/store.py's lock)
     both = [start(*LONG_SMOKE, runs_dir=runs_dir, cache_dir=cache_dir) for _ in range(2)]
     outputs = [process.communicate(timeout=900) for process in both]
     assert [process.returncode for process in both] == [0, 0], outputs[0][1][-2000:] + outputs[1][1][-2000:]
-    long_runs = [r for r in all_runs(runs_dir) if r.data.params.get("simulation.n_steps") == "40"]
-    finished = Counter(r.data.tags["prism.config_hash"] for r in long_runs if r.info.status == "FINISHED")
+    finished = Counter(r.data.tags["prism.config_hash"] for r in all_runs(runs_dir) if r.info.status == "FINISHED")
     assert len(finished) == 4 and max(finished.values()) == 1, finished
     assert any("skipped" in out + err or "skipping" in out + err for out, err in outputs), "the second sweep says so"
 
