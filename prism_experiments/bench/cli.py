@@ -120,7 +120,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--setup",
         action="store_true",
-        help="section 7: also time `make setup` in a fresh clone of HEAD (~2-3 min with a warm package cache)",
+        help="section 7: also time `make setup` in a fresh clone of HEAD (~45 s with warm package caches)",
     )
     p.add_argument(
         "--profile",
