@@ -45,21 +45,17 @@ def embedder(session_cache_dir: Path):
 
 @pytest.fixture(scope="session")
 def warm_smoke_cache(session_cache_dir: Path) -> Path:
-    """The session cache with the smoke corpora of seeds 0 and 1 embedded (for tests that kill a job mid-run)."""
-    from process_helpers import run
+    """The session cache with every text a smoke sweep of seeds 0-2 and up to 40 steps embeds (LONG_SMOKE, for tests
+    that kill a job mid-run; the cluster tests' sweeps): the corpora and the posts of their 40 steps, which hold
+    those of any fewer steps, so that those sweeps' workers never load the model."""
+    from process_helpers import LONG_SMOKE, run
 
     # one pytest-xdist worker warms the shared cache, the others wait for it (one lock, one marker)
     with open(session_cache_dir / "warm-smoke.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         marker = session_cache_dir / "warm-smoke.done"
         if not marker.is_file():
-            warm = run(
-                "-m",
-                "experiment=smoke",
-                "simulation.n_steps=1",
-                runs_dir=session_cache_dir / "warm-runs",
-                cache_dir=session_cache_dir,
-            )
+            warm = run(*LONG_SMOKE, "seed=0,1,2", runs_dir=session_cache_dir / "warm-runs", cache_dir=session_cache_dir)
             assert warm.returncode == 0, warm.stderr[-2000:]
             marker.touch()
     return session_cache_dir

@@ -43,12 +43,12 @@ def postgres_mlflow() -> Iterator[tuple[str, Path]]:
 
 
 @pytest.fixture(scope="module")
-def shared_cache(session_cache_dir: Path) -> Iterator[Path]:
-    """The session's embedding cache as every sweep's (and the head node's) `$PRISM_CACHE_DIR`: no sweep here
-    embeds a corpus another test already embedded."""
+def shared_cache(warm_smoke_cache: Path) -> Iterator[Path]:
+    """The session's embedding cache, warm for every smoke sweep here, as every sweep's (and the head node's)
+    `$PRISM_CACHE_DIR`: no sweep here embeds a text another test already embedded."""
     with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("PRISM_CACHE_DIR", str(session_cache_dir))
-        yield session_cache_dir
+        patch.setenv("PRISM_CACHE_DIR", str(warm_smoke_cache))
+        yield warm_smoke_cache
 
 
 def sweep(uri: str, runs_dir: Path, experiment_name: str, *overrides: str, env: dict[str, str] | None = None) -> str:
@@ -122,6 +122,7 @@ def ray_cluster(
     finally:
         assert ray_head.stop(runs_dir)
         assert gone_or_zombie(head.pid)
+        assert not ray_head.session_dir(int(head.address.rsplit(":", 1)[1])).exists()
         assert not (ray_head.state_dir(runs_dir) / ray_head.NODES_DIR / "1").exists()
 
 

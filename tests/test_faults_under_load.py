@@ -35,6 +35,8 @@ from process_helpers import (
     run as run_prism,
 )
 
+from prism_experiments.harness import ray_head
+
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 
@@ -210,7 +212,9 @@ def test_a_local_ray_instance_starts_beside_cpu_bound_work_or_says_why_in_one_li
         assert len(error_lines(output)) == 1 and "did not start" in output and all_runs(runs_dir) == [], output[-3000:]
         return
     assert result.returncode == 0, output[-3000:]
-    assert "Ray: local instance on 127.0.0.1:" in output
+    port = re.search(r"Ray: local instance on 127\.0\.0\.1:(\d+)", output)
+    assert port is not None, output[-3000:]
+    assert not ray_head.session_dir(int(port.group(1))).exists(), "the instance's session directory was removed"
     assert Counter(run.info.status for run in all_runs(runs_dir)) == {"FINISHED": 4}
     home_token = Path.home() / ".ray" / "auth_token"
     assert not home_token.exists() or home_token.stat().st_mtime < started, "Ray wrote nothing to ~/.ray"
