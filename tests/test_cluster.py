@@ -122,7 +122,7 @@ def ray_cluster(
     finally:
         assert ray_head.stop(runs_dir)
         assert gone_or_zombie(head.pid)
-        assert not ray_head.session_dir(int(head.address.rsplit(":", 1)[1])).exists()
+        assert not ray_head.session_dir(head.port).exists()
         assert not (ray_head.state_dir(runs_dir) / ray_head.NODES_DIR / "1").exists()
 
 

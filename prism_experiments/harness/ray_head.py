@@ -54,6 +54,11 @@ class RayHeadState:
     token_path: str
     num_cpus: int
 
+    @property
+    def port(self) -> int:
+        """The GCS port, which also names the head's session directory (`session_dir`)."""
+        return int(self.address.rsplit(":", 1)[1])
+
     def client_env(self) -> dict[str, str]:
         """What a driver on this machine needs to join the cluster (`make sweep` reads RAY_ADDRESS)."""
         return {
@@ -239,7 +244,7 @@ def stop_head(home: Path, grace_s: float = 60) -> bool:
 
     def stop_and_clean(state: RayHeadState) -> None:
         stop_process_group(state.pid, timeout_s=grace_s)
-        shutil.rmtree(session_dir(int(state.address.rsplit(":", 1)[1])), ignore_errors=True)
+        shutil.rmtree(session_dir(state.port), ignore_errors=True)
 
     return state_file(home).stop(stop_and_clean)
 
