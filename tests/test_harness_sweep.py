@@ -232,7 +232,8 @@ def test_running_the_sweep_again_creates_no_runs(swept) -> None:
 
 def test_a_failing_job_is_failed_the_others_finish_and_the_sweep_exits_nonzero(swept, tmp_path: Path) -> None:
     """One job's Chroma store cannot be created (its path runs through a regular file): a failure only the
-    job meets, since the driver checks corpus files, runs dir and server before starting any job."""
+    job meets, since the driver checks corpus files, runs dir and server before starting any job. On workers that
+    loky spawns (`start_method=loky`); every other joblib sweep of the suite forks them from the fork server."""
     runs_dir, _ = swept
     blocker = tmp_path / "a-file"
     blocker.write_text("not a directory\n")
@@ -244,6 +245,7 @@ def test_a_failing_job_is_failed_the_others_finish_and_the_sweep_exits_nonzero(s
         "ranking=x_algo",
         "rag.client=persistent",
         f"rag.persist_directory={good},{bad}",
+        "hydra.launcher.start_method=loky",
         runs_dir=runs_dir,
     )
     assert failing.returncode == 1, (failing.stdout + failing.stderr)[-3000:]

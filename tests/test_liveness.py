@@ -199,6 +199,27 @@ def test_a_job_whose_driver_is_killed_exits_and_reports_it(tmp_path) -> None:
     assert gone_or_zombie(child), "the orphaned job exited"
 
 
+WATCHING_A_PID = CHILD.replace(
+    "ParentWatch.ensure(poll=0.05)", "ParentWatch.ensure(poll=0.05, driver_pid=int(sys.argv[2]))"
+)
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="uses /proc")
+def test_a_worker_forked_by_a_fork_server_watches_the_driver_not_its_parent(tmp_path) -> None:
+    """The fork server (here: this test) outlives the driver; the worker must still stop when the driver dies."""
+    driver = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    worker = subprocess.Popen([sys.executable, "-c", WATCHING_A_PID, str(tmp_path), str(driver.pid)])
+    deadline = time.monotonic() + 30
+    while not (tmp_path / "started").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.2)
+    assert not (tmp_path / "orphaned").exists() and worker.poll() is None, "a live driver keeps its worker"
+    driver.kill()
+    driver.wait()
+    assert worker.wait(timeout=30) == 3, "the worker exited once its driver was gone, its parent alive"
+    assert (tmp_path / "orphaned").read_text() == str(worker.pid)
+
+
 def test_an_earlier_run_of_this_same_process_is_a_duplicate_not_a_claim_and_is_closed() -> None:
     """A create_run retried after a timeout can leave two runs made by one process: the job must not skip itself."""
     leftover = FakeRun("a-leftover", liveness_tags(NOW) | {CONFIG_HASH_TAG: "h1"}, 1000)

@@ -6,6 +6,7 @@ FAILED (and listed by the sweep callback), and the jobs that never finished run 
 """
 
 import logging
+import os
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +35,10 @@ class PrismJoblibLauncherConf(JobLibLauncherConf):
     n_jobs: int = 2
     #: how many times a pool broken by a dead worker is replaced before the sweep gives up
     max_pool_restarts: int = 3
+    #: forkserver: workers are forked from one server process that imported the job's modules once (a worker
+    #: starts in milliseconds, not the ~2 CPU-s of its imports; docs/bench.md); loky: each worker is a fresh
+    #: interpreter importing them itself (joblib's default)
+    start_method: str = "forkserver"
 
 
 ConfigStore.instance().store(
@@ -42,9 +47,15 @@ ConfigStore.instance().store(
 
 
 class PrismJoblibLauncher(JoblibLauncher):
-    def __init__(self, max_pool_restarts: int = 3, **kwargs: Any) -> None:
+    def __init__(self, max_pool_restarts: int = 3, start_method: str = "forkserver", **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.max_pool_restarts = max_pool_restarts
+        self.start_method = check_start_method(start_method)
+
+    @staticmethod
+    def prepare_sweep(config: Any, runs_dir: Path) -> None:
+        """Called by the sweep callback before any run exists: a start method this launcher knows, or ValueError."""
+        check_start_method(str(config.hydra.launcher.start_method))
 
     def launch(self, job_overrides: Sequence[Sequence[str]], initial_job_idx: int) -> Sequence[JobReturn]:
         from prism_experiments.harness.progress import SweepProgress
@@ -94,14 +105,10 @@ class PrismJoblibLauncher(JoblibLauncher):
         assert self.config is not None and self.hydra_context is not None and self.task_function is not None
         Path(str(self.config.hydra.sweep.dir)).mkdir(parents=True, exist_ok=True)
         joblib_cfg = dict(self.joblib)
-        # loky (the threading backend is incompatible with Hydra), each worker watching the driver from
-        # its start: a worker that is idle when the driver is killed must not outlive it either
-        from prism_experiments.tracking.liveness import watch_parent
-
-        joblib_cfg["backend"] = LokyBackend(initializer=watch_parent)
         process_joblib_cfg(joblib_cfg)
-        # loky starts every worker up front: no idle worker importing the project for a job that is not there
+        # loky starts every worker up front: no idle worker for a job that is not there
         joblib_cfg["n_jobs"] = min(effective_n_jobs(joblib_cfg.get("n_jobs", -1)), len(numbers))
+        joblib_cfg["backend"] = loky_backend(self.start_method, joblib_cfg["n_jobs"])
         for number, overrides in zip(numbers, job_overrides):
             log.info("\t#%d : %s", number, " ".join(filter_overrides(overrides)))
         singleton_state = Singleton.get_state()
@@ -111,6 +118,65 @@ class PrismJoblibLauncher(JoblibLauncher):
             )
             for number, overrides in zip(numbers, job_overrides)
         )
+
+
+#: the `start_method` values: how loky starts a worker process
+START_METHODS = ("forkserver", "loky")
+#: what the fork server imports before it forks a worker: everything a job imports, except torch and the other
+#: native thread pools a job loads only when it needs them (the server must stay single-threaded to fork safely,
+#: and torch is pinned before its first use: prism_experiments/numerics.py); tests/test_launcher_fork_server.py
+WORKER_MODULES = (
+    "prism_experiments.__main__",
+    "prism_experiments.harness.job",
+    "prism_experiments.simulation",
+    "prism_experiments.plotting",
+    "prism_experiments.tracking.store",
+    "mlflow.store.tracking.sqlalchemy_store",
+    "hydra_plugins.hydra_joblib_launcher._core",
+)
+
+
+def check_start_method(start_method: str) -> str:
+    if start_method not in START_METHODS:
+        raise ValueError(f"hydra.launcher.start_method: {start_method!r} is not one of {', '.join(START_METHODS)}")
+    return start_method
+
+
+def loky_backend(start_method: str, n_jobs: int) -> LokyBackend:
+    """joblib's loky backend (the threading backend is incompatible with Hydra), each worker watching the driver
+    from its start: a worker that is idle when the driver is killed must not outlive it either."""
+    from prism_experiments.tracking.liveness import watch_driver, watch_parent
+
+    if start_method == "loky":
+        return LokyBackend(initializer=watch_parent)
+    backend = LokyBackend(initializer=watch_driver, initargs=(os.getpid(),))
+    start_fork_server(backend._prepare_worker_env(n_jobs))  # private, but joblib's own rule for a worker's threads
+    return backend
+
+
+def start_fork_server(environment: dict[str, str]) -> None:
+    """Start multiprocessing's fork server (once per driver) with WORKER_MODULES imported, and make it loky's.
+
+    loky hands a worker the thread limits of `environment` (OMP_NUM_THREADS, ...: cpu count / n_jobs) only when it
+    spawns one; a forked worker inherits the server's, so the server starts with them, before numpy's BLAS reads
+    them. A server already running keeps the limits it started with."""
+    import multiprocessing
+    from multiprocessing import forkserver
+
+    from joblib.externals.loky.backend.context import set_start_method
+
+    multiprocessing.set_forkserver_preload(list(WORKER_MODULES))
+    before = {name: os.environ.get(name) for name in environment}
+    os.environ.update(environment)
+    try:
+        forkserver.ensure_running()
+    finally:
+        for name, value in before.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+    set_start_method("forkserver", force=True)
 
 
 def jobs_not_finished(

@@ -155,8 +155,8 @@ def _this_process(tags: dict[str, str]) -> bool:
 
 
 class ParentWatch:
-    """One daemon thread per worker process: when the process that started it is gone (a sweep driver
-    killed with SIGKILL leaves its joblib workers to PID 1), run the current job's handler and exit.
+    """One daemon thread per worker process: when the sweep driver that started it is gone (a driver killed with
+    SIGKILL leaves its joblib workers to PID 1), run the current job's handler and exit.
 
     Process-wide on purpose: an idle worker must die too, not only one inside a job.
     """
@@ -165,13 +165,18 @@ class ParentWatch:
     _handler: Callable[[], None] | None = None
 
     @classmethod
-    def ensure(cls, poll: float = 1.0) -> None:
-        """Start watching this process's parent (once per process)."""
+    def ensure(cls, poll: float = 1.0, driver_pid: int | None = None) -> None:
+        """Start watching `driver_pid` (a process on this machine), else this process's parent (once per process).
+
+        A joblib worker forked by the fork server passes the driver's pid: its parent is the fork server, which
+        lives as long as any worker does (multiprocessing hands every child its alive pipe), so it would never go.
+        """
         if cls._started_for == os.getpid():
             return
         cls._started_for = os.getpid()
-        parent = os.getppid()
-        threading.Thread(target=cls._loop, args=(parent, poll), name="prism-parent-watch", daemon=True).start()
+        watched = os.getppid() if driver_pid is None else driver_pid
+        args = (watched, driver_pid is not None, poll)
+        threading.Thread(target=cls._loop, args=args, name="prism-parent-watch", daemon=True).start()
 
     @classmethod
     def on_orphaned(cls, handler: Callable[[], None] | None) -> None:
@@ -179,10 +184,12 @@ class ParentWatch:
         cls._handler = handler
 
     @classmethod
-    def _loop(cls, parent: int, poll: float) -> None:
-        while os.getppid() == parent:
+    def _loop(cls, watched: int, by_pid: bool, poll: float) -> None:
+        # by pid: signal 0 and /proc, where a recycled pid could pass for the driver only if the kernel
+        # reused it within one poll (pid_max is in the millions on Linux)
+        while process_alive(watched) if by_pid else os.getppid() == watched:
             time.sleep(poll)
-        log.error("the sweep driver (pid %s) is gone: stopping this worker", parent)
+        log.error("the sweep driver (pid %s) is gone: stopping this worker", watched)
         try:
             if cls._handler is not None:
                 cls._handler()
@@ -193,6 +200,11 @@ class ParentWatch:
 def watch_parent() -> None:
     """A joblib worker initializer: watch the sweep driver from the worker's first moment."""
     ParentWatch.ensure()
+
+
+def watch_driver(driver_pid: int) -> None:
+    """The initializer of a joblib worker forked by the fork server: watch the sweep driver by its pid."""
+    ParentWatch.ensure(driver_pid=driver_pid)
 
 
 class Heartbeat:
