@@ -47,16 +47,28 @@ def embedder(session_cache_dir: Path):
 def warm_smoke_cache(session_cache_dir: Path) -> Path:
     """The session cache with every text a smoke sweep of seeds 0-2 and up to 40 steps embeds (LONG_SMOKE, for tests
     that kill a job mid-run; the cluster tests' sweeps): the corpora and the posts of their 40 steps, which hold
-    those of any fewer steps, so that those sweeps' workers never load the model."""
-    from process_helpers import LONG_SMOKE, run
+    those of any fewer steps, so that those sweeps' workers never load the model.
 
+    The smoke sweep's runs are simulated in this process, with the config the sweep's jobs compose: the same texts,
+    without a sweep's processes, MLflow runs and figures (tests/test_faults.py checks that a sweep then encodes 0)."""
+    import yaml
+    from process_helpers import LONG_SMOKE
+
+    from prism_experiments.composition import compose_experiment
+    from prism_experiments.simulation import run_simulation
+
+    smoke = yaml.safe_load((Path(__file__).parents[1] / "conf" / "experiment" / "smoke.yaml").read_text())
+    modes = str(smoke["hydra"]["sweeper"]["params"]["ranking"]).split(",")
     # one pytest-xdist worker warms the shared cache, the others wait for it (one lock, one marker)
     with open(session_cache_dir / "warm-smoke.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         marker = session_cache_dir / "warm-smoke.done"
         if not marker.is_file():
-            warm = run(*LONG_SMOKE, "seed=0,1,2", runs_dir=session_cache_dir / "warm-runs", cache_dir=session_cache_dir)
-            assert warm.returncode == 0, warm.stderr[-2000:]
+            overrides = [arg for arg in LONG_SMOKE if arg != "-m"]  # one run of the sweep, not a multirun
+            places = [f"paths.runs_dir={session_cache_dir / 'warm-runs'}", f"rag.cache_dir={session_cache_dir}"]
+            for seed in (0, 1, 2):
+                for mode in modes:
+                    run_simulation(compose_experiment([*overrides, f"seed={seed}", f"ranking={mode}", *places]))
             marker.touch()
     return session_cache_dir
 

@@ -64,6 +64,8 @@ def test_the_same_sweep_started_twice_runs_every_job_once(tmp_path: Path, cache_
     finished = Counter(r.data.tags["prism.config_hash"] for r in all_runs(runs_dir) if r.info.status == "FINISHED")
     assert len(finished) == 4 and max(finished.values()) == 1, finished
     assert any("skipped" in out + err or "skipping" in out + err for out, err in outputs), "the second sweep says so"
+    # the session's warm cache (tests/conftest.py) holds every text of these sweeps: no worker loads the model
+    assert all("the sweep encoded 0 texts" in out + err for out, err in outputs), outputs[0][1][-2000:]
 
 
 @pytest.mark.parametrize(

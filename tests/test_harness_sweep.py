@@ -430,7 +430,7 @@ def assert_html_report(out: Path, results: pd.DataFrame) -> None:
     assert f"{format_number(abs(first.difference))} against" in summary and "2 seeds" in summary
 
 
-def test_tracking_server_receives_the_run_and_its_artifacts(tmp_path: Path) -> None:
+def test_tracking_server_receives_the_run_and_its_artifacts(tmp_path: Path, warm_smoke_cache: Path) -> None:
     port = free_port()
     server = start_mlflow_server(tmp_path / "server.db", tmp_path / "server-artifacts", port)
     try:
@@ -440,6 +440,7 @@ def test_tracking_server_receives_the_run_and_its_artifacts(tmp_path: Path) -> N
             "tracking=server",
             f"tracking.uri={uri}",
             "simulation.n_steps=3",
+            f"rag.cache_dir={warm_smoke_cache}",  # no model load: the texts are not what this test is about
             runs_dir=tmp_path / "runs",
         )
         assert process.returncode == 0, process.stderr[-3000:]
