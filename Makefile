@@ -55,18 +55,25 @@ setup: $(STAMP) ## Create .venv and install the project (re-runs only when pypro
 run: $(STAMP) ## Run one experiment with the default config (extra Hydra overrides: ARGS="ranking=x_algo seed=3")
 	$(BIN)/python -m prism_experiments $(ARGS)
 
+RUFF = $(BIN)/ruff check prism_experiments hydra_plugins tests && $(BIN)/ruff format --check prism_experiments hydra_plugins tests
+
 lint: $(STAMP) ## ruff (lint and format check) and mypy over the package, with the settings in pyproject.toml
-	$(BIN)/ruff check prism_experiments hydra_plugins tests
-	$(BIN)/ruff format --check prism_experiments hydra_plugins tests
+	$(RUFF)
 	$(BIN)/mypy
 
-test: $(STAMP) lint ## make lint, then every test, the real-stack integration tests included (4 workers)
+test: $(STAMP) ## ruff, then every test with mypy beside them, the real-stack integration tests included (4 workers)
 	# --dist loadfile: a file's tests stay on one worker (its module fixtures, a sweep or a server, are built once),
 	# except the slow files whose tests share nothing costly (tests/conftest.py, SPREAD_FILES); the slowest work
 	# first, in tests/conftest.py's order (hence --no-loadscope-reorder); 4 workers on 2 cores: while one test
-	# waits (a server, a SLURM time limit), the others compute, and both cores stay busy (docs/bench.md)
+	# waits (a server, a SLURM time limit), the others compute, and both cores stay busy (docs/bench.md).
+	# mypy runs beside pytest: one process, ~35 s of one core when cold, which before the tests left the other
+	# core idle; its report follows the tests', and either failing fails `make test`
 	$(COMPILE)
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=15 $(ARGS)
+	$(RUFF)
+	@mypy_log=$$(mktemp); $(BIN)/mypy > $$mypy_log 2>&1 & mypy_pid=$$!; \
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=15 $(ARGS); \
+	tests=$$?; wait $$mypy_pid; lint=$$?; echo "mypy (beside the tests):"; cat $$mypy_log; rm -f $$mypy_log; \
+	exit $$(( tests != 0 || lint != 0 ))
 
 test-fast: $(STAMP) ## Run the unit tests only (no model, no Chroma, no MLflow), on 2 workers: about 45 s
 	$(BIN)/python -m pytest -n 2 -m "not integration and not slow" $(ARGS)
