@@ -159,13 +159,18 @@ def start_fork_server(environment: dict[str, str]) -> None:
 
     loky hands a worker the thread limits of `environment` (OMP_NUM_THREADS, ...: cpu count / n_jobs) only when it
     spawns one; a forked worker inherits the server's, so the server starts with them, before numpy's BLAS reads
-    them. A server already running keeps the limits it started with."""
+    them. A server already running keeps the limits it started with.
+
+    multiprocessing's resource tracker, started with the server, frees the locks of workers stopped by a Ctrl-C
+    and warns about each ("leaked semaphore objects"): expected there, so that one warning is filtered."""
     import multiprocessing
     from multiprocessing import forkserver
 
     from joblib.externals.loky.backend.context import set_start_method
 
     multiprocessing.set_forkserver_preload(list(WORKER_MODULES))
+    warnings = ",".join(filter(None, (os.environ.get("PYTHONWARNINGS"), "ignore:resource_tracker:UserWarning")))
+    environment = environment | {"PYTHONWARNINGS": warnings}
     before = {name: os.environ.get(name) for name in environment}
     os.environ.update(environment)
     try:
