@@ -156,7 +156,7 @@ def _this_process(tags: dict[str, str]) -> bool:
 
 class ParentWatch:
     """One daemon thread per worker process: when the sweep driver that started it is gone (a driver killed with
-    SIGKILL leaves its joblib workers to PID 1), run the current job's handler and exit.
+    SIGKILL cannot stop its joblib workers), run the current job's handler and exit.
 
     Process-wide on purpose: an idle worker must die too, not only one inside a job.
     """
