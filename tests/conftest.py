@@ -102,14 +102,24 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """The slowest work first (`make test` keeps this order: --no-loadscope-reorder), so that no long file starts
-    last: slow files, then the spread files' tests, then the other integration tests, then the unit tests."""
+    last: slow files, then the spread files' tests, then the other integration tests, then the unit tests.
 
-    def tier(item: pytest.Item) -> int:
+    The spread files' tests take turns, one of each file at a time: the SLURM tests mostly wait (a time limit, a
+    requeue), and in file order they ran side by side on three workers at once while the cores idled."""
+    turn: dict[str, int] = {}
+    spread_turn: dict[str, int] = {}
+    for item in items:
+        if item.path.name in SPREAD_FILES:
+            spread_turn[item.nodeid] = turn[item.path.name] = turn.get(item.path.name, -1) + 1
+
+    def order(item: pytest.Item) -> tuple[int, int]:
         if item.get_closest_marker("slow") is not None:
-            return 1 if item.path.name in SPREAD_FILES else 0
-        return 2 if item.get_closest_marker("integration") is not None else 3
+            if item.path.name in SPREAD_FILES:
+                return 1, spread_turn[item.nodeid]
+            return 0, 0
+        return (2 if item.get_closest_marker("integration") is not None else 3), 0
 
-    items.sort(key=tier)
+    items.sort(key=order)
 
 
 @pytest.fixture(autouse=True)
