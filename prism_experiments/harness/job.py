@@ -7,7 +7,7 @@ import os
 import shutil
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -164,8 +164,10 @@ def _open_run(
     sweep: SweepContext | None,
     job_num: int | None,
     digest: str,
+    created: Callable[[str], None] = lambda run_id: None,
 ) -> tuple[str | None, JobOutcome | None]:
-    """Create this job's RUNNING run, or the SKIPPED outcome when the config is finished or held live."""
+    """Create this job's RUNNING run (`created` is called with its id at once), or the SKIPPED outcome when the
+    config is finished or held live."""
     if sweep is None:
         reap_stale_runs(client, [experiment_id])
     if not cfg.force:
@@ -179,6 +181,7 @@ def _open_run(
     if job_num is not None:
         tags[JOB_NUM_TAG] = str(job_num)
     run_id = client.create_run(experiment_id, run_name=f"{tags[CONDITION_TAG]} seed={cfg.seed}", tags=tags).info.run_id
+    created(run_id)
     holder = live_holder(client, experiment_id, digest, run_id)
     if holder is not None:
         _withdraw_claim(client, run_id, f"run {holder.info.run_id} of another process holds this config")
@@ -226,6 +229,9 @@ def _run_job(
     cfg: ExperimentConfig, overrides: Sequence[str], sweep: SweepContext | None, reraise: bool, job_num: int | None
 ) -> JobOutcome:
     uri = sweep.tracking_uri if sweep else resolve_tracking_uri(cfg)
+    watched = sweep is not None and sweep.driver_pid not in (0, os.getpid())  # a worker process of the sweep
+    if watched:
+        ParentWatch.ensure()
     if sweep is None and (size_warning := world_size_warning(cfg.world, cfg.agents.n_agents)):
         log.warning("%s", size_warning)  # a sweep says it once, when it starts
     resolved = cfg.model_dump(mode="json")
@@ -235,19 +241,24 @@ def _run_job(
             sweep.experiment_id if sweep else ensure_experiment(uri, cfg.experiment_name, cfg.paths.artifacts_dir)
         )
         client = client_for(uri)
-        run_id, skipped = _open_run(client, experiment_id, cfg, overrides, sweep, job_num, digest)
+
+        def guard(created: str) -> None:
+            """From the run's creation on, not after the claim checks: a driver can die during them."""
+            if watched:
+                ParentWatch.on_orphaned(lambda: end_run(client, created, "KILLED", ORPHANED))
+
+        run_id, skipped = _open_run(client, experiment_id, cfg, overrides, sweep, job_num, digest, guard)
     except Exception as exc:  # the store refused before a run existed: nothing to mark, the job still fails
+        ParentWatch.on_orphaned(None)
         outcome = _failed(f"{error_line(exc)} (tracking store {uri})", None)
         if reraise:
             raise
         return outcome
     if skipped is not None:
+        ParentWatch.on_orphaned(None)
         return skipped
     assert run_id is not None  # _open_run gives a run or a SKIPPED outcome
     heartbeat = Heartbeat(lambda: client.set_tag(run_id, HEARTBEAT_TAG, f"{time.time():.0f}"))
-    if sweep is not None and sweep.driver_pid not in (0, os.getpid()):  # a worker process of the sweep
-        ParentWatch.ensure()
-        ParentWatch.on_orphaned(lambda: end_run(client, run_id, "KILLED", ORPHANED))
     signals_before = len(RECEIVED_SIGNALS)
     try:
         return _simulate_and_log(cfg, overrides, sweep, client, run_id, resolved, heartbeat)
