@@ -165,22 +165,14 @@ def start_fork_server(environment: dict[str, str]) -> None:
     and warns about each ("leaked semaphore objects"): expected there, so that one warning is filtered."""
     import multiprocessing
     from multiprocessing import forkserver
+    from unittest import mock
 
     from joblib.externals.loky.backend.context import set_start_method
 
     multiprocessing.set_forkserver_preload(list(WORKER_MODULES))
     warnings = ",".join(filter(None, (os.environ.get("PYTHONWARNINGS"), "ignore:resource_tracker:UserWarning")))
-    environment = environment | {"PYTHONWARNINGS": warnings}
-    before = {name: os.environ.get(name) for name in environment}
-    os.environ.update(environment)
-    try:
+    with mock.patch.dict(os.environ, environment | {"PYTHONWARNINGS": warnings}):  # the driver's own, restored
         forkserver.ensure_running()
-    finally:
-        for name, value in before.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
     set_start_method("forkserver", force=True)
 
 
