@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -43,14 +44,49 @@ def embedder(session_cache_dir: Path):
     return Embedder(cache_dir=session_cache_dir)
 
 
+def _once_per_session(cache_dir: Path, name: str, warm: Callable[[], None]) -> None:
+    """Run `warm` once for every pytest-xdist worker sharing `cache_dir`: one worker does it, the others wait for
+    it (one lock, one marker)."""
+    with open(cache_dir / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        marker = cache_dir / f"{name}.done"
+        if not marker.is_file():
+            warm()
+            marker.touch()
+
+
 @pytest.fixture(scope="session")
-def warm_smoke_cache(session_cache_dir: Path) -> Path:
+def warm_pool_cache(session_cache_dir: Path) -> Path:
+    """The session cache with every text of the default text pool (9,578 distinct post and reply texts of
+    `corpus.text_pool_size` 400), encoded in full batches.
+
+    Runs of the default and smoke worlds then encode no post text. Cold, each of their steps sends its 1-7 new
+    texts to the model as a batch of 32 rows (embeddings/embedder.py: fixed shapes, blanks fill the rest), so
+    that a cold default run spent half its encoding on blank rows. A text's vector does not depend on its
+    batchmates (tests/test_rag_store.py), so the golden metrics read the same bits either way."""
+    from prism_experiments.config import ExperimentConfig
+    from prism_experiments.corpus.templates import pooled_texts
+    from prism_experiments.embeddings import Embedder
+
+    corpus = ExperimentConfig().corpus
+
+    def encode_the_pool() -> None:
+        texts = pooled_texts(corpus.topics, corpus.hashtag_fraction, corpus.text_pool_size)
+        Embedder(cache_dir=session_cache_dir).encode(texts)
+
+    _once_per_session(session_cache_dir, "warm-pool", encode_the_pool)
+    return session_cache_dir
+
+
+@pytest.fixture(scope="session")
+def warm_smoke_cache(warm_pool_cache: Path) -> Path:
     """The session cache with every text a smoke sweep of seeds 0-2 and up to 40 steps embeds (LONG_SMOKE, for tests
     that kill a job mid-run; the cluster tests' sweeps): the corpora and the posts of their 40 steps, which hold
     those of any fewer steps, so that those sweeps' workers never load the model.
 
     The smoke sweep's runs are simulated in this process, with the config the sweep's jobs compose: the same texts,
-    without a sweep's processes, MLflow runs and figures (tests/test_faults.py checks that a sweep then encodes 0)."""
+    without a sweep's processes, MLflow runs and figures (tests/test_faults.py checks that a sweep then encodes 0).
+    Their post texts come from the warm pool; what else they embed (interest queries) is encoded here."""
     import yaml
     from process_helpers import LONG_SMOKE
 
@@ -59,18 +95,16 @@ def warm_smoke_cache(session_cache_dir: Path) -> Path:
 
     smoke = yaml.safe_load((Path(__file__).parents[1] / "conf" / "experiment" / "smoke.yaml").read_text())
     modes = str(smoke["hydra"]["sweeper"]["params"]["ranking"]).split(",")
-    # one pytest-xdist worker warms the shared cache, the others wait for it (one lock, one marker)
-    with open(session_cache_dir / "warm-smoke.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        marker = session_cache_dir / "warm-smoke.done"
-        if not marker.is_file():
-            overrides = [arg for arg in LONG_SMOKE if arg != "-m"]  # one run of the sweep, not a multirun
-            places = [f"paths.runs_dir={session_cache_dir / 'warm-runs'}", f"rag.cache_dir={session_cache_dir}"]
-            for seed in (0, 1, 2):
-                for mode in modes:
-                    run_simulation(compose_experiment([*overrides, f"seed={seed}", f"ranking={mode}", *places]))
-            marker.touch()
-    return session_cache_dir
+    overrides = [arg for arg in LONG_SMOKE if arg != "-m"]  # one run of the sweep, not a multirun
+    places = [f"paths.runs_dir={warm_pool_cache / 'warm-runs'}", f"rag.cache_dir={warm_pool_cache}"]
+
+    def simulate_the_sweep() -> None:
+        for seed in (0, 1, 2):
+            for mode in modes:
+                run_simulation(compose_experiment([*overrides, f"seed={seed}", f"ranking={mode}", *places]))
+
+    _once_per_session(warm_pool_cache, "warm-smoke", simulate_the_sweep)
+    return warm_pool_cache
 
 
 # ------------------------------------------------- how `make test` shares the tests among its pytest-xdist workers

@@ -21,8 +21,8 @@ def test_fixture_covers_every_case() -> None:
 
 
 @pytest.mark.parametrize("case", sorted(golden_cases()))
-def test_summary_metrics_are_bit_identical(case: str, tmp_path: Path, session_cache_dir: Path) -> None:
-    got = compute_case(golden_cases()[case], tmp_path, session_cache_dir)
+def test_summary_metrics_are_bit_identical(case: str, tmp_path: Path, warm_pool_cache: Path) -> None:
+    got = compute_case(golden_cases()[case], tmp_path, warm_pool_cache)
     expected = RECORDED[case]
     assert sorted(got) == sorted(expected)
     changed = {name: (expected[name], got[name]) for name in expected if not same_value(expected[name], got[name])}

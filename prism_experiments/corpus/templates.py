@@ -204,6 +204,13 @@ def text_pool(topic: str, reply: bool, hashtag_fraction: float, size: int) -> tu
     return tuple(compose_text(topic, row, reply, hashtag_fraction) for row in rng.random((size, TEXT_DRAWS)).tolist())
 
 
+def pooled_texts(topics: Sequence[str], hashtag_fraction: float, size: int) -> list[str]:
+    """Every distinct text that pooled corpora on `topics`, and their runs' new posts and replies, can hold:
+    the `text_pool`s of each topic, posts then replies, in pool order."""
+    pools = (text_pool(topic, reply, hashtag_fraction, size) for topic in topics for reply in (False, True))
+    return list(dict.fromkeys(text for pool in pools for text in pool))
+
+
 def compose_media_description(topic: str, media_type: str, draws: Sequence[float]) -> str:
     """The media description a row of `MEDIA_DRAWS` uniforms selects for `topic` and `media_type`."""
     if len(draws) != MEDIA_DRAWS:
