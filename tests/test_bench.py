@@ -261,14 +261,19 @@ def test_last_test_session_reads_what_the_conftest_hook_writes(tmp_path: Path) -
 
 @pytest.mark.integration
 def test_first_hour_counts_the_first_sweeps_texts_and_times_the_ui(tmp_path: Path) -> None:
-    """Section 7's count: ranking_modes' 10 seeds share the text pool, so their starting corpora stay under the
-    pool's ceiling; and the real MLflow UI, started as `make ui` starts it, answers."""
+    """Section 7's count: ranking_modes' 40 runs take enough steps for the up-front pass to embed the whole text
+    pool, which its 10 seeds' starting corpora share (under the pool's ceiling); and the real MLflow UI, started as
+    `make ui` starts it, answers."""
     from prism_experiments.bench.context import BenchContext
     from prism_experiments.bench.first_hour import ranking_modes_upfront_texts, ui_first_answer_s
     from prism_experiments.bench.sizes import SIZES
 
     ctx = BenchContext(mode="tiny", sizes=SIZES["tiny"], runs_dir=tmp_path, work_dir=tmp_path, show_progress=False)
     texts, ceiling = ranking_modes_upfront_texts(ctx)
-    assert ceiling == 2 * 12 * 400 and 1_000 < texts <= ceiling
+    from prism_experiments.config import ExperimentConfig
+    from prism_experiments.corpus.templates import pooled_texts
+
+    corpus = ExperimentConfig().corpus
+    assert ceiling == 2 * 12 * 400 and texts == len(pooled_texts(corpus.topics, corpus.hashtag_fraction, 400)) == 9_578
     seconds = ui_first_answer_s(ctx, timeout_s=120)
     assert seconds is not None and 0 < seconds < 120

@@ -52,7 +52,8 @@ def test_sweep_logs_four_finished_children_under_one_parent(swept) -> None:
     assert process.returncode == 0, process.stderr[-3000:]
     # the driver embedded both seeds' starting corpora (a fresh cache) before any job started
     upfront = re.search(
-        r"starting corpora of (\d+) worlds: (\d+) distinct texts, (\d+) embedded now", process.stdout + process.stderr
+        r"starting corpora of (\d+) worlds: (\d+) distinct texts \(0 more from[^)]*\), (\d+) embedded now",
+        process.stdout + process.stderr,
     )
     assert upfront and upfront.group(1) == "2" and int(upfront.group(3)) == int(upfront.group(2)) > 0, process.stderr[
         -3000:

@@ -1,8 +1,8 @@
 """Section 7, the first hour of a new user: what a fresh clone meets first, in counts where a count exists.
 
 - `first.ranking_modes.upfront_texts`: distinct texts a cold `make sweep EXPERIMENT=ranking_modes` embeds
-  before its jobs start (the same on every machine); `first.text_pool_ceiling`: at most this many post
-  texts exist in any run of the default corpus (2 × topics × `corpus.text_pool_size`).
+  before its jobs start, its whole text pool (the same on every machine); `first.text_pool_ceiling`: at most
+  this many post texts exist in any run of the default corpus (2 × topics × `corpus.text_pool_size`).
 - `first.ui.first_answer_s`: `make ui` (prism_experiments.harness.ui) from start to its first HTTP 200.
 - `first.llm.reload_s`: the local LLM's load in a new process once its de-quantised weights are cached.
 - `first.make_test_s`: the wall time of the last full `make test` on this checkout (tests/conftest.py writes
@@ -32,11 +32,13 @@ PROJECT_ROOT = Path(__file__).resolve().parents[2]
 
 
 def ranking_modes_upfront_texts(ctx: BenchContext) -> tuple[int, int]:
-    """Distinct starting-corpus texts of every `ranking_modes` job, and the ceiling 2 × topics × pool size
+    """Distinct texts the up-front pass of every `ranking_modes` job embeds (starting corpora, and the text pool when
+    its runs take enough steps: harness/upfront_embedding.py), and the ceiling 2 × topics × pool size
     (docs/corpus.md, "Text pools")."""
     from prism_experiments.composition import compose_dictconfig, hydra_context
+    from prism_experiments.embeddings.embedder import BATCH_SIZE
     from prism_experiments.harness.sweep import job_overrides, validated_job_config
-    from prism_experiments.harness.upfront_embedding import starting_texts_by_cache
+    from prism_experiments.harness.upfront_embedding import starting_texts_by_cache, sweep_pools
 
     with hydra_context():
         base = compose_dictconfig(
@@ -44,7 +46,8 @@ def ranking_modes_upfront_texts(ctx: BenchContext) -> tuple[int, int]:
         )
         configs = [validated_job_config(base, overrides) for overrides in job_overrides(base)]
     by_cache, _ = starting_texts_by_cache(configs, ctx.show_progress)
-    texts = {text for group in by_cache.values() for text in group}
+    groups = [*by_cache.values(), *sweep_pools(configs, BATCH_SIZE).values()]
+    texts = {text for group in groups for text in group}
     corpus = configs[0].corpus
     ceiling = 2 * len(corpus.topics) * corpus.text_pool_size  # a pool of roots and one of replies per topic
     return len(texts), ceiling
@@ -140,7 +143,7 @@ def first_hour_section(ctx: BenchContext) -> list[Figure]:
             upfront,
             "texts",
             Target(op="<=", threshold=10_000, source=ISSUE),
-            note="a cold ranking_modes sweep's up-front embedding (53,448 texts in all before the text pool)",
+            note="a cold ranking_modes sweep's up-front embedding: its whole text pool (53,448 texts before the pool)",
         ),
         figure(
             SECTION,

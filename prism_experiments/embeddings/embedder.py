@@ -17,6 +17,8 @@ from prism_experiments.locations import cache_dir as default_cache_dir
 log = logging.getLogger(__name__)
 
 EMBEDDING_DIM = 384  # all-MiniLM-L6-v2
+#: texts per model call; every call has this many rows, blanks filling the last (`Embedder._encode_with_model`)
+BATCH_SIZE = 32
 #: Bumped whenever the way vectors are computed changes, so old caches are never mixed in.
 ENCODING_VERSION = "fixed-shape-avx2-1"  # AVX2 numerics pinned: prism_experiments/numerics.py
 
@@ -42,7 +44,7 @@ class Embedder:
         self,
         model_name: str = DEFAULT_MODEL,
         cache_dir: Path | str | None = None,
-        batch_size: int = 32,
+        batch_size: int = BATCH_SIZE,
         backend: str = DEFAULT_BACKEND,
     ) -> None:
         resolve_model_path(model_name)  # fail early with the install hint

@@ -4,6 +4,10 @@ Without this, the first worker to reach a seed embeds that seed's corpus while e
 on it waits for the cache's lock (embeddings/embedder.py), one seed at a time. Here the driver
 builds each distinct world once, collects every starting text, and sends the ones the cache lacks
 to the model in one batched pass with a progress bar; the workers then only read the cache.
+
+When the corpora come from a text pool and the runs take many steps (`pool_worth_embedding`), the pass
+embeds the whole pool: the runs' new posts and replies are drawn from it too, and each step that meets a
+text not yet cached sends its few new texts to the model as a full batch of blank-padded rows.
 """
 
 from __future__ import annotations
@@ -17,8 +21,10 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
+from prism_experiments.corpus.templates import pooled_texts
+from prism_experiments.embeddings.embedder import BATCH_SIZE
 from prism_experiments.simulation.settings import RunSettings
-from prism_experiments.simulation.starting_world import build_starting_world
+from prism_experiments.simulation.starting_world import build_starting_world, corpus_topics
 from prism_experiments.simulation.stores import shared_embedder
 
 log = logging.getLogger(__name__)
@@ -26,12 +32,14 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class UpfrontEmbedding:
-    """What the up-front pass did: distinct worlds built, distinct texts seen, texts sent to the model."""
+    """What the up-front pass did: distinct worlds built, distinct texts seen (starting corpora and whole text
+    pools), texts sent to the model, and how many of the texts seen came from a pool beyond the corpora."""
 
     worlds: int
     texts: int
     encoded: int
     seconds: float
+    pooled: int = 0
 
 
 def world_key(cfg: RunSettings) -> str:
@@ -62,22 +70,61 @@ def starting_texts_by_cache(
     return {key: list(bucket) for key, bucket in texts.items()}, len(worlds)
 
 
+def pool_worth_embedding(pool_texts: int, steps: int, batch_size: int) -> bool:
+    """Whether the up-front pass embeds a whole text pool: when the sweep's runs take at least as many steps as
+    the pool fills batches.
+
+    Embedding the rest R of a pool of P texts up front costs R / batch_size batches. In the runs, a step whose
+    new texts include one not yet cached costs a whole batch (fixed shapes: embeddings/embedder.py); a step
+    draws at least one pooled text, missing with probability R / P, so the runs spend about steps × R / P
+    batches or more. The pool is worth it when steps × R / P >= R / batch_size, i.e. steps × batch_size >= P."""
+    return steps * batch_size >= pool_texts
+
+
+def sweep_pools(configs: Sequence[RunSettings], batch_size: int) -> dict[tuple[str, Path], list[str]]:
+    """Per (embedding model, cache dir): the texts of every text pool that `pool_worth_embedding` finds worth
+    embedding before fan-out, counting the steps of every pending run that draws from it."""
+    steps: dict[tuple[tuple[str, Path], tuple[str, ...], float, int], int] = {}
+    for cfg in configs:
+        if cfg.corpus.text_pool_size > 0:
+            key = (
+                (cfg.rag.embedding_model, cfg.cache_dir),
+                tuple(corpus_topics(cfg.corpus)),
+                cfg.corpus.hashtag_fraction,
+                cfg.corpus.text_pool_size,
+            )
+            steps[key] = steps.get(key, 0) + cfg.simulation.n_steps
+    pools: dict[tuple[str, Path], list[str]] = {}
+    for (cache, topics, hashtag_fraction, size), n_steps in steps.items():
+        texts = pooled_texts(topics, hashtag_fraction, size)
+        if pool_worth_embedding(len(texts), n_steps, batch_size):
+            pools.setdefault(cache, []).extend(texts)
+    return pools
+
+
 def embed_starting_corpora(configs: Sequence[RunSettings], show_progress: bool = True) -> UpfrontEmbedding:
-    """Put every pending job's starting corpus in the embedding cache; the model loads only if a text is missing."""
+    """Put every pending job's starting corpus in the embedding cache, and the whole text pool when the runs take
+    enough steps (`sweep_pools`); the model loads only if a text is missing."""
     started = time.perf_counter()
     by_cache, n_worlds = starting_texts_by_cache(configs, show_progress)
-    n_texts = encoded = 0
-    for (model_name, cache_dir), texts in by_cache.items():
-        embedder = shared_embedder(model_name, cache_dir)
+    pools = sweep_pools(configs, BATCH_SIZE)  # shared_embedder's batches
+    n_texts = encoded = pooled = 0
+    for cache in {**by_cache, **pools}:
+        starting = by_cache.get(cache, [])
+        texts = list(dict.fromkeys([*starting, *pools.get(cache, [])]))
+        pooled += len(texts) - len(starting)
+        embedder = shared_embedder(*cache)
         before = embedder.encoded_count
         embedder.encode(texts, show_progress=show_progress)
         n_texts += len(texts)
         encoded += embedder.encoded_count - before
-    outcome = UpfrontEmbedding(n_worlds, n_texts, encoded, time.perf_counter() - started)
+    outcome = UpfrontEmbedding(n_worlds, n_texts, encoded, time.perf_counter() - started, pooled)
     log.info(
-        "starting corpora of %d worlds: %d distinct texts, %d embedded now (%.1f s), the rest cached",
+        "starting corpora of %d worlds: %d distinct texts (%d more from the text pool their runs draw from), "
+        "%d embedded now (%.1f s), the rest cached",
         outcome.worlds,
         outcome.texts,
+        outcome.pooled,
         outcome.encoded,
         outcome.seconds,
     )
