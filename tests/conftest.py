@@ -62,8 +62,8 @@ def warm_pool_cache(session_cache_dir: Path) -> Path:
 
     Runs of the default and smoke worlds then encode no post text. Cold, each of their steps sends its 1-7 new
     texts to the model as a batch of 32 rows (embeddings/embedder.py: fixed shapes, blanks fill the rest), so
-    that a cold default run spent half its encoding on blank rows. A text's vector does not depend on its
-    batchmates (tests/test_rag_store.py), so the golden metrics read the same bits either way."""
+    that a cold default run spent a third to a half of its encoding on blank rows. A text's vector does not depend
+    on its batchmates (tests/test_rag_store.py), so the golden metrics read the same bits either way."""
     from prism_experiments.config import ExperimentConfig
     from prism_experiments.corpus.templates import pooled_texts
     from prism_experiments.embeddings import Embedder
