@@ -112,3 +112,33 @@ def test_fp32_backend_vectors_match_torch_are_unit_length_and_depend_on_the_text
     # the fixed-shape batches hold for the backend too: the same bits alone or among other texts
     alone = embedder._encode_with_model([TEXTS[2]], show_progress=False)
     np.testing.assert_array_equal(alone[0], vectors[2])
+
+
+@pytest.mark.integration
+def test_a_run_on_onnx_embeds_into_its_own_cache_and_gives_the_same_metrics_twice(tmp_path: Path) -> None:
+    """`rag.encoder_backend=onnx`: the run's vectors go to the onnx cache folder only (torch's stays empty), and
+    the same config on a fresh cache, export included, gives bit-identical metrics."""
+    from prism_experiments.config import ExperimentConfig
+    from prism_experiments.metrics import summarize
+    from prism_experiments.simulation import run_simulation
+
+    def run(cache: Path) -> dict[str, float]:
+        config = ExperimentConfig.model_validate(
+            {
+                "agents": {"n_agents": 12},
+                "corpus": {"n_posts": 40},
+                "network": {"mean_out_degree": 4},
+                "rag": {"encoder_backend": "onnx", "cache_dir": str(cache)},
+                "simulation": {"n_steps": 4, "show_progress": False},
+                "paths": {"runs_dir": str(tmp_path / "runs")},
+            }
+        )
+        return summarize(run_simulation(config))
+
+    first = run(tmp_path / "a")
+    onnx_folder = cache_directory(tmp_path / "a", "all-MiniLM-L6-v2", "onnx")
+    assert any(onnx_folder.iterdir())
+    assert not cache_directory(tmp_path / "a", "all-MiniLM-L6-v2").exists()
+    again = run(tmp_path / "b")
+    assert first.keys() == again.keys()
+    assert all(first[k] == again[k] or (np.isnan(first[k]) and np.isnan(again[k])) for k in first)

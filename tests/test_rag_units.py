@@ -57,6 +57,7 @@ def test_post_rejects_bad_values_naming_the_field(fields: dict, field_name: str)
         ({"feed_size": 21}, "feed_size", "less than or equal to 20"),
         ({"retrieval_mode": "trending"}, "retrieval_mode", "'preference' or 'random'"),
         ({"client": "cloud"}, "client", "'ephemeral', 'persistent' or 'http'"),
+        ({"encoder_backend": "onnx-int8"}, "encoder_backend", "'torch' or 'onnx'"),
         ({"client": "persistent"}, "persist_directory", "required"),
         ({"retrieval_window_hours": 0}, "retrieval_window_hours", "greater than 0"),
         ({"collection_name": "x"}, "collection_name", "pattern"),

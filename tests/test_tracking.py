@@ -105,6 +105,17 @@ def test_every_result_determining_key_changes_the_hash() -> None:
     assert unchanged == []
 
 
+def test_a_key_added_later_is_left_out_at_the_value_that_means_what_older_runs_did() -> None:
+    """Runs stored before `rag.encoder_backend` existed encoded with torch: at "torch" the key is in neither hash
+    nor params, so a sweep still finds them; "onnx" is another config."""
+    flat = flatten(default_config())
+    assert flat["rag.encoder_backend"] == "torch"
+    older = {key: value for key, value in flat.items() if key != "rag.encoder_backend"}
+    assert config_hash(flat) == config_hash(older) and to_params(flat) == to_params(older)
+    onnx = flat | {"rag.encoder_backend": "onnx"}
+    assert config_hash(onnx) != config_hash(flat) and to_params(onnx)["rag.encoder_backend"] == "onnx"
+
+
 def test_result_neutral_and_bookkeeping_keys() -> None:
     for key in ("paths.runs_dir", "tracking.uri", "hydra.job.name", "force", "simulation.show_progress"):
         assert is_result_neutral(key) and is_bookkeeping_param(key), key

@@ -49,7 +49,7 @@ def test_one_pass_embeds_each_distinct_world_once_and_a_second_pass_encodes_noth
     expected = {
         post.text for seed in (0, 1) for post in build_starting_world(small_config(tmp_path, seed, "x_algo")).corpus
     }
-    assert list(by_cache) == [(configs[0].rag.embedding_model, configs[0].cache_dir)]
+    assert list(by_cache) == [(configs[0].rag.embedding_model, configs[0].cache_dir, "torch")]
     assert set(next(iter(by_cache.values()))) == expected
 
     first = embed_starting_corpora(configs, show_progress=False)
@@ -73,7 +73,7 @@ def test_sweep_pools_counts_the_steps_of_every_pending_run_that_draws_from_the_p
     runs = [small_config(tmp_path, seed, mode) for seed in range(4) for mode in ("x_algo", "random")]
     assert runs[0].simulation.n_steps == 48 and runs[0].corpus.text_pool_size == 400
     pool = pooled_texts(runs[0].corpus.topics, runs[0].corpus.hashtag_fraction, 400)
-    cache = (runs[0].rag.embedding_model, runs[0].cache_dir)
+    cache = (runs[0].rag.embedding_model, runs[0].cache_dir, "torch")
     assert sweep_pools(runs[:7], 32) == {cache: pool}
     assert sweep_pools(runs[:6], 32) == {}
     unpooled = [cfg.model_copy(update={"corpus": cfg.corpus.model_copy(update={"text_pool_size": 0})}) for cfg in runs]

@@ -53,19 +53,29 @@ def world_key(cfg: RunSettings) -> str:
     return json.dumps(parts, sort_keys=True, default=str)
 
 
+#: where vectors go: (embedding model, cache dir, encoder backend), `shared_embedder`'s arguments
+CacheKey = tuple[str, Path, str]
+
+
+def cache_key(cfg: RunSettings) -> CacheKey:
+    """Where a run's vectors go."""
+    return (cfg.rag.embedding_model, cfg.cache_dir, cfg.rag.encoder_backend)
+
+
 def starting_texts_by_cache(
     configs: Sequence[RunSettings], show_progress: bool = True
-) -> tuple[dict[tuple[str, Path], list[str]], int]:
-    """Distinct starting-corpus texts per (embedding model, cache dir), and how many distinct worlds gave them."""
+) -> tuple[dict[CacheKey, list[str]], int]:
+    """Distinct starting-corpus texts per (embedding model, cache dir, encoder backend), and how many distinct
+    worlds gave them."""
     worlds = {world_key(cfg): cfg for cfg in configs}
-    texts: dict[tuple[str, Path], dict[str, None]] = {}
+    texts: dict[CacheKey, dict[str, None]] = {}
     for cfg in tqdm(
         list(worlds.values()),
         desc="building starting worlds",
         unit="world",
         disable=not show_progress or len(worlds) < 2,
     ):
-        bucket = texts.setdefault((cfg.rag.embedding_model, cfg.cache_dir), {})
+        bucket = texts.setdefault(cache_key(cfg), {})
         bucket.update(dict.fromkeys(post.text for post in build_starting_world(cfg).corpus))
     return {key: list(bucket) for key, bucket in texts.items()}, len(worlds)
 
@@ -81,20 +91,20 @@ def pool_worth_embedding(pool_texts: int, steps: int, batch_size: int) -> bool:
     return steps * batch_size >= pool_texts
 
 
-def sweep_pools(configs: Sequence[RunSettings], batch_size: int) -> dict[tuple[str, Path], list[str]]:
-    """Per (embedding model, cache dir): the texts of every text pool that `pool_worth_embedding` finds worth
-    embedding before fan-out, counting the steps of every pending run that draws from it."""
-    steps: dict[tuple[tuple[str, Path], tuple[str, ...], float, int], int] = {}
+def sweep_pools(configs: Sequence[RunSettings], batch_size: int) -> dict[CacheKey, list[str]]:
+    """Per `cache_key`: the texts of every text pool that `pool_worth_embedding` finds worth embedding before
+    fan-out, counting the steps of every pending run that draws from it."""
+    steps: dict[tuple[CacheKey, tuple[str, ...], float, int], int] = {}
     for cfg in configs:
         if cfg.corpus.text_pool_size > 0:
             key = (
-                (cfg.rag.embedding_model, cfg.cache_dir),
+                cache_key(cfg),
                 tuple(corpus_topics(cfg.corpus)),
                 cfg.corpus.hashtag_fraction,
                 cfg.corpus.text_pool_size,
             )
             steps[key] = steps.get(key, 0) + cfg.simulation.n_steps
-    pools: dict[tuple[str, Path], list[str]] = {}
+    pools: dict[CacheKey, list[str]] = {}
     for (cache, topics, hashtag_fraction, size), n_steps in steps.items():
         texts = pooled_texts(topics, hashtag_fraction, size)
         if pool_worth_embedding(len(texts), n_steps, batch_size):

@@ -65,7 +65,11 @@ class FeedRetriever:
 
     def __init__(self, config: RAGConfig, embedder: Embedder | None = None) -> None:
         self.config = config
-        self.embedder = embedder if embedder is not None else Embedder(config.embedding_model, config.cache_dir)
+        self.embedder = (
+            embedder
+            if embedder is not None
+            else Embedder(config.embedding_model, config.cache_dir, backend=config.encoder_backend)
+        )
         # where this retriever writes; None until first needed when Chroma is not queried (module doc)
         self._handle: Any | None = None if _lazy(config) else open_collection(config)
         self._synced = 0  # own posts (rows after the shared ones) already written into the collection

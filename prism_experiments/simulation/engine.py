@@ -30,7 +30,7 @@ from prism_experiments.simulation.result import SimulationResult
 from prism_experiments.simulation.serving import ServedFeed, StochasticServer, build_server
 from prism_experiments.simulation.settings import EngineSettings, RunSettings
 from prism_experiments.simulation.starting_world import StartingWorld, build_starting_world
-from prism_experiments.simulation.stores import run_store, shared_embedder
+from prism_experiments.simulation.stores import rag_embedder, run_store
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +48,7 @@ def run_simulation(
     timings["world_peak_gb"] = peak_rss_bytes() / 1e9
     # texts this run sent to the model (the rest came from the cache): a count that, unlike a time, is the same on
     # every machine (docs/bench.md)
-    embedder = embedder or shared_embedder(cfg.rag.embedding_model, cfg.cache_dir)
+    embedder = embedder or rag_embedder(cfg.rag, cfg.cache_dir)
     encoded_before = embedder.encoded_count
     retriever = run_store(cfg.rag, cfg.cache_dir, world.corpus, embedder, show_progress=cfg.simulation.show_progress)
     try:

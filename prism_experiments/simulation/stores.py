@@ -12,12 +12,13 @@ from pathlib import Path
 
 from prism_experiments.domain import Post
 from prism_experiments.embeddings import Embedder
+from prism_experiments.embeddings.backends import DEFAULT_BACKEND
 from prism_experiments.rag import FeedRetriever, RAGConfig
 
 log = logging.getLogger(__name__)
 MAX_BASE_STORES = 2  # a worker alternates between at most a couple of corpora (seeds) in a sweep
 
-_EMBEDDERS: dict[tuple[str, str], Embedder] = {}
+_EMBEDDERS: dict[tuple[str, str, str], Embedder] = {}
 _BASE_STORES: OrderedDict[str, FeedRetriever] = OrderedDict()
 _INDEX_FIELDS = (
     "embedding_model",
@@ -31,17 +32,24 @@ _INDEX_FIELDS = (
 )
 
 
-def shared_embedder(model_name: str, cache_dir: Path) -> Embedder:
-    """One embedder per (model, cache) per process: its in-memory cache and the model are reused."""
-    key = (model_name, str(cache_dir))
+def shared_embedder(model_name: str, cache_dir: Path, backend: str = DEFAULT_BACKEND) -> Embedder:
+    """One embedder per (model, cache, encoder backend) per process: its in-memory cache and the model are reused."""
+    key = (model_name, str(cache_dir), backend)
     if key not in _EMBEDDERS:
-        _EMBEDDERS[key] = Embedder(model_name, cache_dir)
+        _EMBEDDERS[key] = Embedder(model_name, cache_dir, backend=backend)
     return _EMBEDDERS[key]
+
+
+def rag_embedder(rag: RAGConfig, cache_dir: Path) -> Embedder:
+    """The shared embedder of a run's store settings: its model and encoder backend, on `cache_dir`."""
+    return shared_embedder(rag.embedding_model, cache_dir, rag.encoder_backend)
 
 
 def corpus_fingerprint(posts: Sequence[Post], rag: RAGConfig) -> str:
     """Identity of an index: every post's content and the settings that shape the index."""
     digest = hashlib.sha256(rag.model_dump_json(include=set(_INDEX_FIELDS)).encode())
+    if rag.encoder_backend != DEFAULT_BACKEND:  # torch's fingerprints stay those of before the option
+        digest.update(rag.encoder_backend.encode())
     for post in posts:
         digest.update(post.model_dump_json().encode())
     return digest.hexdigest()[:16]
@@ -81,7 +89,7 @@ def run_store(
 ) -> FeedRetriever:
     """The store one run writes into: a fork of the shared starting index; the caller drops it after the run."""
     rag = rag.model_copy(update={"cache_dir": cache_dir})
-    embedder = embedder or shared_embedder(rag.embedding_model, cache_dir)
+    embedder = embedder or rag_embedder(rag, cache_dir)
     base = base_store(rag, corpus, embedder, show_progress=show_progress)
     # the run writes (new posts, counters) into its own fork; the base index serves the next run
     return base.fork(f"{rag.collection_name}-run-{uuid.uuid4().hex[:12]}")

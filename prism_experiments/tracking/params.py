@@ -17,9 +17,16 @@ RESULT_NEUTRAL_KEYS: frozenset[str] = frozenset({"force", "simulation.show_progr
 #: Keys that change results but tell runs apart within a condition (the seed is the unit runs are
 #: paired on; the experiment name is shared by every compared run): never a condition.
 RUN_IDENTITY_KEYS: frozenset[str] = frozenset({"seed", "experiment_name"})
-#: Keys added after runs were stored: left out of params and hash while unset (None), so older runs keep
-#: their hash (a sweep still skips them) and a comparison does not split old from new runs on them.
-OMITTED_WHEN_UNSET: frozenset[str] = frozenset({"arm", "serving", "world", "agents.reply_post_rate_elasticity"})
+#: Keys added after runs were stored, with the value that means what runs did before them: left out of params and
+#: hash at that value, so older runs keep their hash (a sweep still skips them) and a comparison does not split old
+#: from new runs on them.
+OMITTED_AT_FORMER_VALUE: Mapping[str, Any] = {
+    "arm": None,
+    "serving": None,
+    "world": None,
+    "agents.reply_post_rate_elasticity": None,
+    "rag.encoder_backend": "torch",
+}
 
 
 def is_result_neutral(key: str) -> bool:
@@ -51,8 +58,12 @@ def param_value(value: Any) -> str:
 
 
 def _set_keys(config: Mapping[str, Any]) -> dict[str, Any]:
-    """The flattened config without the OMITTED_WHEN_UNSET keys that are None."""
-    return {key: value for key, value in flatten(config).items() if not (key in OMITTED_WHEN_UNSET and value is None)}
+    """The flattened config without the OMITTED_AT_FORMER_VALUE keys at that value."""
+    return {
+        key: value
+        for key, value in flatten(config).items()
+        if not (key in OMITTED_AT_FORMER_VALUE and value == OMITTED_AT_FORMER_VALUE[key])
+    }
 
 
 def to_params(config: Mapping[str, Any]) -> dict[str, str]:
