@@ -13,7 +13,7 @@ from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import InterpolationResolutionError
 
 from prism_experiments.config import ConfigError, ExperimentConfig
-from prism_experiments.locations import CONFIG_DIR
+from prism_experiments.locations import CONFIG_DIR, FOLDER_TOKEN_RESOLVER, folder_token
 
 ARM_RESOLVER = "prism.arm"
 
@@ -38,6 +38,9 @@ def register_resolvers() -> None:
     """Register the project's resolvers (idempotent)."""
     if not OmegaConf.has_resolver(ARM_RESOLVER):
         OmegaConf.register_new_resolver(ARM_RESOLVER, arm_of_seed)
+    if not OmegaConf.has_resolver(FOLDER_TOKEN_RESOLVER):
+        # cached, as Hydra's own `now`: one value per config, carried into every job's config (load_sweep_config)
+        OmegaConf.register_new_resolver(FOLDER_TOKEN_RESOLVER, folder_token, use_cache=True)
 
 
 register_resolvers()  # before any config that uses them is resolved, in the driver and in every worker

@@ -17,7 +17,7 @@ from prism_experiments.corpus.synthetic import SyntheticCorpusConfig
 from prism_experiments.deciders import DecidingAgentsConfig
 from prism_experiments.deciders import config_models as decider_models
 from prism_experiments.llm import backend_config_models
-from prism_experiments.locations import RUNS_DIR_ENV, default_runs_dir
+from prism_experiments.locations import RUNS_DIR_ENV, absolute_runs_dir, default_runs_dir
 from prism_experiments.locations import cache_dir as cache_dir_under
 from prism_experiments.network import NetworkConfig
 from prism_experiments.rag import RAGConfig
@@ -55,7 +55,7 @@ class PathsConfig(BaseModel):
     @field_validator("runs_dir")
     @classmethod
     def _absolute(cls, value: Path) -> Path:
-        return Path(value).expanduser().resolve()
+        return absolute_runs_dir(value)
 
     @property
     def cache_dir(self) -> Path:

@@ -5,12 +5,15 @@ Each rule is written here once and every entry point reads it from here:
 - cache directory (embeddings, LLM answers): `rag.cache_dir=`, else `$PRISM_CACHE_DIR` (a node's own cache on a
   cluster, read where the run runs), else `<runs dir>/cache`;
 - tracking URI: an explicit URI (`tracking.uri=`, `--tracking-uri`), else `$MLFLOW_TRACKING_URI`, else the
-  absolute sqlite store `<runs dir>/mlflow.db`.
+  absolute sqlite store `<runs dir>/mlflow.db`;
+- Hydra's output folder of a run or a sweep: `<runs dir>/hydra/<experiment>/<start time>_<folder token>`
+  (`conf/config.yaml`), one per process that starts one, whatever the second it starts in.
 """
 
 from __future__ import annotations
 
 import os
+import secrets
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -20,6 +23,11 @@ RUNS_DIR_ENV = "PRISM_RUNS_DIR"
 CACHE_DIR_ENV = "PRISM_CACHE_DIR"
 TRACKING_URI_ENV = "MLFLOW_TRACKING_URI"
 RUNS_DIR_OVERRIDE = "paths.runs_dir"
+
+
+def absolute_runs_dir(value: Path | str) -> Path:
+    """A runs directory as the config holds it (`paths.runs_dir`): absolute, `~` expanded, links resolved."""
+    return Path(value).expanduser().resolve()
 
 
 def default_runs_dir() -> Path:
@@ -56,3 +64,14 @@ def cache_dir(runs_dir: Path | str | None = None) -> Path:
     if own:
         return Path(own).expanduser().resolve()
     return Path(runs_dir or default_runs_dir()).resolve() / "cache"
+
+
+#: the OmegaConf resolver that names Hydra's run and sweep folders (`conf/config.yaml`, registered in composition.py)
+FOLDER_TOKEN_RESOLVER = "prism.folder_token"
+
+
+def folder_token() -> str:
+    """8 random hex digits, drawn once per composed config (the resolver caches it, and Hydra copies that cache into
+    every job's config): two sweeps of one experiment started in the same second, or on two machines sharing a
+    runs dir, get two folders, and never share a sweep file or a job's outcome file."""
+    return secrets.token_hex(4)

@@ -33,6 +33,7 @@ from hydra_plugins.hydra_ray_launcher.ray_launcher import RayLauncher
 from omegaconf import OmegaConf
 
 from hydra_plugins.prism_launcher.prism_joblib_launcher import _died, execute_job_safely, jobs_not_finished
+from prism_experiments.locations import absolute_runs_dir
 
 log = logging.getLogger(__name__)
 
@@ -193,7 +194,7 @@ class PrismRayLauncher(RayLauncher):
         if not start:  # every job FINISHED before the sweep: no Ray at all
             return [returns[initial_job_idx + offset] for offset in range(len(job_overrides))]
         init = ray_init_arguments(OmegaConf.to_container(self.ray_cfg.init, resolve=True))  # type: ignore[arg-type]
-        runs_dir = sweep_dir.parents[2]  # <runs_dir>/hydra/<experiment>/<timestamp>
+        runs_dir = absolute_runs_dir(str(self.config.paths.runs_dir))  # as the sweep callback's prepare_sweep saw it
         connect(init, runs_dir, float(self.ray_cfg.start_timeout_s), int(self.ray_cfg.start_attempts))
         import ray
 
