@@ -75,3 +75,13 @@ def folder_token() -> str:
     every job's config): two sweeps of one experiment started in the same second, or on two machines sharing a
     runs dir, get two folders, and never share a sweep file or a job's outcome file."""
     return secrets.token_hex(4)
+
+
+def sweep_interrupted_marker(sweep_dir: Path | str) -> Path:
+    """The file a sweep's driver writes when it is interrupted: a job of the sweep that starts later does not run."""
+    return Path(sweep_dir) / "prism_interrupted"
+
+
+def job_process_file(sweep_dir: Path | str, job_num: int) -> Path:
+    """Where a job records the host and process it runs in, for a driver that must signal it (`<job folder>/...`)."""
+    return Path(sweep_dir) / str(job_num) / "prism_job_process"

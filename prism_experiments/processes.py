@@ -176,9 +176,14 @@ def _rearm_interrupts_lost_in_callbacks() -> None:
         sys.unraisablehook = _rearm_swallowed_interrupt
 
 
+#: children the SIGTERM forwarder leaves alone: what started them stops them after using them to stop the jobs (a
+#: sweep's private Ray head: the driver interrupts the jobs its workers run, then stops it)
+STOPPED_BY_OWNER: set[int] = set()
+
+
 def _forward_and_raise_interrupt(signum: int, frame: FrameType | None) -> None:
     if signum not in _DEFERRED:
-        for pid in child_pids():  # a sweep's workers, a Ray instance this process started: they stop as with Ctrl-C
+        for pid in set(child_pids()) - STOPPED_BY_OWNER:  # a sweep's workers: they stop as with Ctrl-C
             try:
                 if os.getpgid(pid) == pid:  # started in a session of its own (a Ray head): its whole group
                     os.killpg(pid, signum)
@@ -212,6 +217,26 @@ def sigterm_as_interrupt() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+@contextmanager
+def interrupts_raised() -> Iterator[None]:
+    """For a job in a process that handles signals its own way (a Ray worker blocks SIGINT in every thread and exits
+    on SIGTERM): SIGINT raises Python's KeyboardInterrupt and SIGTERM `sigterm_as_interrupt`'s, until the job returns.
+
+    SIGINT is unblocked in this (the main) thread only: the kernel then delivers it here, where it also wakes a
+    blocking call (a lock wait), not to a thread that could merely flag it."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    blocked = signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    try:
+        with sigterm_as_interrupt():
+            yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+        signal.signal(signal.SIGINT, previous)
 
 
 def interrupt_name(error: KeyboardInterrupt) -> str:

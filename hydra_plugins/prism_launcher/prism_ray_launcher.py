@@ -32,7 +32,7 @@ from hydra_plugins.hydra_ray_launcher._config import RayConf
 from hydra_plugins.hydra_ray_launcher.ray_launcher import RayLauncher
 from omegaconf import OmegaConf
 
-from hydra_plugins.prism_launcher.prism_joblib_launcher import _died, execute_job_safely, jobs_not_finished
+from hydra_plugins.prism_launcher.prism_joblib_launcher import _died, _ended, execute_job_safely, jobs_not_finished
 from prism_experiments.locations import absolute_runs_dir
 
 log = logging.getLogger(__name__)
@@ -96,6 +96,7 @@ def start_local_instance(home: Path, init: dict[str, Any], timeout_s: float, att
     connect to it; RayStartError when every attempt failed."""
     from prism_experiments.daemons import DaemonError, free_port
     from prism_experiments.harness import ray_head
+    from prism_experiments.processes import STOPPED_BY_OWNER
 
     reasons = []
     for attempt in range(1, attempts + 1):
@@ -124,6 +125,7 @@ def start_local_instance(home: Path, init: dict[str, Any], timeout_s: float, att
             f"{timeout_s:g} s (start_timeout_s) on this machine: {reasons[-1]}"
         )
     atexit.register(stop_local_instance, home)
+    STOPPED_BY_OWNER.add(state.pid)  # on SIGTERM, the launcher stops its jobs through it before it stops it
     os.environ.update({k: v for k, v in state.client_env().items() if k != "RAY_ADDRESS"})
     log.info("Ray: local instance on %s (%d CPUs, pid %d)", state.address, state.num_cpus, state.pid)
     rest = {k: v for k, v in init.items() if k not in ("num_cpus", "object_store_memory")}
@@ -200,35 +202,38 @@ class PrismRayLauncher(RayLauncher):
 
         remote_options = OmegaConf.to_container(self.ray_cfg.remote, resolve=True) or {}
         run_remote = ray.remote(**remote_options)(_run_job)  # type: ignore[arg-type]
-        pending = []
-        for index, overrides in start:
-            log.info("\t#%d : %s", index, " ".join(filter_overrides(overrides)))
-            # the worker composes the job's config, as joblib's workers do (execute_job)
-            pending.append(
-                (
-                    index,
-                    run_remote.remote(
-                        index,
-                        overrides,
-                        self.hydra_context,
-                        self.config,
-                        self.task_function,
-                        Singleton.get_state(),
-                    ),
-                )
-            )
         from prism_experiments.harness.progress import SweepProgress
         from prism_experiments.harness.recovery import read_outcome
 
-        progress = SweepProgress(len(pending), log.info)
-        index_of = {reference: index for index, reference in pending}
-        waiting = [reference for _, reference in pending]
-        while waiting:  # in the order jobs finish, so the progress line comes once per finished job
-            (done,), waiting = ray.wait(waiting, num_returns=1)
-            index = index_of[done]
-            returns[index] = _result(ray, index, done, sweep_dir)
-            outcome = read_outcome(sweep_dir, index)
-            progress.finished(failed=outcome is None or outcome.status == "FAILED")
+        index_of: dict[Any, int] = {}
+        waiting: list[Any] = []
+        try:
+            for index, overrides in start:
+                log.info("\t#%d : %s", index, " ".join(filter_overrides(overrides)))
+                # the worker composes the job's config, as joblib's workers do (execute_job)
+                reference = run_remote.remote(
+                    index,
+                    overrides,
+                    self.hydra_context,
+                    self.config,
+                    self.task_function,
+                    Singleton.get_state(),
+                    str(sweep_dir),
+                )
+                index_of[reference] = index
+                waiting.append(reference)
+            progress = SweepProgress(len(waiting), log.info)
+            while waiting:  # in the order jobs finish, so the progress line comes once per finished job
+                (done,), waiting = ray.wait(waiting, num_returns=1)
+                index = index_of[done]
+                returns[index] = _result(ray, index, done, sweep_dir)
+                outcome = read_outcome(sweep_dir, index)
+                progress.finished(failed=outcome is None or outcome.status == "FAILED")
+        except KeyboardInterrupt as interrupt:
+            _stop_jobs(ray, interrupt, sweep_dir, {index_of[reference]: reference for reference in waiting})
+            if "address" not in init:  # the jobs have marked their runs: nothing left for Ray's graceful shutdown
+                stop_local_instance(local_instance_home(runs_dir), grace_s=0)
+            raise
         if "address" not in init:
             # every job has returned and the private instance holds nothing the sweep needs: stopped now, without
             # the ~30 s Ray's graceful shutdown takes (a later batch starts another one)
@@ -236,9 +241,37 @@ class PrismRayLauncher(RayLauncher):
         return [returns[initial_job_idx + offset] for offset in range(len(job_overrides))]
 
 
-def _run_job(*args: Any) -> JobReturn:
-    """In the Ray worker: Hydra's job through the same never-raising wrapper as the joblib launcher."""
-    return execute_job_safely(*args)
+def _run_job(index: int, overrides: Sequence[str], *args: Any) -> JobReturn:
+    """In the Ray worker: Hydra's job through the same never-raising wrapper as the joblib launcher, unless the sweep
+    was interrupted before it started; the driver's interrupt, passed on, ends it (its run marked KILLED)."""
+    from prism_experiments.harness.interruption import job_may_start
+    from prism_experiments.processes import interrupts_raised
+
+    *job_args, sweep_dir = args
+    with interrupts_raised():
+        try:
+            if not job_may_start(Path(sweep_dir), index):
+                return _ended(index, list(overrides), f"job {index} (not started: the sweep was interrupted)")
+            return execute_job_safely(index, overrides, *job_args)
+        except KeyboardInterrupt:  # the driver's signal, passed on: the run, if one was made, is marked KILLED
+            return _ended(index, list(overrides), f"job {index} (interrupted)")
+
+
+def _stop_jobs(ray: Any, interrupt: KeyboardInterrupt, sweep_dir: Path, waiting: dict[int, Any]) -> None:
+    """The driver was interrupted: no queued job starts, every started job on this machine gets the signal and a
+    few seconds to mark its run KILLED, and what is left (another node's) is cancelled."""
+    from prism_experiments.harness.interruption import JOB_STOP_WAIT_S, interrupt_started_jobs, signal_of
+
+    signum = signal_of(interrupt)
+    signalled = interrupt_started_jobs(sweep_dir, waiting, signum)
+    log.info("interrupted: passing %s on to %d running job(s)", signum.name, len(signalled))
+    references = list(waiting.values())
+    try:
+        _, left = ray.wait(references, num_returns=len(references), timeout=JOB_STOP_WAIT_S)
+        for reference in left:
+            ray.cancel(reference)
+    except Exception as error:  # Ray itself is going down: the driver's exit marks what is left
+        log.warning("Ray: could not wait for the interrupted jobs (%s)", str(error).strip().splitlines()[0])
 
 
 def _result(ray: Any, index: int, reference: Any, sweep_dir: Path) -> JobReturn:
