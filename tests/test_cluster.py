@@ -20,6 +20,7 @@ from process_helpers import (
     LONG_SMOKE,
     ROOT,
     all_runs,
+    environment,
     free_port,
     gone_or_zombie,
     killed_if_left_running,
@@ -254,6 +255,48 @@ def test_a_taken_port_is_one_line_and_the_password_stays_out_of_state_and_argv(p
     password = password_file.read_text().strip()
     assert password not in (home / "tracking-server" / "state.json").read_text()
     assert password not in Path(f"/proc/{state.mlflow_pid}/cmdline").read_text()
+
+
+def make_tracking_server(home: Path, port: int, action: str = "start") -> subprocess.CompletedProcess:
+    """What `make tracking-server PORT=<port>` runs, with its runs dir at `home`."""
+    return subprocess.run(
+        [sys.executable, "-m", "prism_experiments.tracking.server", action, f"--port={port}", f"--runs-dir={home}"],
+        cwd=ROOT,
+        env=environment(),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
+def test_make_tracking_server_says_it_runs_and_restarts_both_after_postgres_is_killed(
+    postgres_mlflow, joblib_four_workers
+) -> None:
+    """Started again while both run, it starts nothing; after `kill -9` of the postmaster (its MLflow server left
+    answering 503 on the port), it stops what is left and starts both again on the same port and database."""
+    _, home = postgres_mlflow
+    state = tracking_server.read_state(home)
+    assert state is not None
+    again = make_tracking_server(home, state.mlflow_port)
+    assert again.returncode == 0 and f"(already running): {state.tracking_uri}" in again.stdout, again.stdout
+    assert tracking_server.read_state(home) == state, "nothing new was started"
+
+    os.kill(state.postgres_pid, signal.SIGKILL)
+    deadline = time.monotonic() + 60
+    while not gone_or_zombie(state.postgres_pid):
+        assert time.monotonic() < deadline, "the postmaster did not exit"
+        time.sleep(0.2)
+    half = make_tracking_server(home, state.mlflow_port, "status")
+    assert half.returncode == 1 and "half stopped" in half.stdout, half.stdout
+
+    restarted = make_tracking_server(home, state.mlflow_port)
+    assert restarted.returncode == 0, restarted.stdout + restarted.stderr  # not "in use; choose another"
+    assert "half stopped" in restarted.stdout and state.tracking_uri in restarted.stdout, restarted.stdout
+    new = tracking_server.read_state(home)
+    assert new is not None and new.mlflow_port == state.mlflow_port
+    assert new.mlflow_pid != state.mlflow_pid and new.postgres_pid != state.postgres_pid
+    assert gone_or_zombie(state.mlflow_pid), "the leftover MLflow server was stopped, not left beside the new one"
+    assert finished_children(new.tracking_uri, "smoke_joblib") == joblib_four_workers, "the same database"
 
 
 def test_stop_then_start_keeps_every_run(postgres_mlflow, joblib_four_workers) -> None:

@@ -110,11 +110,25 @@ def read_state(runs_dir: Path) -> ServerState | None:
     return state_file(runs_dir).read()
 
 
+def running_state(runs_dir: Path) -> ServerState | None:
+    """The recorded servers when both still run and MLflow's port answers; None otherwise."""
+    state = read_state(runs_dir)
+    if state is None or not (pid_alive(state.mlflow_pid) and pid_alive(state.postgres_pid)):
+        return None
+    return state if port_open(state.mlflow_port) else None
+
+
 def start(runs_dir: Path, mlflow_port: int = 5000, postgres_port: int | None = None) -> ServerState:
-    """Start PostgreSQL (initialised at the first start) and `mlflow server` on it; both on 127.0.0.1."""
-    running = read_state(runs_dir)
-    if running is not None and pid_alive(running.mlflow_pid) and pid_alive(running.postgres_pid):
+    """Start PostgreSQL (initialised at the first start) and `mlflow server` on it; both on 127.0.0.1. Servers
+    recorded here that still run are returned as they are; a half (PostgreSQL killed, MLflow left answering 503,
+    or the reverse) is stopped by its recorded PIDs first, and both start again."""
+    running = running_state(runs_dir)
+    if running is not None:
         return running
+    left = read_state(runs_dir)
+    if left is not None:
+        _stop_servers(left)
+        state_file(runs_dir).path.unlink(missing_ok=True)
     require_free_port(mlflow_port)
     home = state_dir(runs_dir)
     pgdata, logs, artifacts = home / "pgdata", home / "logs", home / "mlartifacts"
@@ -261,17 +275,29 @@ def main(argv: list[str] | None = None) -> int:
 
 def _act(action: str, args: argparse.Namespace, runs_dir: Path) -> int:
     if action == "start":
-        state = start(runs_dir, mlflow_port=args.port)
-        print(f"MLflow server on PostgreSQL: {state.tracking_uri} (PostgreSQL on 127.0.0.1:{state.postgres_port})")
+        running = running_state(runs_dir)
+        recorded = read_state(runs_dir)
+        if running is None and recorded is not None:
+            print(f"tracking server under {state_dir(runs_dir)} is half stopped: stopping the rest and starting both")
+        state = running or start(runs_dir, mlflow_port=args.port)
+        print(
+            f"MLflow server on PostgreSQL{' (already running)' if running else ''}: {state.tracking_uri} "
+            f"(PostgreSQL on 127.0.0.1:{state.postgres_port})"
+        )
         print(f'  make sweep EXPERIMENT=smoke ARGS="tracking=server tracking.uri={state.tracking_uri}"')
         print("  make tracking-server-stop   stops both")
     elif action == "stop":
         print("stopped" if stop(runs_dir) else f"no tracking server recorded under {state_dir(runs_dir)}")
     else:
+        running = running_state(runs_dir)
         recorded = read_state(runs_dir)
-        alive = recorded is not None and pid_alive(recorded.mlflow_pid) and pid_alive(recorded.postgres_pid)
-        print(f"running: {recorded.tracking_uri}" if alive and recorded else "not running")
-        return 0 if alive else 1
+        if running is not None:
+            print(f"running: {running.tracking_uri}")
+        elif recorded is not None:
+            print("half stopped: `make tracking-server` stops the rest and starts both again")
+        else:
+            print("not running")
+        return 0 if running else 1
     return 0
 
 
