@@ -8,6 +8,7 @@ if __name__ == "__main__":  # `python -m` (make run, make sweep): a line before 
     print("prism-run: starting (loading Hydra, MLflow and the simulation) ...", file=sys.stderr, flush=True)
 
 import logging
+import os
 import shutil
 import signal
 from pathlib import Path
@@ -68,19 +69,49 @@ def remove_output_dir(output_dir: Path, empty_parents: int = 2) -> None:
             return
 
 
+def remove_created_folders(top: Path, existed: Path | None) -> None:
+    """Remove the empty folders under `top`, `top` and its parents up to `existed` (excluded, the nearest one that
+    existed before this command ran): what a command stopped by a config error created and never wrote to. `existed`
+    None: `top` existed before, and stays."""
+    if existed is None:
+        return
+    # folder by folder, deepest first, each only while empty (rmdir): a file another command writes meanwhile stays
+    for folder, _, _ in sorted(os.walk(top), key=lambda entry: -len(Path(entry[0]).parts)):
+        try:
+            os.rmdir(folder)
+        except OSError:
+            return
+    for parent in top.parents:
+        if parent == existed:
+            return
+        try:
+            parent.rmdir()
+        except OSError:  # no longer empty: another command writes there
+            return
+
+
 def main() -> None:
-    """`prism-run`: choices and the runs directory are checked before Hydra creates anything."""
+    """`prism-run`: choices and the runs directory are checked before Hydra creates anything; a config error
+    (exit 2) leaves no folder behind, the runs directory the check created included."""
     overrides = [arg for arg in sys.argv[1:] if "=" in arg and not arg.startswith("-")]
+    runs_dir = runs_dir_from(overrides)
+    # the nearest folder that exists before this command runs, if the runs dir does not
+    existed = None if runs_dir.exists() else next(path for path in runs_dir.parents if path.exists())
     try:
         check_group_choices(overrides, CONFIG_DIR)
-        check_runs_dir(runs_dir_from(overrides))
+        check_runs_dir(runs_dir)
     except ConfigError as exc:
         print(exc, file=sys.stderr)
+        remove_created_folders(runs_dir, existed)
         raise SystemExit(2) from None
     quiet_store_tracebacks()  # the sweep driver's callbacks talk to the store too
     interrupt_on_sigterm(forward_to_children=True)
     try:
         hydra_main()
+    except SystemExit as stop:
+        if stop.code == 2:
+            remove_created_folders(runs_dir, existed)
+        raise
     except KeyboardInterrupt as interrupt:
         name = interrupt_name(interrupt)
         if not getattr(interrupt, "prism_reported", False):

@@ -78,10 +78,15 @@ def test_the_same_sweep_started_twice_runs_every_job_once(tmp_path: Path, cache_
         (("-m", "experiment=smoke", "corpus=file", "corpus.path=/nonexistent.csv"), "corpus.path"),
         (("rag.feed_size=0",), "rag.feed_size"),
         (("-m", "experiment=smoke", "simulation.n_steps=-1"), "simulation.n_steps"),
+        (("corpus=file", "corpus.path={empty_csv}"), "corpus.path"),
+        (("-m", "experiment=smoke", "corpus=file", "corpus.path={empty_csv}"), "corpus.path"),
     ],
 )
 def test_startup_errors_are_one_line_and_exit_2(tmp_path: Path, args: tuple[str, ...], field: str) -> None:
-    runs_dir = tmp_path / "runs"
+    runs_dir = tmp_path / "new" / "runs"  # neither exists yet: the command must not leave them behind
+    empty_csv = tmp_path / "empty.csv"
+    empty_csv.write_text("")
+    args = tuple(arg.format(empty_csv=empty_csv) for arg in args)
     process = subprocess.run(
         [sys.executable, "-m", "prism_experiments", *args, f"rag.cache_dir={tmp_path}"]
         + ([] if any(a.startswith("paths.") for a in args) else [f"paths.runs_dir={runs_dir}"]),
@@ -95,8 +100,7 @@ def test_startup_errors_are_one_line_and_exit_2(tmp_path: Path, args: tuple[str,
     output = process.stdout + process.stderr  # a sweep's driver logs through Hydra's stdout handler
     errors = [line for line in output.splitlines() if "error" in line.lower()]
     assert len(errors) == 1 and field in errors[0] and "Traceback" not in output, output[-2000:]
-    assert all_runs(runs_dir) == [] if runs_dir.exists() else True
-    assert not list(runs_dir.glob("hydra/*")), "a config error leaves no output folder behind"
+    assert not (tmp_path / "new").exists(), "a config error leaves no folder behind, the runs dir included"
 
 
 def test_no_server_listening_is_a_clear_error_within_seconds(tmp_path: Path) -> None:
