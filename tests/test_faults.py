@@ -188,6 +188,50 @@ def test_reproduce_of_a_run_that_never_finished_says_so(tmp_path: Path, capsys: 
     assert f"run {run_id} never finished (status RUNNING)" in capsys.readouterr().err
 
 
+def test_reproduce_of_a_sweeps_parent_lists_its_children(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    from prism_experiments.harness.reproduce import main as reproduce_main
+
+    uri = f"sqlite:///{tmp_path}/mlflow.db"
+    client = MlflowClient(uri)
+    experiment_id = client.create_experiment("smoke")
+    parent = client.create_run(experiment_id, tags={"prism.kind": "sweep", "prism.sweep_id": "smoke-1a2b3c4d"})
+    parent_id = parent.info.run_id
+    children = [
+        client.create_run(
+            experiment_id,
+            tags={
+                "prism.kind": "simulation",
+                "mlflow.parentRunId": parent_id,
+                "prism.condition": mode,
+                "prism.seed": "0",
+            },
+        ).info.run_id
+        for mode in ("x_algo", "random")
+    ]
+    for run_id in [*children, parent_id]:
+        client.set_terminated(run_id, "FINISHED")
+    assert reproduce_main([parent_id, "--tracking-uri", uri]) == 2
+    error = capsys.readouterr().err
+    assert f"run {parent_id} is a sweep's parent run (sweep smoke-1a2b3c4d)" in error, error
+    assert all(child in error for child in children) and "x_algo, seed 0, FINISHED" in error, error
+    assert "MlflowException" not in error and len([line for line in error.splitlines() if "reproduce" in line]) == 1
+
+
+def test_reproduce_of_a_run_from_another_store_names_the_store_searched(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    from prism_experiments.harness.reproduce import main as reproduce_main
+
+    elsewhere = MlflowClient(f"sqlite:///{tmp_path}/elsewhere.db")
+    run_id = elsewhere.create_run(elsewhere.create_experiment("smoke")).info.run_id
+    searched = f"sqlite:///{tmp_path}/mlflow.db"
+    MlflowClient(searched).create_experiment("smoke")  # a store that exists, without that run
+    assert reproduce_main([run_id, "--tracking-uri", searched]) == 2
+    error = capsys.readouterr().err
+    assert f"run {run_id} is not in the tracking store {searched}" in error and "--tracking-uri" in error, error
+    assert len([line for line in error.splitlines() if "reproduce" in line]) == 1, error
+
+
 @pytest.fixture
 def small_disk(tmp_path: Path) -> Path:
     """A 64 MiB tmpfs mounted for this test (root only: CI and this machine run as root with CAP_SYS_ADMIN)."""

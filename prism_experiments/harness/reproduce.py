@@ -9,6 +9,7 @@ import math
 import sys
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import yaml
 
@@ -18,7 +19,22 @@ from prism_experiments.metrics import SUMMARY_METRICS, summarize
 from prism_experiments.simulation import run_simulation
 from prism_experiments.tracking.provenance import git_commit
 from prism_experiments.tracking.store import client_for
-from prism_experiments.tracking.tags import ERROR_TAG, GIT_COMMIT_TAG
+from prism_experiments.tracking.tags import (
+    CONDITION_TAG,
+    ERROR_TAG,
+    GIT_COMMIT_TAG,
+    KIND_TAG,
+    PARENT_RUN_TAG,
+    SEED_TAG,
+    SIMULATION_KIND,
+    SWEEP_ID_TAG,
+    SWEEP_KIND,
+    tag_equals,
+)
+
+if TYPE_CHECKING:
+    from mlflow.entities import Run
+    from mlflow.tracking import MlflowClient
 
 log = logging.getLogger("prism_experiments")
 
@@ -30,10 +46,55 @@ def same_value(logged: float | None, new: float) -> bool:
     return (math.isnan(logged) and math.isnan(new)) or logged == new
 
 
+#: at most this many child runs are listed when the id given is a sweep's parent
+CHILDREN_LISTED = 10
+
+
+def _simulation_run(client: MlflowClient, run_id: str, tracking_uri: str) -> Run:
+    """The run, or ConfigError naming the store searched (not there) or the runs to pass instead (not a simulation
+    run: a sweep's parent lists its children)."""
+    from mlflow.exceptions import MlflowException
+
+    try:
+        run = client.get_run(run_id)
+    except MlflowException as error:
+        if error.error_code != "RESOURCE_DOES_NOT_EXIST":
+            raise
+        raise ConfigError(
+            f"reproduce: run {run_id} is not in the tracking store {tracking_uri}; pass the store it was logged to "
+            f"(--tracking-uri, or MLFLOW_TRACKING_URI)"
+        ) from None
+    kind = run.data.tags.get(KIND_TAG, SIMULATION_KIND)
+    if kind == SIMULATION_KIND:
+        return run
+    children = client.search_runs(
+        [run.info.experiment_id], filter_string=tag_equals(PARENT_RUN_TAG, run_id), max_results=1000
+    )
+    listed = [
+        f"{child.info.run_id} ({child.data.tags.get(CONDITION_TAG, '?')}, seed {child.data.tags.get(SEED_TAG, '?')}, "
+        f"{child.info.status})"
+        for child in children[:CHILDREN_LISTED]
+    ]
+    more = f", and {len(children) - CHILDREN_LISTED} more" if len(children) > CHILDREN_LISTED else ""
+    what = (
+        f"a sweep's parent run (sweep {run.data.tags.get(SWEEP_ID_TAG, '?')})"
+        if kind == SWEEP_KIND
+        else f"a {kind} run"
+    )
+    raise ConfigError(
+        f"reproduce: run {run_id} is {what}, not a simulation run; "
+        + (
+            f"reproduce one of its {len(children)} child runs: {', '.join(listed)}{more}"
+            if children
+            else "it has no child runs"
+        )
+    )
+
+
 def reproduce(run_id: str, tracking_uri: str) -> tuple[list[tuple[str, float | None, float, bool]], list[str]]:
     """(metric, logged, new, equal) for every summary metric of the run, and warnings."""
     client = client_for(tracking_uri)
-    run = client.get_run(run_id)
+    run = _simulation_run(client, run_id, tracking_uri)
     if run.info.status != "FINISHED":
         error = run.data.tags.get(ERROR_TAG, "")
         raise ConfigError(
