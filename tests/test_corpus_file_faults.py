@@ -28,6 +28,28 @@ def test_non_utf8_jsonl_names_the_line(tmp_path: Path) -> None:
         load_posts(path)
 
 
+@pytest.mark.parametrize(
+    "line, message",
+    [
+        (
+            '{"id": "p9", "author_id": "a", "text": "tab\there", "timestamp": 0}',
+            "Invalid control character at character 44",
+        ),
+        ('{"id": "p9", "author_id": "a" "text": "x"}', "Expecting ',' delimiter at character 31"),
+        ('{"id": "p9",', "Expecting property name enclosed in double quotes at the end of the line"),
+    ],
+    ids=["raw-tab", "missing-comma", "cut-short"],
+)
+def test_broken_jsonl_says_what_is_wrong_and_where_on_the_line(tmp_path: Path, line: str, message: str) -> None:
+    path = tmp_path / "posts.jsonl"
+    good = '{"id": "p1", "author_id": "a", "text": "x", "timestamp": "2024-01-01T00:00:00Z"}\n'
+    path.write_text(good * 2 + line + "\n")
+    with pytest.raises(CorpusFileError) as raised:
+        load_posts(path)
+    assert str(raised.value).startswith(f"{path}: row 3, column '-': invalid JSON ({message})"), raised.value
+    assert ("\\t or \\n" in str(raised.value)) == ("control" in message)
+
+
 @pytest.mark.parametrize("suffix", [".csv", ".jsonl"])
 def test_a_file_without_rows_is_rejected(tmp_path: Path, suffix: str) -> None:
     path = tmp_path / f"posts{suffix}"

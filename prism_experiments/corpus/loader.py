@@ -301,9 +301,9 @@ def _read_jsonl(path: Path) -> tuple[list[str], list[tuple[int, dict[str, Any]]]
             if not line.strip():
                 continue
             try:
-                record = json.loads(line)
+                record = json.loads(line.rstrip("\r\n"))
             except json.JSONDecodeError as error:
-                raise CorpusFileError(f"{path}: row {line_number}, column '-': invalid JSON ({error.msg})") from None
+                raise CorpusFileError(f"{path}: row {line_number}, column '-': {json_error(error)}") from None
             if not isinstance(record, dict):
                 raise CorpusFileError(f"{path}: row {line_number}, column '-': expected a JSON object per line")
             columns.update(dict.fromkeys(record))
@@ -351,3 +351,13 @@ def save_posts(posts: Iterable[Post], path: str | Path) -> Path:
         frame[column] = frame[column].astype(object)
     frame.to_parquet(path, index=False)
     return path
+
+
+def json_error(error: json.JSONDecodeError) -> str:
+    """json's message whole, with where on the line: its `msg` alone stops at "at" ("Invalid control character
+    at"), the position being kept apart; a raw tab or line break inside a string gets how to fix it."""
+    where = "the end of the line" if error.pos >= len(error.doc) else f"character {error.pos + 1}"
+    message = f"invalid JSON ({error.msg.removesuffix(' at')} at {where})"
+    if error.msg.startswith("Invalid control character"):
+        message += r"; a tab or line break inside a string must be written \t or \n"
+    return message
