@@ -5,6 +5,7 @@ node with its own embedding cache), submitit's local executor, and an MLflow ser
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -65,7 +66,9 @@ def sweep(uri: str, runs_dir: Path, experiment_name: str, *overrides: str, env: 
         env={"RAY_USAGE_STATS_ENABLED": "0"} | (env or {}),
     )
     assert process.returncode == 0, process.stderr[-3000:]
-    return process.stdout + process.stderr
+    output = process.stdout + process.stderr
+    assert "View run" not in output, "MLflow's run links (one per run ended) stay out of the sweep's output"
+    return output
 
 
 def finished_children(uri: str, experiment_name: str) -> dict[tuple[str, str], dict[str, float]]:
@@ -270,7 +273,7 @@ def make_tracking_server(home: Path, port: int, action: str = "start") -> subpro
 
 
 def test_make_tracking_server_says_it_runs_and_restarts_both_after_postgres_is_killed(
-    postgres_mlflow, joblib_four_workers
+    postgres_mlflow, joblib_four_workers, tmp_path: Path
 ) -> None:
     """Started again while both run, it starts nothing; after `kill -9` of the postmaster (its MLflow server left
     answering 503 on the port), it stops what is left and starts both again on the same port and database."""
@@ -288,6 +291,23 @@ def test_make_tracking_server_says_it_runs_and_restarts_both_after_postgres_is_k
         time.sleep(0.2)
     half = make_tracking_server(home, state.mlflow_port, "status")
     assert half.returncode == 1 and "half stopped" in half.stdout, half.stdout
+    # a sweep against the half: one short line naming the store and the cause, not urllib3's 300 characters
+    stuck = prism(
+        "-m",
+        "experiment=smoke",
+        "tracking=server",
+        f"tracking.uri={state.tracking_uri}",
+        "tracking.http_timeout_s=2",
+        "tracking.http_max_retries=1",
+        runs_dir=tmp_path / "runs",
+    )
+    output = stuck.stdout + stuck.stderr
+    host = f"127.0.0.1:{state.mlflow_port}"
+    assert stuck.returncode == 2, output[-3000:]
+    # MLflow's server either hangs on its database (a worker restarting) or answers 503: either is named
+    cause = r"\((no answer within 2 s|HTTP 503 to every attempt)\)"
+    assert re.search(rf"the sweep could not start: tracking store unreachable: {host} {cause}", output), output
+    assert max(len(line) for line in output.splitlines()) < 200, output
 
     restarted = make_tracking_server(home, state.mlflow_port)
     assert restarted.returncode == 0, restarted.stdout + restarted.stderr  # not "in use; choose another"

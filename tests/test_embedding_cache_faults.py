@@ -112,3 +112,25 @@ def test_a_filesystem_without_locks_warns_once_and_the_cache_still_works(
     monkeypatch.setattr(cache_module.fcntl, "flock", broken)
     with pytest.raises(OSError, match="Bad file descriptor"), reader.exclusive():
         pass
+
+
+@pytest.mark.integration
+def test_a_cache_given_as_its_embeddings_folder_is_the_same_cache(tmp_path: Path, warm_smoke_cache: Path) -> None:
+    """`rag.cache_dir=<cache>/embeddings` (the folder a user sees the vectors in) made `<cache>/embeddings/embeddings`
+    and encoded every text again: a run given either path reads the same warm cache and encodes nothing."""
+    from process_helpers import all_runs, prism
+
+    embeddings = warm_smoke_cache / "embeddings"
+    result = prism(
+        "experiment=smoke",
+        "simulation.n_steps=2",
+        f"rag.cache_dir={embeddings}",
+        "tracking.log_figures=false",
+        runs_dir=tmp_path / "runs",
+    )
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output[-3000:]
+    assert not (embeddings / "embeddings").exists(), "no second cache inside the first"
+    assert "not in the cache" not in output, "every text came from the warm cache"
+    (run,) = all_runs(tmp_path / "runs")
+    assert run.info.status == "FINISHED" and run.data.tags["prism.cache_dir"] == str(warm_smoke_cache)

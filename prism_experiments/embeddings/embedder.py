@@ -11,7 +11,14 @@ from tqdm.auto import tqdm
 
 from prism_experiments.embeddings.backends import DEFAULT_BACKEND, backend_runner, check_backend
 from prism_experiments.embeddings.cache import EmbeddingCache, text_digest
-from prism_experiments.embeddings.model import DEFAULT_MODEL, is_loaded, load_model, model_cache_key, resolve_model_path
+from prism_experiments.embeddings.model import (
+    DEFAULT_MODEL,
+    EMBEDDINGS_FOLDER,
+    is_loaded,
+    load_model,
+    model_cache_key,
+    resolve_model_path,
+)
 from prism_experiments.locations import cache_dir as default_cache_dir
 
 log = logging.getLogger(__name__)
@@ -34,7 +41,7 @@ def cache_directory(root: Path, model_name: str, backend: str = DEFAULT_BACKEND)
     key = model_cache_key(model_name)
     if backend != DEFAULT_BACKEND:
         key = f"{key}@{check_backend(backend)}"
-    return root / "embeddings" / key / encoding_version(backend)
+    return root / EMBEDDINGS_FOLDER / key / encoding_version(backend)
 
 
 class Embedder:

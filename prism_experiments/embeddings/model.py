@@ -78,3 +78,18 @@ def model_cache_key(name: str) -> str:
             "_"
         )
     )
+
+
+#: the folder of a cache root (`rag.cache_dir`) that holds the embeddings, one subfolder per model (and backend)
+EMBEDDINGS_FOLDER = "embeddings"
+
+
+def cache_root_of(path: Path, model_name: str) -> Path:
+    """The cache root `path` names: itself, or its parent when `path` is a root's embeddings folder already (it holds
+    this model's folder, of any backend, and no embeddings folder of its own). `rag.cache_dir=<cache>/embeddings`
+    made `<cache>/embeddings/embeddings` and encoded every text again."""
+    key = model_cache_key(model_name)
+    if path.name != EMBEDDINGS_FOLDER or not path.is_dir() or (path / EMBEDDINGS_FOLDER).exists():
+        return path
+    holds_model = any(child.is_dir() and child.name.split("@")[0] == key for child in path.iterdir())
+    return path.parent if holds_model else path

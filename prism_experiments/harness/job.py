@@ -250,7 +250,8 @@ def _run_job(
         run_id, skipped = _open_run(client, experiment_id, cfg, overrides, sweep, job_num, digest, guard)
     except Exception as exc:  # the store refused before a run existed: nothing to mark, the job still fails
         ParentWatch.on_orphaned(None)
-        outcome = _failed(f"{error_line(exc)} (tracking store {uri})", None)
+        line = error_line(exc)
+        outcome = _failed(line if line.startswith("tracking store") else f"{line} (tracking store {uri})", None)
         if reraise:
             raise
         return outcome

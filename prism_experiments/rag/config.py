@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from prism_experiments.embeddings.model import DEFAULT_MODEL
+from prism_experiments.embeddings.model import DEFAULT_MODEL, cache_root_of
 
 
 class RAGConfig(BaseModel):
@@ -38,7 +38,7 @@ class RAGConfig(BaseModel):
     retrieval_window_hours: float = Field(default=24.0, gt=0)
     #: seed of plain random retrieval's generator
     random_seed: int = 0
-    #: embedding cache; None = <paths.runs_dir>/cache
+    #: embedding cache (or its `embeddings` folder: the same cache); None = <paths.runs_dir>/cache
     cache_dir: Path | None = None
     #: spec 002's RAG_MAX_CHARS: the cap used when feeds are rendered for run artifacts
     prompt_max_chars: int | None = Field(default=2000, ge=1)
@@ -54,6 +54,13 @@ class RAGConfig(BaseModel):
     #: diverged at step 41 on one HNSW miss. False = rank with Chroma's HNSW (spec 001; bench
     #: section 3 compares). docs/model.md, "Exact reproducibility".
     exact_search: bool = True
+
+    @model_validator(mode="after")
+    def _cache_root(self) -> RAGConfig:
+        """`rag.cache_dir` may name the cache or its embeddings folder: either is the same cache."""
+        if self.cache_dir is not None:
+            self.cache_dir = cache_root_of(Path(self.cache_dir), self.embedding_model)
+        return self
 
     @model_validator(mode="after")
     def _persistent_needs_directory(self) -> RAGConfig:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from prism_experiments.locations import tracking_uri_for
+from prism_experiments.tracking.errors import shorten_retry_warnings
 
 if TYPE_CHECKING:
     from mlflow.tracking import MlflowClient
@@ -45,11 +46,12 @@ class _WithoutTraceback(logging.Filter):
 def quiet_store_tracebacks() -> None:
     """Install `_WithoutTraceback` on MLflow's sqlite-store logger, and stop a log handler that cannot
     write (Hydra's job log on a full disk) from printing a traceback per record (the logging docs'
-    production setting, `logging.raiseExceptions`). Once per process."""
+    production setting, `logging.raiseExceptions`); urllib3's retry warnings shortened. Once per process."""
     logging.raiseExceptions = False
     store_logger = logging.getLogger("mlflow.store.db.utils")
     if not any(isinstance(f, _WithoutTraceback) for f in store_logger.filters):
         store_logger.addFilter(_WithoutTraceback())
+    shorten_retry_warnings()
 
 
 def apply_http_budget(cfg: ExperimentConfig) -> None:
