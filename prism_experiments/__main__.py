@@ -49,13 +49,17 @@ def hydra_main(cfg: DictConfig) -> dict[str, float] | None:
     apply_http_budget(experiment)
     sweep = current_sweep(Path(hydra_cfg.sweep.dir)) if multirun else None
     job_num = int(hydra_cfg.job.num) if multirun else None
-    # in a sweep a failed job is recorded and the others go on; the sweep fails at the end
-    outcome = run_job(experiment, overrides, sweep, reraise=not multirun, job_num=job_num)
-    if multirun:
-        try:
-            write_outcome(Path(hydra_cfg.runtime.output_dir), JobRecord(outcome.status, outcome.run_id, outcome.error))
-        except OSError as exc:  # a full disk: the sweep reads how this job ended from the store instead
-            log.error("could not write the job's outcome file (%s)", exc)
+    # a failed job is recorded (its run FAILED, one ERROR line) and not raised: Hydra would print its traceback
+    # ("Error executing job") after that line; in a sweep the others go on and the sweep fails at the end
+    outcome = run_job(experiment, overrides, sweep, reraise=False, job_num=job_num)
+    if not multirun:
+        if outcome.status == "FAILED":
+            raise SystemExit(1)
+        return outcome.summary
+    try:
+        write_outcome(Path(hydra_cfg.runtime.output_dir), JobRecord(outcome.status, outcome.run_id, outcome.error))
+    except OSError as exc:  # a full disk: the sweep reads how this job ended from the store instead
+        log.error("could not write the job's outcome file (%s)", exc)
     return outcome.summary
 
 

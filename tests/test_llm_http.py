@@ -234,3 +234,47 @@ def test_a_server_dying_mid_run_fails_it_and_the_rerun_asks_only_what_was_not_an
     assert rerun["prompts"] >= 2, "the run must need more than the one answer the dead server gave"
     assert rerun["cache_hits"] == 1
     assert rerun["model_calls"] == rerun["prompts"] - 1
+
+
+def test_a_single_run_that_loses_its_server_ends_with_one_error_line_and_no_traceback(
+    server: str, tmp_path: Path, session_cache_dir: Path
+) -> None:
+    """`prism-run` (not a sweep): the run is FAILED with one ERROR line and exit 1; Hydra's "Error executing job"
+    and its 38-line traceback stay out."""
+    from process_helpers import all_runs, prism
+
+    proxy = DyingProxy(server, answers=1)
+    llm = "agents.decider.llm"
+    result = prism(
+        "seed=0",
+        "corpus.n_posts=30",
+        "corpus.span_hours=12",
+        "agents.n_agents=3",
+        "agents.activity_median=0.9",
+        "agents.activity_min=0.9",
+        "network.mean_out_degree=2",
+        "agents/decider=llm",
+        "agents/decider/llm=openai",
+        f"{llm}.base_url={proxy.url}",
+        f"{llm}.model=smollm2-135m-instruct",
+        f"{llm}.max_new_tokens=64",
+        f"{llm}.max_text_chars=60",
+        f"{llm}.concurrency=1",
+        f"{llm}.max_retries=1",
+        f"{llm}.timeout_s=300",
+        f"{llm}.cache_dir={tmp_path / 'llm-cache'}",
+        "rag.feed_size=3",
+        f"rag.cache_dir={session_cache_dir}",
+        "ranking=preference",
+        "simulation.n_steps=2",
+        "simulation.render_agents=0",
+        "tracking.log_figures=false",
+        runs_dir=tmp_path / "runs",
+    )
+    output = result.stdout + result.stderr
+    assert result.returncode == 1, output[-3000:]
+    assert "Traceback" not in output and "Error executing job" not in output, output[-3000:]
+    errors = [line for line in output.splitlines() if "ERROR" in line]
+    (run,) = all_runs(tmp_path / "runs", experiment="default")
+    assert run.info.status == "FAILED" and "LLMUnavailable" in run.data.tags["prism.error"]
+    assert len(errors) == 1 and f"run {run.info.run_id} FAILED" in errors[0], output[-3000:]
