@@ -12,7 +12,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from prism_experiments.composition import compose_dictconfig, compose_experiment, experiment_config, hydra_context
 from prism_experiments.config import ConfigError, ExperimentConfig, world_size_warning
-from prism_experiments.harness.sweep import job_overrides
+from prism_experiments.harness.sweep import job_overrides, validated_job_configs
 from prism_experiments.locations import CONFIG_DIR
 from prism_experiments.ranking import KNOWN_MODES, ranking_config
 from prism_experiments.tracking.params import config_hash, to_params
@@ -128,39 +128,21 @@ SWEEPS = {  # experiment -> (jobs, keys that vary besides the seed, ranking mode
 
 
 def job_configs(compose_config: Compose, experiment: str, jobs: list[list[str]]) -> list[ExperimentConfig]:
-    """Each job's validated config. Of the jobs that differ only in `seed=`, Hydra composes the first; the
-    others validate its values with their own seed (through OmegaConf again where an interpolation might
-    read the seed): the same configs from a tenth of the compositions (test-fast's time)."""
-    first: dict[tuple[str, ...], tuple[DictConfig, dict]] = {}
-    configs = []
-    for job in jobs:
-        seeds = [int(o.split("=", 1)[1]) for o in job if o.startswith("seed=")]
-        rest = tuple(o for o in job if not o.startswith("seed="))
-        if len(seeds) == 1 and rest in first:
-            cfg, values = first[rest]
-            if SEED_INTERPOLATION.search(repr(OmegaConf.to_container(cfg, resolve=False))):
-                cfg = cfg.copy()
-                OmegaConf.update(cfg, "seed", seeds[0])
-                configs.append(experiment_config(cfg))
-            else:
-                configs.append(ExperimentConfig.from_mapping(values | {"seed": seeds[0]}))
-            continue
-        cfg = compose_config(f"experiment={experiment}", *job)
-        configs.append(experiment_config(cfg))
-        first.setdefault(rest, (cfg, configs[-1].model_dump(mode="json")))
-    return configs
+    """Each job's validated config, as a sweep's driver makes them (one Hydra composition per shape of job)."""
+    return validated_job_configs(compose_config(f"experiment={experiment}"), jobs)[0]
 
 
-def test_job_configs_equal_one_hydra_composition_per_job(compose_config: Compose) -> None:
-    jobs = (
-        job_overrides(compose_config("experiment=oon_scale"))[:3] + job_overrides(compose_config("experiment=aa"))[8:12]
-    )
-    one_each = [
-        experiment_config(compose_config(f"experiment={e}", *o)) for e, o in zip(["oon_scale"] * 3 + ["aa"] * 4, jobs)
-    ]
-    shared = job_configs(compose_config, "oon_scale", jobs[:3]) + job_configs(compose_config, "aa", jobs[3:])
+@pytest.mark.parametrize("experiment", ["oon_scale", "aa", "all_modes", "author_diversity"])
+def test_job_configs_equal_one_hydra_composition_per_job(compose_config: Compose, experiment: str) -> None:
+    """The driver composes once per shape of job and sets each job's plain values (its seed, a ranking value) itself,
+    through OmegaConf where an interpolation reads one (aa's arm): the configs Hydra gives composing every job. A
+    sample of each sweep's jobs, the first of two shapes among them."""
+    jobs = job_overrides(compose_config(f"experiment={experiment}"))
+    sample = [jobs[0], jobs[1], jobs[len(jobs) // 2], jobs[-1]]
+    one_each = [experiment_config(compose_config(f"experiment={experiment}", *job)) for job in sample]
+    shared, compositions = validated_job_configs(compose_config(f"experiment={experiment}"), sample)
     assert [c.model_dump(mode="json") for c in shared] == [c.model_dump(mode="json") for c in one_each]
-    assert len({c.seed for c in shared}) > 1
+    assert len({c.seed for c in shared}) > 1 and compositions < len(sample)
 
 
 def test_aa_runs_two_arms_on_disjoint_seeds(compose_config: Compose) -> None:

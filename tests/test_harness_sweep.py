@@ -20,7 +20,6 @@ import pytest
 from mlflow.tracking import MlflowClient
 from process_helpers import free_port, prism, start_mlflow_server, stop_server, wait_for_port
 
-from prism_experiments.harness.recovery import read_outcome
 from prism_experiments.metrics import SUMMARY_METRICS
 from prism_experiments.tracking.experiment_views import view_state_of
 
@@ -216,6 +215,7 @@ def test_running_the_sweep_again_creates_no_runs(swept) -> None:
             [client_for(runs_dir).get_experiment_by_name("smoke").experiment_id], "", max_results=1000
         )
     )
+    earlier = set((runs_dir / "hydra" / "smoke").iterdir())
     again = prism("-m", "experiment=smoke", runs_dir=runs_dir)
     assert again.returncode == 0, again.stderr[-3000:]
     after = len(
@@ -225,10 +225,12 @@ def test_running_the_sweep_again_creates_no_runs(swept) -> None:
     )
     assert after == before
     assert "already have FINISHED runs" in again.stderr + again.stdout
-    # no job process started: the workers' own "skipping" line is absent, the callback wrote each outcome
+    # no job process started (the workers' own "skipping" line is absent) and no job folder was written; the 4 jobs
+    # (2 modes x 2 seeds) took 2 Hydra compositions, one per mode
     assert "skipping: this config" not in again.stderr + again.stdout
-    sweep_dir = max((runs_dir / "hydra" / "smoke").iterdir())
-    assert [read_outcome(sweep_dir, num).status for num in range(4)] == ["SKIPPED"] * 4  # type: ignore[union-attr]
+    assert "sweep: 4 jobs valid (2 distinct compositions)" in again.stderr + again.stdout
+    (sweep_dir,) = set((runs_dir / "hydra" / "smoke").iterdir()) - earlier
+    assert [path.name for path in sweep_dir.iterdir() if path.is_dir()] == [], "no folder for a skipped job"
 
 
 def test_a_failing_job_is_failed_the_others_finish_and_the_sweep_exits_nonzero(swept, tmp_path: Path) -> None:

@@ -37,14 +37,14 @@ def ranking_modes_upfront_texts(ctx: BenchContext) -> tuple[int, int]:
     (docs/corpus.md, "Text pools")."""
     from prism_experiments.composition import compose_dictconfig, hydra_context
     from prism_experiments.embeddings.embedder import BATCH_SIZE
-    from prism_experiments.harness.sweep import job_overrides, validated_job_config
+    from prism_experiments.harness.sweep import job_overrides, validated_job_configs
     from prism_experiments.harness.upfront_embedding import starting_texts_by_cache, sweep_pools
 
     with hydra_context():
         base = compose_dictconfig(
             ["experiment=ranking_modes", f"paths.runs_dir={ctx.work_dir / 'first_hour'}"], return_hydra_config=True
         )
-        configs = [validated_job_config(base, overrides) for overrides in job_overrides(base)]
+        configs, _ = validated_job_configs(base, job_overrides(base))
     by_cache, _ = starting_texts_by_cache(configs, ctx.show_progress)
     groups = [*by_cache.values(), *sweep_pools(configs, BATCH_SIZE).values()]
     texts = {text for group in groups for text in group}

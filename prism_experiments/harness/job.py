@@ -93,6 +93,24 @@ def find_finished_run(client: MlflowClient, experiment_id: str, digest: str) -> 
     return runs[0].info.run_id if runs else None
 
 
+def finished_runs_by_hash(client: MlflowClient, experiment_id: str) -> dict[str, str]:
+    """Config hash -> a FINISHED run of it, for every FINISHED run of the experiment: one search, page by page,
+    where a sweep's driver once asked the store once per job (~0.1 s each on sqlite)."""
+    found: dict[str, str] = {}
+    token = None
+    while True:
+        page = client.search_runs(
+            [experiment_id], filter_string="attributes.status = 'FINISHED'", max_results=10_000, page_token=token
+        )
+        for run in page:
+            digest = run.data.tags.get(CONFIG_HASH_TAG)
+            if digest:
+                found.setdefault(digest, run.info.run_id)
+        token = page.token
+        if not token:
+            return found
+
+
 def run_condition(cfg: ExperimentConfig, overrides: Sequence[str], sweep: SweepContext | None) -> str:
     """The run's condition label: its mode and the sweep's varying overrides (`ranking.*` outside a sweep)."""
     pairs = overrides_to_pairs(overrides)
