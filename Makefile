@@ -19,7 +19,7 @@ export TOKENIZERS_PARALLELISM := false
 COMPILE = $(BIN)/python -m compileall -q prism_experiments hydra_plugins >/dev/null
 
 .DEFAULT_GOAL := help
-.PHONY: help setup run sweep compare ope ui reproduce calibrate lint test test-fast bench bench-quick clean tracking-server tracking-server-stop ray-head ray-node ray-head-stop slurm-local slurm-local-stop bench-cluster llm-check
+.PHONY: help setup run sweep compare ope ui reproduce calibrate lint test test-fast chaos bench bench-quick clean tracking-server tracking-server-stop ray-head ray-node ray-head-stop slurm-local slurm-local-stop bench-cluster llm-check
 
 help: ## Show this help
 	@grep -hE '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  \033[36m%-12s\033[0m %s\n", $$1, $$2}'
@@ -77,6 +77,9 @@ test: $(STAMP) ## ruff, then every test with mypy beside them, the real-stack in
 
 test-fast: $(STAMP) ## Run the unit tests only (no model, no Chroma, no MLflow), on 2 workers: about 45 s
 	$(BIN)/python -m pytest -n 2 -m "not integration and not slow" $(ARGS)
+
+chaos: $(STAMP) ## Sweeps under a seeded schedule of random faults, then the invariants (ARGS="--seed 7 --rounds 40"; about 10 min)
+	$(BIN)/python -m prism_experiments.chaos $(ARGS)
 
 clean: ## Remove caches and outputs under runs/ (keeps runs/README.md)
 	find runs -mindepth 1 ! -name README.md -prune -exec rm -rf {} +

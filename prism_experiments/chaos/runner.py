@@ -1,0 +1,150 @@
+"""Runs a chaos schedule: each round's sweeps and fault, the next command, the invariants; then a final clean re-run."""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from prism_experiments.chaos.faults import Injection, damage_newest_shard, fill_disk, inject, wait_for_event
+from prism_experiments.chaos.invariants import SweepExit, round_violations, sweep_exit
+from prism_experiments.chaos.schedule import MODES, Round, SweepPlan
+from prism_experiments.chaos.world import (
+    ORPHAN_TIMEOUT_S,
+    Stores,
+    client,
+    reference_metrics,
+    start_sweep,
+    wait_for_exit,
+)
+from prism_experiments.processes import process_alive
+
+log = logging.getLogger("prism_experiments.chaos")
+
+
+@dataclass
+class RoundResult:
+    round: Round
+    injection: Injection
+    exits: list[SweepExit]
+    violations: list[str]
+    seconds: float
+
+
+@dataclass
+class Results:
+    rounds: list[RoundResult] = field(default_factory=list)
+    final_violations: list[str] = field(default_factory=list)
+
+    @property
+    def violations(self) -> list[str]:
+        return [f"round {r.round.index}: {v}" for r in self.rounds for v in r.violations] + [
+            f"final re-run: {v}" for v in self.final_violations
+        ]
+
+    def faults(self) -> Counter[str]:
+        return Counter(r.round.fault for r in self.rounds)
+
+    def hits(self) -> Counter[str]:
+        return Counter(r.round.fault for r in self.rounds if r.injection.hit)
+
+
+def run_round(round_: Round, stores: Stores, seed: int) -> RoundResult:
+    """One round: references, the sweeps with their fault, the next command (the round's jobs again, no fault),
+    and the invariants."""
+    started = time.monotonic()
+    work = stores.work / f"round-{round_.index:03d}"
+    references = reference_metrics(round_, stores.cache, work / "reference")
+    seeds, configs = set(round_.seeds), round_.configs
+    rng = random.Random(f"{seed}-{round_.index}")
+    injection = Injection(False, "")
+    if round_.fault == "damaged_shard":
+        injection = damage_newest_shard(stores.cache)
+    sweeps = [start_sweep(plan, round_, stores, work / f"sweep-{n}.log") for n, plan in enumerate(round_.sweeps)]
+    filler = None
+    violations: list[str] = []
+    try:
+        if round_.fault != "damaged_shard":
+            at_event = wait_for_event(round_.trigger, sweeps, stores, round_.store, seeds)
+            if not at_event:
+                injection = Injection(False, f"every sweep ended before '{round_.trigger}'")
+            elif round_.fault == "full_disk":
+                assert stores.disk is not None
+                filler = fill_disk(stores.disk)
+                injection = Injection(True, "filled the runs dir's tmpfs")
+            else:
+                injection = inject(round_.fault, sweeps, stores, at_event, rng)
+        violations += wait_for_exit(sweeps)
+    finally:
+        for sweep in sweeps:
+            if sweep.process.poll() is None:
+                sweep.process.kill()
+                sweep.process.wait()
+        if filler is not None:
+            filler.unlink(missing_ok=True)
+    exits = [
+        sweep_exit(s.process.returncode, s.output(), f"sweep {n} ({s.plan.launcher})") for n, s in enumerate(sweeps)
+    ]
+    violations += recover(round_, stores, seeds, work)
+    violations += round_violations(
+        client(stores.tracking_uri(round_.store)), stores.tracking_uri(round_.store), seeds, configs, exits, references
+    )
+    return RoundResult(round_, injection, exits, violations, time.monotonic() - started)
+
+
+def recover(round_: Round, stores: Stores, seeds: set[int], work: Path) -> list[str]:
+    """After the round's sweeps: its orphaned jobs end (a submitit job outlives its driver), a killed server is
+    started again (`make tracking-server` recognises its half), and the next command runs: the round's jobs on
+    joblib, no fault. Its failure is a violation."""
+    wait_for_orphans(stores, round_.store, seeds)
+    if round_.store == "server":
+        from prism_experiments.tracking import server as tracking_server
+
+        assert stores.server_home is not None
+        tracking_server.start(stores.server_home, mlflow_port=stores.server_port)
+    plan = SweepPlan("joblib", round_.seeds, MODES)
+    again = start_sweep(plan, round_, stores, work / "next-command.log")
+    hung = wait_for_exit([again])
+    if hung:
+        return hung
+    if again.process.returncode != 0:
+        return [f"the next command (a clean sweep) exited {again.process.returncode} (log: {again.log})"]
+    return []
+
+
+def wait_for_orphans(stores: Stores, store: str, seeds: set[int]) -> None:
+    """Until no RUNNING run of the round has a live process on this machine (bounded)."""
+    from prism_experiments.chaos.faults import _round_runs
+
+    deadline = time.monotonic() + ORPHAN_TIMEOUT_S
+    while time.monotonic() < deadline:
+        running = [r for r in _round_runs(stores, store, seeds) if r.info.status == "RUNNING"]
+        pids = [int(r.data.tags["prism.pid"]) for r in running if r.data.tags.get("prism.pid", "").isdigit()]
+        if not any(process_alive(pid) for pid in pids):
+            return
+        time.sleep(0.5)
+
+
+def final_rerun(results: Results, stores: Stores) -> list[str]:
+    """Every round's jobs again, one clean sweep per store: nothing left to run, nothing RUNNING, every config
+    FINISHED exactly once."""
+    violations = []
+    for store in sorted({r.round.store for r in results.rounds}):
+        rounds = [r.round for r in results.rounds if r.round.store == store]
+        seeds = tuple(sorted(s for r in rounds for s in r.seeds))
+        sweep = start_sweep(SweepPlan("joblib", seeds, MODES), rounds[0], stores, stores.work / f"final-{store}.log")
+        violations += [f"{store}: {v}" for v in wait_for_exit([sweep])]
+        output = sweep.output()
+        if sweep.process.returncode != 0 or "nothing to run" not in output:
+            violations.append(
+                f"{store}: the final re-run exited {sweep.process.returncode} and did not find every job FINISHED "
+                f"(log: {sweep.log})"
+            )
+        configs = {config for r in rounds for config in r.configs}
+        exits = [sweep_exit(sweep.process.returncode, output, f"final re-run on {store}")]
+        uri = stores.tracking_uri(store)
+        violations += [f"{store}: {v}" for v in round_violations(client(uri), uri, set(seeds), configs, exits, {})]
+    return violations

@@ -1,0 +1,91 @@
+"""The chaos schedule: rounds drawn from one seed, so that the seed of a failing schedule reproduces it."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+#: every fault a round can inject
+FAULTS = (
+    "kill_worker",  # kill -9 of a job's process
+    "kill_driver",  # kill -9 of a sweep's driver
+    "kill_mlflow",  # kill -9 of the tracking server's MLflow process group
+    "kill_postgres",  # kill -9 of the tracking server's postmaster
+    "sigterm",  # SIGTERM to a sweep's driver (`kill`, `timeout`, scancel)
+    "sigint",  # SIGINT to a sweep's process group (a terminal's Ctrl-C)
+    "damaged_shard",  # a shard of the embedding cache overwritten with garbage before the sweeps start
+    "full_disk",  # the runs dir's small tmpfs filled up while jobs run
+)
+LAUNCHERS = ("joblib", "ray", "submitit_local")
+#: when a fault lands: the sweep's parent run exists, a job is RUNNING, or a job has FINISHED
+TRIGGERS = ("started", "running", "finished")
+#: what each fault needs: a store ("server": the tracking server, "disk": sqlite on a small tmpfs), a trigger
+NEEDS_STORE = {"kill_mlflow": "server", "kill_postgres": "server", "full_disk": "disk"}
+FIXED_TRIGGER = {"kill_worker": "running", "damaged_shard": "before", "full_disk": "running"}
+MODES = ("x_algo", "random")
+
+
+@dataclass(frozen=True)
+class SweepPlan:
+    """One sweep of a round: its launcher and the seeds x modes it runs."""
+
+    launcher: str
+    seeds: tuple[int, ...]
+    modes: tuple[str, ...]
+
+    def overrides(self) -> list[str]:
+        return [f"seed={','.join(map(str, self.seeds))}", f"ranking={','.join(self.modes)}"]
+
+
+@dataclass(frozen=True)
+class Round:
+    index: int
+    store: str  # sqlite | server | disk
+    fault: str
+    trigger: str
+    n_steps: int
+    sweeps: tuple[SweepPlan, ...]
+
+    @property
+    def seeds(self) -> tuple[int, ...]:
+        """The round's own seeds: its configs are every seed x mode of them (the next command runs them all)."""
+        return (2 * self.index, 2 * self.index + 1)
+
+    @property
+    def configs(self) -> set[tuple[int, str]]:
+        return {(seed, mode) for seed in self.seeds for mode in MODES}
+
+    def describe(self) -> str:
+        sweeps = "; ".join(f"{s.launcher} seeds {list(s.seeds)} x {list(s.modes)}" for s in self.sweeps)
+        return (
+            f"round {self.index}: {self.fault} at '{self.trigger}', store {self.store}, {self.n_steps} steps: {sweeps}"
+        )
+
+
+def build_schedule(
+    seed: int,
+    rounds: int,
+    faults: tuple[str, ...] = FAULTS,
+    launchers: tuple[str, ...] = LAUNCHERS,
+    each: int = 3,
+    n_steps: int = 4,
+) -> list[Round]:
+    """`rounds` rounds from `seed`: every fault of `faults` at least `each` times (when `rounds` allows), the rest
+    drawn at random; launchers, stores, triggers and sweeps drawn per round. Round r runs seeds 2r and 2r+1 (`Round.
+    seeds`): its configs are its own, and its 1-3 sweeps overlap on some of them (the same config started twice)."""
+    rng = random.Random(seed)
+    kinds = [fault for fault in faults for _ in range(each)][:rounds]
+    kinds += [rng.choice(faults) for _ in range(rounds - len(kinds))]
+    rng.shuffle(kinds)
+    plan = []
+    for index, fault in enumerate(kinds):
+        store = NEEDS_STORE.get(fault) or rng.choice(("sqlite", "server"))
+        trigger = FIXED_TRIGGER.get(fault) or rng.choice(TRIGGERS)
+        seeds = (2 * index, 2 * index + 1)
+        sweeps = []
+        for _ in range(rng.choice((1, 1, 2, 3))):
+            chosen_seeds = tuple(sorted(rng.sample(seeds, rng.choice((1, 2)))))
+            chosen_modes = tuple(sorted(rng.sample(MODES, rng.choice((1, 2)))))
+            sweeps.append(SweepPlan(rng.choice(launchers), chosen_seeds, chosen_modes))
+        plan.append(Round(index, store, fault, trigger, n_steps, tuple(sweeps)))
+    return plan
