@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import shutil
 import sys
 import tempfile
@@ -17,7 +18,7 @@ from pathlib import Path
 
 from prism_experiments.chaos.runner import Results, final_rerun, run_round
 from prism_experiments.chaos.schedule import FAULTS, LAUNCHERS, Round, build_schedule
-from prism_experiments.chaos.world import disk_available, stores_for
+from prism_experiments.chaos.world import HARNESS_HTTP_BUDGET, disk_available, stores_for
 from prism_experiments.embeddings.embedder import cache_directory
 from prism_experiments.embeddings.model import DEFAULT_MODEL
 from prism_experiments.locations import cache_dir, default_runs_dir
@@ -42,6 +43,11 @@ def available_faults(faults: tuple[str, ...], work: Path) -> tuple[tuple[str, ..
     return tuple(kept), notes
 
 
+def faults_allow_server(notes: list[str]) -> bool:
+    """Whether PostgreSQL was found (the tracking server store runs on it)."""
+    return not any(note.startswith("no tracking-server faults") for note in notes)
+
+
 def seed_cache(source: Path, target: Path) -> None:
     """The chaos cache starts as a copy of `source`'s vectors of the default model: its faults damage the copy."""
     origin, copy = cache_directory(source, DEFAULT_MODEL), cache_directory(target, DEFAULT_MODEL)
@@ -50,12 +56,14 @@ def seed_cache(source: Path, target: Path) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    os.environ.update(HARNESS_HTTP_BUDGET)
     work = args.work_dir or default_runs_dir() / "chaos" / time.strftime("%Y-%m-%d_%H-%M-%S")
     work.mkdir(parents=True, exist_ok=True)
     faults, notes = available_faults(tuple(args.faults), work)
     for note in notes:
         print(f"chaos: {note}", file=sys.stderr)
-    schedule = build_schedule(args.seed, args.rounds, faults, tuple(args.launchers), args.each, args.n_steps)
+    kinds = tuple(store for store in args.stores if store != "server" or faults_allow_server(notes))
+    schedule = build_schedule(args.seed, args.rounds, faults, tuple(args.launchers), args.each, args.n_steps, kinds)
     if args.only is not None:
         schedule = [r for r in schedule if r.index == args.only]
     cache = work / "cache"
@@ -99,7 +107,8 @@ def _round_line(result: object, total: int) -> str:
     outcome = ("hit: " if result.injection.hit else "missed: ") + result.injection.detail
     exits = [e.code for e in result.exits]
     return (
-        f"round {r.index} ({total} in all): {r.fault} at '{r.trigger}' ({r.store}, {launchers}, {len(r.sweeps)} sweep(s)): "
+        f"round {r.index} ({total} in all): {r.fault} at '{r.trigger}' "
+        f"({r.store}, {launchers}, {len(r.sweeps)} sweep(s)): "
         f"{outcome}; exits {exits}; {len(result.violations)} violation(s); {result.seconds:.0f} s"
     )
 
@@ -164,6 +173,12 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--each", type=int, default=3, help="every fault at least this many times (rounds allowing)")
     p.add_argument("--faults", type=lambda s: s.split(","), default=list(FAULTS), help=",".join(FAULTS))
     p.add_argument("--launchers", type=lambda s: s.split(","), default=list(LAUNCHERS), help=",".join(LAUNCHERS))
+    p.add_argument(
+        "--stores",
+        type=lambda s: s.split(","),
+        default=["sqlite", "server"],
+        help="sqlite,server: the stores a round draws from (a server or full-disk fault picks its own)",
+    )
     p.add_argument("--n-steps", type=int, default=4, help="simulation.n_steps of every job")
     p.add_argument("--only", type=int, default=None, help="run only this round (0-based) of the schedule")
     p.add_argument("--work-dir", type=Path, default=None, help="default: <runs dir>/chaos/<time>")
@@ -176,6 +191,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING, format="%(message)s")
     args = parser().parse_args(argv)
     unknown = [f for f in args.faults if f not in FAULTS] + [x for x in args.launchers if x not in LAUNCHERS]
+    unknown += [store for store in args.stores if store not in ("sqlite", "server")]
     if unknown:
         print(f"chaos: --faults / --launchers: unknown {unknown}; allowed {FAULTS} and {LAUNCHERS}", file=sys.stderr)
         return 2

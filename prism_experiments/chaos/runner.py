@@ -1,4 +1,5 @@
-"""Runs a chaos schedule: each round's sweeps and fault, the next command, the invariants; then a final clean re-run."""
+"""Runs a chaos schedule: each round's sweeps and fault, the next command's reaper, the invariants; then a final clean
+re-run per store, and the invariants again (every config FINISHED exactly once)."""
 
 from __future__ import annotations
 
@@ -7,12 +8,12 @@ import random
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from prism_experiments.chaos.faults import Injection, damage_newest_shard, fill_disk, inject, wait_for_event
 from prism_experiments.chaos.invariants import SweepExit, round_violations, sweep_exit
 from prism_experiments.chaos.schedule import MODES, Round, SweepPlan
 from prism_experiments.chaos.world import (
+    EXPERIMENT,
     ORPHAN_TIMEOUT_S,
     Stores,
     client,
@@ -53,8 +54,8 @@ class Results:
 
 
 def run_round(round_: Round, stores: Stores, seed: int) -> RoundResult:
-    """One round: references, the sweeps with their fault, the next command (the round's jobs again, no fault),
-    and the invariants."""
+    """One round: the fault-free references of its configs, its sweeps and their fault, the next command's reaper,
+    and the invariants that hold before the final clean re-run."""
     started = time.monotonic()
     work = stores.work / f"round-{round_.index:03d}"
     references = reference_metrics(round_, stores.cache, work / "reference")
@@ -88,30 +89,33 @@ def run_round(round_: Round, stores: Stores, seed: int) -> RoundResult:
     exits = [
         sweep_exit(s.process.returncode, s.output(), f"sweep {n} ({s.plan.launcher})") for n, s in enumerate(sweeps)
     ]
-    violations += recover(round_, stores, seeds, work)
-    violations += round_violations(
-        client(stores.tracking_uri(round_.store)), stores.tracking_uri(round_.store), seeds, configs, exits, references
-    )
+    violations += recover(round_, stores)
+    uri = stores.tracking_uri(round_.store)
+    violations += round_violations(client(uri), uri, seeds, configs, exits, references, finished_once=False)
+    stores.references.update(references)
     return RoundResult(round_, injection, exits, violations, time.monotonic() - started)
 
 
-def recover(round_: Round, stores: Stores, seeds: set[int], work: Path) -> list[str]:
-    """After the round's sweeps: its orphaned jobs end (a submitit job outlives its driver), a killed server is
-    started again (`make tracking-server` recognises its half), and the next command runs: the round's jobs on
-    joblib, no fault. Its failure is a violation."""
-    wait_for_orphans(stores, round_.store, seeds)
+def recover(round_: Round, stores: Stores) -> list[str]:
+    """After the round's sweeps: its orphaned jobs end (a submitit job outlives its driver), a killed server is started
+    again (`make tracking-server`'s code, which recognises its half), and the next command's reaper runs
+    (`reap_stale_runs`, the first thing any sweep, run or `make compare` does). The jobs the round left undone run in
+    the final clean re-run."""
+    from prism_experiments.tracking.liveness import reap_stale_runs
+
+    wait_for_orphans(stores, round_.store, set(round_.seeds))
     if round_.store == "server":
         from prism_experiments.tracking import server as tracking_server
 
         assert stores.server_home is not None
         tracking_server.start(stores.server_home, mlflow_port=stores.server_port)
-    plan = SweepPlan("joblib", round_.seeds, MODES)
-    again = start_sweep(plan, round_, stores, work / "next-command.log")
-    hung = wait_for_exit([again])
-    if hung:
-        return hung
-    if again.process.returncode != 0:
-        return [f"the next command (a clean sweep) exited {again.process.returncode} (log: {again.log})"]
+    store = client(stores.tracking_uri(round_.store))
+    try:
+        experiment = store.get_experiment_by_name(EXPERIMENT)
+        if experiment is not None:
+            reap_stale_runs(store, [experiment.experiment_id])
+    except Exception as error:
+        return [f"the next command's reaper failed: {error}"]
     return []
 
 
@@ -129,22 +133,19 @@ def wait_for_orphans(stores: Stores, store: str, seeds: set[int]) -> None:
 
 
 def final_rerun(results: Results, stores: Stores) -> list[str]:
-    """Every round's jobs again, one clean sweep per store: nothing left to run, nothing RUNNING, every config
-    FINISHED exactly once."""
+    """Every round's jobs again, one clean sweep per store (joblib, no fault): it runs what the faults left undone;
+    then nothing is RUNNING, every config is FINISHED exactly once and its metrics equal the fault-free run's."""
     violations = []
     for store in sorted({r.round.store for r in results.rounds}):
         rounds = [r.round for r in results.rounds if r.round.store == store]
         seeds = tuple(sorted(s for r in rounds for s in r.seeds))
         sweep = start_sweep(SweepPlan("joblib", seeds, MODES), rounds[0], stores, stores.work / f"final-{store}.log")
         violations += [f"{store}: {v}" for v in wait_for_exit([sweep])]
-        output = sweep.output()
-        if sweep.process.returncode != 0 or "nothing to run" not in output:
-            violations.append(
-                f"{store}: the final re-run exited {sweep.process.returncode} and did not find every job FINISHED "
-                f"(log: {sweep.log})"
-            )
+        if sweep.process.returncode != 0:
+            violations.append(f"{store}: the final re-run exited {sweep.process.returncode} (log: {sweep.log})")
         configs = {config for r in rounds for config in r.configs}
-        exits = [sweep_exit(sweep.process.returncode, output, f"final re-run on {store}")]
+        exits = [sweep_exit(sweep.process.returncode, sweep.output(), f"final re-run on {store}")]
         uri = stores.tracking_uri(store)
-        violations += [f"{store}: {v}" for v in round_violations(client(uri), uri, set(seeds), configs, exits, {})]
+        found = round_violations(client(uri), uri, set(seeds), configs, exits, stores.references, finished_once=True)
+        violations += [f"{store}: {v}" for v in found]
     return violations

@@ -23,6 +23,8 @@ TRIGGERS = ("started", "running", "finished")
 NEEDS_STORE = {"kill_mlflow": "server", "kill_postgres": "server", "full_disk": "disk"}
 FIXED_TRIGGER = {"kill_worker": "running", "damaged_shard": "before", "full_disk": "running"}
 MODES = ("x_algo", "random")
+#: how many sweeps a round starts, drawn from these (one most often: the rounds' time goes to sweeps)
+SWEEPS_PER_ROUND = (1, 1, 1, 2, 2, 3)
 
 
 @dataclass(frozen=True)
@@ -48,8 +50,8 @@ class Round:
 
     @property
     def seeds(self) -> tuple[int, ...]:
-        """The round's own seeds: its configs are every seed x mode of them (the next command runs them all)."""
-        return (2 * self.index, 2 * self.index + 1)
+        """The round's own seed: its configs are that seed x every mode (the final clean re-run runs them all)."""
+        return (self.index,)
 
     @property
     def configs(self) -> set[tuple[int, str]]:
@@ -57,9 +59,7 @@ class Round:
 
     def describe(self) -> str:
         sweeps = "; ".join(f"{s.launcher} seeds {list(s.seeds)} x {list(s.modes)}" for s in self.sweeps)
-        return (
-            f"round {self.index}: {self.fault} at '{self.trigger}', store {self.store}, {self.n_steps} steps: {sweeps}"
-        )
+        return f"round {self.index}: {self.fault} at '{self.trigger}', store {self.store}: {sweeps}"
 
 
 def build_schedule(
@@ -69,23 +69,23 @@ def build_schedule(
     launchers: tuple[str, ...] = LAUNCHERS,
     each: int = 3,
     n_steps: int = 4,
+    stores: tuple[str, ...] = ("sqlite", "server"),
 ) -> list[Round]:
     """`rounds` rounds from `seed`: every fault of `faults` at least `each` times (when `rounds` allows), the rest
-    drawn at random; launchers, stores, triggers and sweeps drawn per round. Round r runs seeds 2r and 2r+1 (`Round.
-    seeds`): its configs are its own, and its 1-3 sweeps overlap on some of them (the same config started twice)."""
+    drawn at random; launchers, stores (of `stores`, unless the fault needs one), triggers and sweeps per round.
+    Round r runs seed r (`Round.seeds`) in both modes: its configs are its own, and its 1-3 sweeps overlap on some
+    of them (the same config started twice)."""
     rng = random.Random(seed)
     kinds = [fault for fault in faults for _ in range(each)][:rounds]
     kinds += [rng.choice(faults) for _ in range(rounds - len(kinds))]
     rng.shuffle(kinds)
     plan = []
     for index, fault in enumerate(kinds):
-        store = NEEDS_STORE.get(fault) or rng.choice(("sqlite", "server"))
+        store = NEEDS_STORE.get(fault) or rng.choice(stores)
         trigger = FIXED_TRIGGER.get(fault) or rng.choice(TRIGGERS)
-        seeds = (2 * index, 2 * index + 1)
         sweeps = []
-        for _ in range(rng.choice((1, 1, 2, 3))):
-            chosen_seeds = tuple(sorted(rng.sample(seeds, rng.choice((1, 2)))))
+        for _ in range(rng.choice(SWEEPS_PER_ROUND)):
             chosen_modes = tuple(sorted(rng.sample(MODES, rng.choice((1, 2)))))
-            sweeps.append(SweepPlan(rng.choice(launchers), chosen_seeds, chosen_modes))
+            sweeps.append(SweepPlan(rng.choice(launchers), (index,), chosen_modes))
         plan.append(Round(index, store, fault, trigger, n_steps, tuple(sweeps)))
     return plan

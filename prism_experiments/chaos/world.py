@@ -35,6 +35,9 @@ LAUNCHER_OVERRIDES = {
     "ray": ("hydra/launcher=prism_ray",),
     "submitit_local": ("hydra/launcher=prism_submitit_local",),
 }
+#: the harness's own requests to a tracking server: one attempt, 5 s (a killed server must not hold the harness for
+#: MLflow's default 7 retries); its sweeps keep their own budget (SERVER_OVERRIDES)
+HARNESS_HTTP_BUDGET = {"MLFLOW_HTTP_REQUEST_MAX_RETRIES": "0", "MLFLOW_HTTP_REQUEST_TIMEOUT": "5"}
 #: the tmpfs a full-disk round fills (small: it fills in a moment)
 DISK_SIZE = "64m"
 
@@ -51,6 +54,8 @@ class Stores:
     disk: Path | None = None
     ray_home: Path | None = None
     ray_env: dict[str, str] = field(default_factory=dict)
+    #: (seed, mode) -> the fault-free run's summary metrics, for every round so far
+    references: dict[tuple[int, str], dict[str, float]] = field(default_factory=dict)
 
     def runs_dir(self, store: str) -> Path:
         if store == "disk":
@@ -189,7 +194,11 @@ def start_sweep(plan: SweepPlan, round_: Round, stores: Stores, log: Path) -> Sw
         *LAUNCHER_OVERRIDES[plan.launcher],
         *stores.overrides(round_.store),
     ]
-    env = {k: v for k, v in os.environ.items() if k not in ("MLFLOW_TRACKING_URI", "PRISM_RUNS_DIR", "RAY_ADDRESS")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("MLFLOW_TRACKING_URI", "PRISM_RUNS_DIR", "RAY_ADDRESS", *HARNESS_HTTP_BUDGET)
+    }
     env |= {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"} | (stores.ray_env if plan.launcher == "ray" else {})
     log.parent.mkdir(parents=True, exist_ok=True)
     with log.open("wb") as sink:
