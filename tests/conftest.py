@@ -111,7 +111,14 @@ def warm_smoke_cache(warm_pool_cache: Path) -> Path:
 #: slow files whose tests share no costly fixture: each of their tests goes to the next free worker. Every other
 #: file's tests go to one worker together, so that its module fixtures (a sweep, a server) are built once.
 SPREAD_FILES = frozenset(
-    {"test_faults.py", "test_faults_per_launcher.py", "test_faults_under_load.py", "test_slurm_local.py"}
+    {
+        "test_faults.py",
+        "test_faults_per_launcher.py",
+        "test_faults_under_load.py",
+        "test_slurm_local.py",
+        "test_concurrent_sweeps.py",
+        "test_ray_interrupt.py",
+    }
 )
 
 

@@ -44,8 +44,10 @@ SWEEPS = (("seed=0",), ("seed=1",), ("seed=2",))
 SHORT = ("-m", "experiment=smoke", "simulation.n_steps=2", "simulation.show_progress=false", "hydra.launcher.n_jobs=1")
 
 
-def start_sweeps(runs_dir: Path, cache_dir: Path, env: dict[str, str]) -> list[subprocess.CompletedProcess]:
-    """Start every sweep of SWEEPS at once and wait for all of them."""
+def start_sweeps(
+    runs_dir: Path, cache_dir: Path, env: dict[str, str], sweeps: tuple[tuple[str, ...], ...] = SWEEPS
+) -> list[subprocess.CompletedProcess]:
+    """Start every sweep of `sweeps` at once and wait for all of them."""
     processes = [
         subprocess.Popen(
             command(*SHORT, *extra, runs_dir=runs_dir, cache_dir=cache_dir),
@@ -55,7 +57,7 @@ def start_sweeps(runs_dir: Path, cache_dir: Path, env: dict[str, str]) -> list[s
             stderr=subprocess.STDOUT,
             text=True,
         )
-        for extra in SWEEPS
+        for extra in sweeps
     ]
     results = []
     for process in processes:
@@ -68,12 +70,12 @@ def start_sweeps(runs_dir: Path, cache_dir: Path, env: dict[str, str]) -> list[s
 def check_each_sweep_kept_its_own(runs_dir: Path, results: list[subprocess.CompletedProcess]) -> list[Path]:
     """Every sweep exited 0, has its own folder and sweep file, and its two jobs are its parent's children and
     its own outcome files' runs; returns the sweep folders."""
-    assert [result.returncode for result in results] == [0] * len(SWEEPS), results[0].stdout[-3000:]
+    assert [result.returncode for result in results] == [0] * len(results), results[0].stdout[-3000:]
     folders = sorted(path.parent for path in runs_dir.glob(f"hydra/smoke/*/{SWEEP_FILE_NAME}"))
-    assert len(folders) == len(SWEEPS), f"one folder per sweep: {folders}"
+    assert len(folders) == len(results), f"one folder per sweep: {folders}"
     parents = {run.info.run_id: run for run in all_runs(runs_dir, "sweep")}
     children = all_runs(runs_dir)
-    assert Counter(run.info.status for run in [*parents.values(), *children]) == {"FINISHED": 3 * len(SWEEPS)}
+    assert Counter(run.info.status for run in [*parents.values(), *children]) == {"FINISHED": 3 * len(results)}
     for folder in folders:
         context = json.loads((folder / SWEEP_FILE_NAME).read_text())
         parent = parents[context["parent_run_id"]]
@@ -82,7 +84,7 @@ def check_each_sweep_kept_its_own(runs_dir: Path, results: list[subprocess.Compl
         assert len(own) == 2 and {run.data.tags["prism.sweep_id"] for run in own} == {context["sweep_id"]}
         outcomes = [read_outcome(folder, num) for num in range(2)]
         assert {outcome.run_id for outcome in outcomes if outcome} == {run.info.run_id for run in own}
-    assert len({json.loads((f / SWEEP_FILE_NAME).read_text())["sweep_id"] for f in folders}) == len(SWEEPS)
+    assert len({json.loads((f / SWEEP_FILE_NAME).read_text())["sweep_id"] for f in folders}) == len(results)
     return folders
 
 
@@ -99,5 +101,5 @@ def test_sweeps_started_in_one_pinned_second_each_keep_their_own_folder_and_pare
 
 
 def test_sweeps_started_together_each_keep_their_own_folder_and_parent(tmp_path: Path, warm_smoke_cache: Path) -> None:
-    runs_dir = tmp_path / "runs"
-    check_each_sweep_kept_its_own(runs_dir, start_sweeps(runs_dir, warm_smoke_cache, environment()))
+    runs_dir = tmp_path / "runs"  # two sweeps, as close together as two processes start
+    check_each_sweep_kept_its_own(runs_dir, start_sweeps(runs_dir, warm_smoke_cache, environment(), SWEEPS[:2]))
