@@ -98,8 +98,8 @@ class EchoRanker(Ranker[EchoConfig]):
 @pytest.fixture
 def isolated_registry(monkeypatch: pytest.MonkeyPatch) -> dict[str, type[Ranker]]:
     """A copy of the registry that a test may extend; the real one is restored afterwards."""
-    copy = dict(registry.MODES.classes)
-    monkeypatch.setattr(registry.MODES, "classes", copy)
+    copy = dict(registry.MODES.entries)
+    monkeypatch.setattr(registry.MODES, "entries", copy)
     return copy
 
 

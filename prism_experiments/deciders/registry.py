@@ -5,14 +5,14 @@ from __future__ import annotations
 from typing import TypeVar
 
 from prism_experiments.deciders.base import BaseDeciderConfig, Decider, DeciderContext
-from prism_experiments.registries import Registry
+from prism_experiments.registries import ClassRegistry
 
 #: the kind of a `decider` mapping that leaves `kind` out, and of `conf/agents/default.yaml`'s default
 DEFAULT_KIND = "rules"
 #: every decider, filled by `register_decider` as the decider modules are imported
-KINDS: Registry[BaseDeciderConfig] = Registry("decider", "kind", "agents.decider.kind", DEFAULT_KIND)
+KINDS: ClassRegistry[BaseDeciderConfig] = ClassRegistry("decider", "kind", "agents.decider.kind", DEFAULT_KIND)
 #: kind -> decider class, in registration order
-DECIDERS = KINDS.classes
+DECIDERS = KINDS.entries
 
 DeciderT = TypeVar("DeciderT", bound=type)
 

@@ -13,7 +13,7 @@ from typing import ClassVar, Protocol, TypeVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from prism_experiments.llm.chat import ChatModel
-from prism_experiments.registries import Registry
+from prism_experiments.registries import ClassRegistry
 
 
 class BackendConfig(BaseModel):
@@ -56,11 +56,11 @@ class BackendModel(ChatModel, Protocol):
 #: the backend of an `llm` mapping that leaves `backend` out
 DEFAULT_BACKEND = "local"
 #: every backend, filled by `register_backend` as the backend modules are imported
-BACKEND_REGISTRY: Registry[BackendConfig] = Registry(
+BACKEND_REGISTRY: ClassRegistry[BackendConfig] = ClassRegistry(
     "LLM backend", "backend", "agents.decider.llm.backend", DEFAULT_BACKEND
 )
 #: backend name -> chat-model class, in registration order
-BACKENDS: dict[str, type[BackendModel]] = BACKEND_REGISTRY.classes
+BACKENDS: dict[str, type[BackendModel]] = BACKEND_REGISTRY.entries
 
 ModelT = TypeVar("ModelT", bound=type)
 

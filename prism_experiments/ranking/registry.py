@@ -7,14 +7,14 @@ from typing import TypeVar
 from prism_experiments.ranking.base import Ranker
 from prism_experiments.ranking.context import RankerContext
 from prism_experiments.ranking.mode_config import ModeConfig
-from prism_experiments.registries import Registry
+from prism_experiments.registries import ClassRegistry
 
 #: the mode of `ranking` when a mapping leaves it out, and of `conf/config.yaml`'s default
 DEFAULT_MODE = "x_algo"
 #: every ranking mode, filled by `register_mode` as the mode modules are imported
-MODES: Registry[ModeConfig] = Registry("ranking mode", "mode", "ranking.mode", DEFAULT_MODE)
+MODES: ClassRegistry[ModeConfig] = ClassRegistry("ranking mode", "mode", "ranking.mode", DEFAULT_MODE)
 #: mode name -> ranker class, in registration order
-RANKERS: dict[str, type[Ranker]] = MODES.classes
+RANKERS: dict[str, type[Ranker]] = MODES.entries
 
 RankerT = TypeVar("RankerT", bound=type[Ranker])
 
@@ -28,7 +28,7 @@ def register_mode(cls: RankerT) -> RankerT:
 
 def registered_modes() -> tuple[str, ...]:
     """Every registered mode, in registration order."""
-    return tuple(MODES.classes)
+    return tuple(MODES.entries)
 
 
 def config_models() -> dict[str, type[ModeConfig]]:

@@ -13,6 +13,7 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from prism_experiments.metrics.registry import headline_metric_names
 from prism_experiments.tracking.tags import CONDITION_TAG, KIND_TAG, SEED_TAG, SIMULATION_KIND, tag_equals
 
 if TYPE_CHECKING:
@@ -23,10 +24,6 @@ CLASSIC_KIND = "custom_model_development"
 SHARED_VIEW_TAG_PREFIX = "mlflow.sharedViewState."
 VIEW_KEY = "prism-by-condition"
 VIEW_NAME = "PRISM: conditions side by side"
-#: The headline metrics: the columns of the runs view and of each sweep's per-condition means.
-HEADLINE_METRICS: tuple[str, ...] = (
-    "inn_share", "feed_topic_entropy", "engagement_rate", "cascade_size_mean", "structural_virality_mean",
-)  # fmt: skip
 
 
 def column_key(kind: str, name: str) -> str:
@@ -34,8 +31,10 @@ def column_key(kind: str, name: str) -> str:
     return f"{kind}.`{name}`"
 
 
-def runs_view_state(metrics: Sequence[str] = HEADLINE_METRICS) -> dict[str, Any]:
-    """The saved view: simulation runs only, grouped by `prism.condition` (means), headline metric columns."""
+def runs_view_state(metrics: Sequence[str] | None = None) -> dict[str, Any]:
+    """The saved view: simulation runs only, grouped by `prism.condition` (means), with `metrics` as columns
+    (default: the registered headline metrics, metrics/registry.py)."""
+    metrics = headline_metric_names() if metrics is None else metrics
     return {
         "searchFilter": tag_equals(KIND_TAG, SIMULATION_KIND),
         "orderByKey": "attributes.start_time",
@@ -67,7 +66,7 @@ def view_state_of(tag_value: str) -> dict[str, Any]:
     return json.loads(value["state"]) if isinstance(value.get("state"), str) else value
 
 
-def view_tags(metrics: Sequence[str] = HEADLINE_METRICS, created_ms: int | None = None) -> dict[str, str]:
+def view_tags(metrics: Sequence[str] | None = None, created_ms: int | None = None) -> dict[str, str]:
     """The experiment tags that make the classic runs view and the saved condition view available."""
     created = int(time.time() * 1000) if created_ms is None else created_ms
     return {
