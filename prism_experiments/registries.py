@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Annotated, Any, Generic, TypeVar, Union
 
 from pydantic import BaseModel, Discriminator, Tag
@@ -35,8 +35,8 @@ def entry_label(entry: object) -> str:
     return str(getattr(entry, "origin", None) or getattr(entry, "__name__", repr(entry)))
 
 
-class Registry(Generic[EntryT]):
-    """Entries by name, in registration order."""
+class Registry(Mapping[str, EntryT]):
+    """Entries by name, in registration order (a read-only mapping; `add` registers)."""
 
     def __init__(self, what: str, noun: str, option: str) -> None:
         #: `what` names an entry in messages ("ranking mode"), `noun` in the unknown-name error ("mode"), `option` the
@@ -54,11 +54,16 @@ class Registry(Generic[EntryT]):
         self.entries[name] = entry
         return entry
 
-    def names(self) -> tuple[str, ...]:
-        """Every registered name, in registration order."""
-        return tuple(self.entries)
+    def __getitem__(self, name: str) -> EntryT:
+        return self.entries[name]
 
-    def get(self, name: str) -> EntryT:
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.entries)
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def lookup(self, name: str) -> EntryT:
         """The entry registered under `name` (ValueError naming the option if none is)."""
         if name not in self.entries:
             raise self.unknown(name)
@@ -97,7 +102,7 @@ class ClassRegistry(Registry[Any], Generic[ConfigT]):
     def class_for(self, config: ConfigT) -> Any:
         """The class registered for `config`'s name (ValueError naming the option if none is)."""
         name = getattr(config, self.field)
-        cls = self.get(name)
+        cls = self.lookup(name)
         if not isinstance(config, cls.config_model):
             raise TypeError(f"{self.what} {name!r} takes a {cls.config_model.__name__}, got {type(config).__name__}")
         return cls
@@ -105,7 +110,7 @@ class ClassRegistry(Registry[Any], Generic[ConfigT]):
     def validate(self, name: str | None = None, **fields: Any) -> ConfigT:
         """The validated config of `name` (default: the registry's default) with `fields` set."""
         name = name or self.default
-        model: type[ConfigT] = self.get(name).config_model
+        model: type[ConfigT] = self.lookup(name).config_model
         return model.model_validate({self.field: name, **fields})
 
     def discriminator(self) -> Callable[[Any], Any]:

@@ -33,7 +33,7 @@ from prism_experiments.metrics import (
 from prism_experiments.metrics.engagement import ratio
 from prism_experiments.tracking.experiment_views import runs_view_state, view_state_of, view_tags
 
-NEW_METRIC = "like_share"
+NEW_METRIC = "test_like_share"
 NEW_LABEL = "share of likes among engagements"
 NEW_COLUMN = f"metrics.`{NEW_METRIC}`"
 
@@ -95,7 +95,7 @@ def test_the_optional_metric_is_the_only_key_a_summary_may_lack() -> None:
 
 
 def test_a_metric_registered_twice_is_refused_and_only_an_optional_one_may_return_none() -> None:
-    twice = "metric 'like_share' is registered twice: .*like_share, .*<lambda>"
+    twice = "metric 'test_like_share' is registered twice: .*like_share, .*<lambda>"
     with registered_like_share(), pytest.raises(ValueError, match=twice):
         register_metric(NEW_METRIC, description="d", source="s", columns="c")(lambda tables: 0.0)
     with registered_like_share():

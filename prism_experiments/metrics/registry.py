@@ -74,7 +74,7 @@ def register_metric(
 def registered_metrics() -> tuple[Metric, ...]:
     """Every metric, in registration order (the order of the summary), after importing the metric modules."""
     importlib.import_module(METRIC_PACKAGE)
-    return tuple(METRICS.entries.values())
+    return tuple(METRICS.values())
 
 
 def summary_metric_names() -> tuple[str, ...]:
@@ -95,5 +95,5 @@ def headline_metric_names() -> tuple[str, ...]:
 def metric_label(name: str) -> str:
     """The plain-English name of a registered metric; "" for an unregistered name or a metric without one."""
     registered_metrics()
-    metric = METRICS.entries.get(name)
+    metric = METRICS.get(name)
     return metric.label if metric else ""
