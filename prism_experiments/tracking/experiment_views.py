@@ -13,7 +13,6 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from prism_experiments.metrics.registry import headline_metric_names
 from prism_experiments.tracking.tags import CONDITION_TAG, KIND_TAG, SEED_TAG, SIMULATION_KIND, tag_equals
 
 if TYPE_CHECKING:
@@ -34,7 +33,11 @@ def column_key(kind: str, name: str) -> str:
 def runs_view_state(metrics: Sequence[str] | None = None) -> dict[str, Any]:
     """The saved view: simulation runs only, grouped by `prism.condition` (means), with `metrics` as columns
     (default: the registered headline metrics, metrics/registry.py)."""
-    metrics = headline_metric_names() if metrics is None else metrics
+    if metrics is None:
+        # imported here: the metric modules bring pandas, which `prism-ui` loads only once it talks to MLflow
+        from prism_experiments.metrics.registry import headline_metric_names
+
+        metrics = headline_metric_names()
     return {
         "searchFilter": tag_equals(KIND_TAG, SIMULATION_KIND),
         "orderByKey": "attributes.start_time",
