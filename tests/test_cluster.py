@@ -29,7 +29,7 @@ from process_helpers import (
 
 from prism_experiments.daemons import DaemonError
 from prism_experiments.harness import ray_head
-from prism_experiments.metrics import SUMMARY_METRICS
+from prism_experiments.metrics import summary_metric_names
 from prism_experiments.tracking import server as tracking_server
 from prism_experiments.tracking.tags import CACHE_DIR_TAG, CONFIG_HASH_TAG, PARENT_RUN_TAG, SWEEP_KIND, tag_equals
 
@@ -79,7 +79,7 @@ def finished_children(uri: str, experiment_name: str) -> dict[tuple[str, str], d
     assert len(hashes) == len(set(hashes)), "a job was logged twice"
     return {
         (run.data.params["seed"], run.data.params["ranking.mode"]): {
-            name: run.data.metrics[name] for name in SUMMARY_METRICS
+            name: run.data.metrics[name] for name in summary_metric_names()
         }
         for run in children
     }
