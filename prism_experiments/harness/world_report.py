@@ -4,21 +4,48 @@ the generator's (printed, as `file/<moment>` and `generator/<moment>` metrics, a
 from __future__ import annotations
 
 import logging
+import math
 import time
 from collections.abc import Sequence
 from pathlib import Path
 
+import pandas as pd
 from mlflow.entities import Metric
 
 from prism_experiments.agents import SocialAgent
-from prism_experiments.calibration.graph_targets import graph_target_set, graph_targets_yaml
+from prism_experiments.agents.population_file import PopulationTable
 from prism_experiments.config import ExperimentConfig
+from prism_experiments.harness.graph_targets import graph_target_set, graph_targets_yaml
 from prism_experiments.simulation.starting_world import corpus_topics
-from prism_experiments.simulation.world_comparison import FILE, comparison_metrics, comparison_text, graph_comparison
-from prism_experiments.simulation.world_files import edge_options, input_file_tags, population_options, world_accounts
+from prism_experiments.simulation.world_comparison import FILE, GENERATOR, comparison_text, graph_comparison
+from prism_experiments.simulation.world_files import edge_options, population_options, world_accounts
+from prism_experiments.tracking.tags import AGENTS_FILE_COLUMNS_TAG, INPUT_FILE_TAG_PREFIX
 
 log = logging.getLogger("prism_experiments")
 WORLD_DIR = "world"
+
+
+def comparison_metrics(comparison: pd.DataFrame, timestamp_ms: int) -> list[Metric]:
+    """`file/<moment>` and `generator/<moment>` as MLflow metrics (NaN left out)."""
+    return [
+        Metric(f"{column}/{moment}", float(value), timestamp_ms, 0)
+        for column in (FILE, GENERATOR)
+        for moment, value in comparison[column].items()
+        if not math.isnan(float(value))
+    ]
+
+
+def input_file_tags(groups: dict[str, object], table: PopulationTable | None) -> dict[str, str]:
+    """`prism.input.<group>.path` / `.sha256` for each group that reads a file, and the population file's columns."""
+    tags: dict[str, str] = {}
+    for name, group in groups.items():
+        path, sha256 = getattr(group, "path", None), getattr(group, "sha256", None)
+        if getattr(group, "source", None) == "file" and path is not None:
+            tags[f"{INPUT_FILE_TAG_PREFIX}{name}.path"] = str(path)
+            tags[f"{INPUT_FILE_TAG_PREFIX}{name}.sha256"] = str(sha256)
+    if table is not None:
+        tags[AGENTS_FILE_COLUMNS_TAG] = ",".join(table.file_attributes()) or "none"
+    return tags
 
 
 def world_file_tags(cfg: ExperimentConfig) -> dict[str, str]:

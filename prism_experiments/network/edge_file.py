@@ -93,8 +93,9 @@ def file_format(path: Path) -> Format:
 
 def _open_binary(path: Path) -> tuple[IO[bytes], IO[bytes]]:
     """(the stream to parse, the raw file whose position tells the progress)."""
-    raw = path.open("rb")
-    return (gzip.GzipFile(fileobj=raw) if path.suffix.lower() == ".gz" else raw), raw
+    raw: IO[bytes] = path.open("rb")
+    stream: IO[bytes] = gzip.GzipFile(fileobj=raw) if path.suffix.lower() == ".gz" else raw
+    return stream, raw
 
 
 def _text_lines(path: Path) -> Iterator[tuple[int, bytes]]:
@@ -166,7 +167,7 @@ class _Reader:
                     self._check_header(stream)
                     stream.seek(0)
                 row = 1
-                for frame in pd.read_csv(stream, **options):  # type: ignore[call-overload]
+                for frame in pd.read_csv(stream, **options):
                     frame.columns = [str(column).strip() for column in frame.columns]
                     bar.update(raw.tell() - bar.n)
                     yield row, frame[FOLLOWER].to_numpy(dtype=object), frame[FOLLOWEE].to_numpy(dtype=object)

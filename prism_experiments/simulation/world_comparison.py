@@ -11,7 +11,6 @@ import math
 from collections.abc import Sequence
 
 import pandas as pd
-from mlflow.entities import Metric
 
 from prism_experiments.agents import SocialAgent
 from prism_experiments.network import NetworkConfig, generate_follow_graph, with_following
@@ -33,16 +32,6 @@ def graph_comparison(agents: Sequence[SocialAgent], network: NetworkConfig, seed
     else:
         generated = dict.fromkeys(GRAPH_MOMENTS, math.nan)
     return pd.DataFrame({FILE: loaded, GENERATOR: generated}).rename_axis("moment")
-
-
-def comparison_metrics(comparison: pd.DataFrame, timestamp_ms: int) -> list[Metric]:
-    """`file/<moment>` and `generator/<moment>` as MLflow metrics (NaN left out)."""
-    return [
-        Metric(f"{column}/{moment}", float(value), timestamp_ms, 0)
-        for column in (FILE, GENERATOR)
-        for moment, value in comparison[column].items()
-        if not math.isnan(float(value))
-    ]
 
 
 def comparison_text(comparison: pd.DataFrame, n_accounts: int) -> str:

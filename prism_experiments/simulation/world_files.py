@@ -44,7 +44,6 @@ from prism_experiments.network.edge_file import EdgeFileError, EdgeList, read_ed
 from prism_experiments.network.file_config import EdgeFileOptions
 from prism_experiments.network.sampling import induced_edges, sample_nodes
 from prism_experiments.random_streams import Stream, component_seed
-from prism_experiments.tracking.tags import AGENTS_FILE_COLUMNS_TAG, INPUT_FILE_TAG_PREFIX
 
 log = logging.getLogger(__name__)
 _SAMPLE_NAMESPACE = "network.edge_file.sample"
@@ -221,26 +220,12 @@ def corpus_authors_line(agent_ids: Sequence[str], corpus: Sequence[Post]) -> str
     return f"corpus.path: {matched:,} of its {len(authors):,} authors are accounts of the world (matched by id)"
 
 
-def input_file_tags(groups: dict[str, object], table: PopulationTable | None) -> dict[str, str]:
-    """`prism.input.<group>.path` / `.sha256` for each group that reads a file, and the population file's columns."""
-    tags: dict[str, str] = {}
-    for name, group in groups.items():
-        path, sha256 = getattr(group, "path", None), getattr(group, "sha256", None)
-        if getattr(group, "source", None) == "file" and path is not None:
-            tags[f"{INPUT_FILE_TAG_PREFIX}{name}.path"] = str(path)
-            tags[f"{INPUT_FILE_TAG_PREFIX}{name}.sha256"] = str(sha256)
-    if table is not None:
-        tags[AGENTS_FILE_COLUMNS_TAG] = ",".join(table.file_attributes()) or "none"
-    return tags
-
-
 __all__ = [
     "EdgeFileError",
     "PopulationFileError",
     "WorldAccounts",
     "WorldFilesError",
     "corpus_authors_line",
-    "input_file_tags",
     "population_and_graph",
     "world_accounts",
 ]

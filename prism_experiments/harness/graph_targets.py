@@ -84,7 +84,7 @@ def graph_target_set(
 def graph_targets_yaml(target_set: Mapping[str, Any]) -> str:
     """The target set as a targets file (`make calibrate TARGETS=<path>`)."""
     header = (
-        "# Written by a network=file run (prism_experiments/calibration/graph_targets.py): the loaded graph's\n"
+        "# Written by a network=file run (prism_experiments/harness/graph_targets.py): the loaded graph's\n"
         "# moments as calibration targets. Fit the generator to it with: make calibrate TARGETS=<this file>\n"
     )
     return header + yaml.safe_dump(dict(target_set), sort_keys=False, allow_unicode=True, width=120)
