@@ -22,11 +22,12 @@ graph through its public constructor.
 from __future__ import annotations
 
 import gzip
+import io
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Literal
+from typing import Literal
 
 import numpy as np
 import pandas as pd
@@ -91,11 +92,12 @@ def file_format(path: Path) -> Format:
     )
 
 
-def _open_binary(path: Path) -> tuple[IO[bytes], IO[bytes]]:
+def _open_binary(path: Path) -> tuple[io.BufferedIOBase, io.BufferedReader]:
     """(the stream to parse, the raw file whose position tells the progress)."""
-    raw: IO[bytes] = path.open("rb")
-    stream: IO[bytes] = gzip.GzipFile(fileobj=raw) if path.suffix.lower() == ".gz" else raw
-    return stream, raw
+    raw = path.open("rb")
+    if path.suffix.lower() == ".gz":
+        return gzip.open(raw, "rb"), raw
+    return raw, raw
 
 
 def _text_lines(path: Path) -> Iterator[tuple[int, bytes]]:
@@ -181,7 +183,7 @@ class _Reader:
             except (OSError, EOFError) as exc:  # a truncated or corrupt .gz
                 raise EdgeFileError(f"{path}: cannot be read ({exc})") from None
 
-    def _check_header(self, stream: IO[bytes]) -> None:
+    def _check_header(self, stream: io.BufferedIOBase) -> None:
         try:
             header = pd.read_csv(stream, nrows=0, dtype=str, encoding="utf-8")
         except pd.errors.EmptyDataError:
