@@ -40,6 +40,7 @@ SUFFIXES: tuple[str, ...] = (".csv", ".parquet", *EDGE_LIST_SUFFIXES)
 #: rows parsed per chunk: ~2 x 60 MB of Python strings at a time, whatever the file's size
 CHUNK_ROWS = 1_000_000
 _WHITESPACE = re.compile(r"\s")
+_FIELD_SEPARATOR = re.compile(r"[ \t]+")
 
 SelfLoops = Literal["drop", "error"]
 Format = Literal["csv", "parquet", "edge_list"]
@@ -110,8 +111,9 @@ def _text_lines(path: Path) -> Iterator[tuple[int, bytes]]:
 def _first_line(path: Path, problem: Callable[[list[str]], bool]) -> int:
     """The number of the first edge-list line whose fields (split on whitespace, `#` comments cut) show `problem`."""
     for number, raw in _text_lines(path):
-        fields = raw.decode("utf-8", errors="replace").split("#", 1)[0].split()
-        if fields and problem(fields):
+        # split as pandas' C parser does (spaces and tabs only): an id may hold other whitespace, the error to find
+        fields = _FIELD_SEPARATOR.split(raw.decode("utf-8", errors="replace").split("#", 1)[0].strip(" \t\r\n"))
+        if fields != [""] and problem(fields):
             return number
     return 0  # not found again: the caller's message still names the field
 
@@ -161,7 +163,12 @@ class _Reader:
             raw,
             stream,
             tqdm(
-                total=total, unit="B", unit_scale=True, desc=f"reading {path.name}", disable=not self.show_progress
+                total=total,
+                unit="B",
+                unit_scale=True,
+                desc=f"reading {path.name}",
+                delay=1.0,
+                disable=not self.show_progress,
             ) as bar,
         ):
             try:
@@ -239,7 +246,7 @@ class _Reader:
                 raise EdgeFileError(f"{path}: column {column!r}: must hold strings or integers, got {kind}")
         row = 1
         with tqdm(
-            total=parquet.metadata.num_rows, unit="edge", unit_scale=True, desc=f"reading {path.name}",
+            total=parquet.metadata.num_rows, unit="edge", unit_scale=True, desc=f"reading {path.name}", delay=1.0,
             disable=not self.show_progress,
         ) as bar:  # fmt: skip
             for batch in parquet.iter_batches(batch_size=CHUNK_ROWS, columns=list(COLUMNS)):
