@@ -262,3 +262,27 @@ def test_the_comparison_and_its_calibration_targets(example: Path, tmp_path: Pat
     loaded = load_targets(path)  # a valid targets file for `make calibrate TARGETS=...`
     assert loaded.targets["reciprocity"].value == pytest.approx(comparison.loc["graph_reciprocity", "file"], abs=1e-6)
     assert "agents.n_agents=40" in loaded.run_overrides and set(loaded.parameters) >= {"network.homophily"}
+
+
+def test_a_corpus_files_authors_are_the_world_accounts_of_the_same_ids(
+    example: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    from datetime import UTC, datetime
+
+    from prism_experiments.corpus import save_posts
+    from prism_experiments.domain import Post
+
+    when = datetime(2026, 1, 1, tzinfo=UTC)
+    posts = [
+        Post(id=f"p{i}", author_id=author, text=f"post {i} about music", timestamp=when)
+        for i, author in enumerate(["1", "2", "outsider"])
+    ]
+    corpus = save_posts(posts, tmp_path / "posts.csv")
+    with caplog.at_level(logging.INFO):
+        _, world = world_of(
+            "network=file", f"network.path={example / 'edges.txt'}", "corpus=file", f"corpus.path={corpus}"
+        )
+    assert "corpus.path: 2 of its 3 authors are accounts of the world (matched by id)" in caplog.text
+    # "1" wrote p0 and is the graph's account "1": its followers in the file get p0 in-network
+    accounts = {agent.id for agent in world.agents}
+    assert {"1", "2"} <= accounts and "outsider" not in accounts and world.graph.followers("1")
