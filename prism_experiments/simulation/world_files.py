@@ -18,10 +18,11 @@ with one read, and a run's world reuses the read its config's validation made.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -79,26 +80,48 @@ def population_options(agents: object) -> PopulationFileOptions | None:
     return agents if isinstance(agents, PopulationFileOptions) and agents.source == "file" else None
 
 
-@lru_cache(maxsize=2)
-def _edge_list(key: tuple[str, int, int, int], directed: bool, self_loops: str, show_progress: bool) -> EdgeList:
-    return read_edge_file(key[0], directed=directed, self_loops=self_loops, show_progress=show_progress)  # type: ignore[arg-type]
+class _Recent:
+    """The last few values computed per key: loaded files and joined worlds, kept while a process reuses them."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.values: OrderedDict[Hashable, Any] = OrderedDict()
+
+    def get(self, key: Hashable, compute: Callable[[], Any]) -> Any:
+        if key in self.values:
+            self.values.move_to_end(key)
+            return self.values[key]
+        value = self.values[key] = compute()
+        while len(self.values) > self.size:
+            self.values.popitem(last=False)
+        return value
 
 
-@lru_cache(maxsize=2)
-def _population(key: tuple[str, int, int, int], topics: tuple[str, ...]) -> PopulationTable:
-    return read_population_file(key[0], topics)
+#: per process: a sweep's driver validates every job from one read, a run's world reuses its validation's read
+_EDGE_LISTS, _POPULATIONS, _WORLDS = _Recent(2), _Recent(2), _Recent(8)
 
 
 def load_edge_list(options: EdgeFileOptions, show_progress: bool = False) -> EdgeList:
-    """The graph file of `options`, read once per version of the file in this process."""
+    """The graph file of `options`, read once per version of the file (and reading options) in this process."""
     assert options.path is not None
-    return _edge_list(stat_key(Path(options.path)), options.directed, options.self_loops, show_progress)
+    path = Path(options.path)
+    return _EDGE_LISTS.get(
+        _edge_key(options),
+        lambda: read_edge_file(
+            path, directed=options.directed, self_loops=options.self_loops, show_progress=show_progress
+        ),
+    )
+
+
+def _edge_key(options: EdgeFileOptions) -> Hashable:
+    return (stat_key(Path(str(options.path))), options.directed, options.self_loops)
 
 
 def load_population(options: PopulationFileOptions, topics: Sequence[str]) -> PopulationTable:
     """The population file of `options` validated against `topics`, read once per version of the file."""
     assert options.path is not None
-    return _population(stat_key(Path(options.path)), tuple(topics))
+    path = Path(options.path)
+    return _POPULATIONS.get((stat_key(path), tuple(topics)), lambda: read_population_file(path, topics))
 
 
 def world_accounts(
@@ -116,7 +139,17 @@ def world_accounts(
         assert table is not None
         return WorldAccounts(list(table.ids), None, table, np.arange(len(table)), None, ())
     edge_list = load_edge_list(graph_options, show_progress)
-    return _joined(graph_options, edge_list, table, seed)
+    key = (
+        _edge_key(graph_options),
+        stat_key(Path(str(population_options_.path))) if population_options_ is not None else None,
+        tuple(topics),
+        seed,
+        graph_options.sample_nodes,
+        graph_options.sample_method,
+        graph_options.sample_seed,
+        graph_options.missing_accounts,
+    )
+    return _WORLDS.get(key, lambda: _joined(graph_options, edge_list, table, seed))
 
 
 def _joined(options: EdgeFileOptions, edge_list: EdgeList, table: PopulationTable | None, seed: int) -> WorldAccounts:
