@@ -8,7 +8,9 @@ each passes its own error class, so a message names the file, the 1-based data r
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable
+from numbers import Integral
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +18,26 @@ import pandas as pd
 
 Records = list[tuple[int, dict[str, Any]]]
 ErrorFactory = Callable[[str], ValueError]
+
+
+class CellError(ValueError):
+    """A bad cell value; the caller adds file, row and column."""
+
+
+def is_missing(value: Any) -> bool:
+    """An empty cell: None, NaN, NaT or a blank string."""
+    if value is None or value is pd.NaT:
+        return True
+    if isinstance(value, float) and math.isnan(value):
+        return True
+    return isinstance(value, str) and value.strip() == ""
+
+
+def cell_identifier(value: Any) -> str:
+    """An id cell (a string or an integer) as a string, surrounding spaces stripped."""
+    if isinstance(value, bool) or not isinstance(value, (str, Integral)):
+        raise CellError(f"must be a string or an integer, got {value!r}")
+    return str(value).strip()
 
 
 def undecodable_line(path: Path, error: ErrorFactory, header_lines: int) -> ValueError:

@@ -16,7 +16,7 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from numbers import Integral, Real
+from numbers import Real
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +26,7 @@ from prism_experiments.agents.archetypes import ARCHETYPES
 from prism_experiments.agents.config import AgentsConfig
 from prism_experiments.agents.population import reply_talkativeness_offset
 from prism_experiments.agents.social_agent import MAX_INTERESTS, SocialAgent
-from prism_experiments.table_files import read_records
+from prism_experiments.table_files import CellError, cell_identifier, is_missing, read_records
 
 ID_COLUMN = "agent_id"
 INTERESTS = "interests"
@@ -48,10 +48,6 @@ _WHITESPACE = re.compile(r"\s")
 
 class PopulationFileError(ValueError):
     """A population file that cannot become accounts; the message names file, row and column."""
-
-
-class _CellError(ValueError):
-    """A bad cell; the caller adds file, row and column."""
 
 
 @dataclass(frozen=True)
@@ -80,33 +76,23 @@ class PopulationTable:
         return tuple(name for name in ATTRIBUTES if not self.given[name].any())
 
 
-def _missing(value: Any) -> bool:
-    if value is None:
-        return True
-    if isinstance(value, float) and math.isnan(value):
-        return True
-    return isinstance(value, str) and value.strip() == ""
-
-
 def _account_id(value: Any) -> str:
-    if isinstance(value, bool) or not isinstance(value, (str, Integral)):
-        raise _CellError(f"must be a string or an integer, got {value!r}")
-    text = str(value).strip()
+    text = cell_identifier(value)
     if _WHITESPACE.search(text):
-        raise _CellError(f"id {text!r} contains whitespace; ids must not")
+        raise CellError(f"id {text!r} contains whitespace; ids must not")
     return text
 
 
 def _number(value: Any, bounds: tuple[float, float] | None) -> float:
     allowed = "a finite number" if bounds is None else f"a number in [{bounds[0]:g}, {bounds[1]:g}]"
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (Real, str)):
-        raise _CellError(f"must be {allowed}, got {value!r}")
+        raise CellError(f"must be {allowed}, got {value!r}")
     try:
         number = float(value)
     except ValueError:
-        raise _CellError(f"must be {allowed}, got {value!r}") from None
+        raise CellError(f"must be {allowed}, got {value!r}") from None
     if not math.isfinite(number) or (bounds is not None and not bounds[0] <= number <= bounds[1]):
-        raise _CellError(f"must be {allowed}, got {value!r}")
+        raise CellError(f"must be {allowed}, got {value!r}")
     return number
 
 
@@ -116,12 +102,12 @@ def _interests(value: Any, topics: Sequence[str]) -> list[str]:
     elif isinstance(value, (list, tuple, np.ndarray)) and all(isinstance(item, str) for item in value):
         names = [str(item).strip() for item in value]
     else:
-        raise _CellError(f"must be topic names separated by '|' (or a list of them), got {value!r}")
+        raise CellError(f"must be topic names separated by '|' (or a list of them), got {value!r}")
     unknown = [name for name in names if name not in topics]
     if unknown:
-        raise _CellError(f"unknown topic {unknown[0]!r}; allowed: {', '.join(topics)}")
+        raise CellError(f"unknown topic {unknown[0]!r}; allowed: {', '.join(topics)}")
     if not 1 <= len(names) <= MAX_INTERESTS or len(set(names)) != len(names):
-        raise _CellError(f"must name 1 to {MAX_INTERESTS} distinct topics, got {names}")
+        raise CellError(f"must name 1 to {MAX_INTERESTS} distinct topics, got {names}")
     return names
 
 
@@ -150,10 +136,10 @@ def read_population_file(path: str | Path, topics: Sequence[str]) -> PopulationT
 
         try:
             value = record.get(ID_COLUMN)
-            if _missing(value):
-                raise _CellError("missing value (required)")
+            if is_missing(value):
+                raise CellError("missing value (required)")
             account = _account_id(value)
-        except _CellError as error:
+        except CellError as error:
             raise fail(ID_COLUMN, str(error)) from None
         if account in first_row_of:
             raise fail(ID_COLUMN, f"duplicate id {account!r} (first seen in row {first_row_of[account]})")
@@ -161,18 +147,18 @@ def read_population_file(path: str | Path, topics: Sequence[str]) -> PopulationT
         ids.append(account)
         column = INTERESTS
         try:
-            if not _missing(value := record.get(INTERESTS)):
+            if not is_missing(value := record.get(INTERESTS)):
                 interests[index] = _interests(value, topics)
                 given[INTERESTS][index] = True
             for column, bounds in NUMBERS.items():
-                if not _missing(value := record.get(column)):
+                if not is_missing(value := record.get(column)):
                     numbers[column][index] = _number(value, bounds)
                     given[column][index] = True
             for column in present_archetypes:
-                if not _missing(value := record.get(column)):
+                if not is_missing(value := record.get(column)):
                     archetypes[index, ARCHETYPE_COLUMNS.index(column)] = _number(value, (0.0, math.inf))
                     given["archetype_weights"][index] = True
-        except _CellError as error:
+        except CellError as error:
             raise fail(column, str(error)) from None
         if given["archetype_weights"][index]:
             total = archetypes[index].sum()

@@ -30,7 +30,7 @@ from pydantic import ValidationError
 from prism_experiments.corpus.formats import REPLY_ARCHETYPES, TWEET_FORMATS, classify_tweet_format
 from prism_experiments.domain import MEDIA_TYPES, Post, as_utc
 from prism_experiments.table_files import SUFFIXES as SUFFIXES
-from prism_experiments.table_files import read_records, table_suffix
+from prism_experiments.table_files import CellError, cell_identifier, is_missing, read_records, table_suffix
 
 REQUIRED_COLUMNS: tuple[str, ...] = ("id", "author_id", "text", "timestamp")
 COLUMNS: tuple[str, ...] = tuple(Post.model_fields)
@@ -47,22 +47,9 @@ class CorpusFileError(ValueError):
     """A corpus file that cannot become posts; the message names file, row and column."""
 
 
-class _CellError(ValueError):
-    """A bad cell value; the caller adds file, row and column."""
-
-
-def _is_missing(value: Any) -> bool:
-    if value is None or value is pd.NaT:
-        return True
-    if isinstance(value, float) and math.isnan(value):
-        return True
-    return isinstance(value, str) and value.strip() == ""
-
-
-def _identifier(value: Any) -> str:
-    if isinstance(value, bool) or not isinstance(value, (str, Integral)):
-        raise _CellError(f"must be a string or an integer, got {value!r}")
-    return str(value).strip()
+_CellError = CellError
+_is_missing = is_missing
+_identifier = cell_identifier
 
 
 def _string(value: Any) -> str:

@@ -3,20 +3,20 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import Field, model_validator
 
+from prism_experiments.input_file import InputFileOptions
 from prism_experiments.network.config import NetworkConfig
 
 
-class EdgeFileOptions(BaseModel):
+class EdgeFileOptions(InputFileOptions):
     """How a follow-graph file is read, sampled and joined with the population (docs/world_files.md)."""
 
-    model_config = ConfigDict(extra="forbid")
+    GROUP: ClassVar[str] = "network"
+    WHAT: ClassVar[str] = "graph"
 
-    #: generated: drawn by the generator from the knobs above; file: read from `path` (network=file)
-    source: Literal["generated", "file"] = "generated"
     #: CSV or Parquet (follower_id, followee_id), or a whitespace edge list (.txt, .edges, .edgelist, .tsv; # comments;
     #: .gz allowed); required when source is file
     path: Path | None = None
@@ -32,22 +32,9 @@ class EdgeFileOptions(BaseModel):
     sample_seed: int | None = Field(default=None, ge=0)
     #: accounts the graph names that agents.path lacks: error; drop (them and their follows); add (drawn attributes)
     missing_accounts: Literal["error", "drop", "add"] = "error"
-    #: sha256 of the file, filled in when the config is validated; when set, the file must still have it
-    #: (make reproduce refuses a changed file)
-    sha256: str | None = None
-
-    @field_validator("path")
-    @classmethod
-    def _absolute(cls, value: Path | None) -> Path | None:
-        """Absolute, so that a worker in another directory and `make reproduce` read the same file."""
-        return None if value is None else Path(value).expanduser().resolve()
 
     @model_validator(mode="after")
-    def _source_and_path(self) -> EdgeFileOptions:
-        if self.source == "file" and self.path is None:
-            raise ValueError("path: required when source is 'file' (network=file network.path=...)")
-        if self.source == "generated" and self.path is not None:
-            raise ValueError("path: set, but the graph is generated; choose network=file to read it")
+    def _sample_needs_a_file(self) -> EdgeFileOptions:
         if self.source == "generated" and self.sample_nodes is not None:
             raise ValueError("sample_nodes: samples a graph file; choose network=file")
         return self
