@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from prism_experiments.composition import compose_experiment
-from prism_experiments.config import ConfigError
+from prism_experiments.config import ConfigError, ExperimentConfig
 from prism_experiments.example_world import main as example_world
 from prism_experiments.harness.graph_targets import graph_target_set, graph_targets_yaml
 from prism_experiments.network.edge_file import read_edge_file
@@ -286,3 +286,23 @@ def test_a_corpus_files_authors_are_the_world_accounts_of_the_same_ids(
     # "1" wrote p0 and is the graph's account "1": its followers in the file get p0 in-network
     accounts = {agent.id for agent in world.agents}
     assert {"1", "2"} <= accounts and "outsider" not in accounts and world.graph.followers("1")
+
+
+def test_every_bad_file_fails_config_validation_so_no_run_or_folder_can_exist(tmp_path: Path) -> None:
+    """Each bad input of tests/test_edge_file.py and tests/test_population_file.py fails where a run's config is
+    validated (before `make run` keeps its folder and before a sweep makes its parent run; the CLI path is in
+    tests/test_faults.py), as one line naming the option, the file and where."""
+    from test_edge_file import BAD_INPUTS as EDGE_INPUTS
+    from test_edge_file import bad_file
+    from test_population_file import BAD_INPUTS as POPULATION_INPUTS
+
+    cases = [("network", name, content) for name, content, _, _ in EDGE_INPUTS if name != "absent.txt"]
+    cases += [("agents", name, content) for name, content, _ in POPULATION_INPUTS]
+    for number, (group, name, content) in enumerate(cases):
+        folder = tmp_path / str(number)
+        folder.mkdir()
+        path = bad_file(folder, name, content)
+        with pytest.raises(ConfigError) as raised:
+            ExperimentConfig.from_mapping({group: {"source": "file", "path": str(path)}})
+        message = str(raised.value)
+        assert message.startswith(f"config error: {group}.path: {path}") and "\n" not in message, message
