@@ -26,11 +26,13 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def world_args(world: Path) -> tuple[str, ...]:
+    """The loaded world, and 3 steps instead of smoke's 6: what is tested is the world, not the step loop."""
     return (
         "network=file",
         f"network.path={world / 'edges.txt'}",
         "agents=file",
         f"agents.path={world / 'population.csv'}",
+        "simulation.n_steps=3",
     )
 
 
