@@ -19,7 +19,7 @@ export TOKENIZERS_PARALLELISM := false
 COMPILE = $(BIN)/python -m compileall -q prism_experiments hydra_plugins >/dev/null
 
 .DEFAULT_GOAL := help
-.PHONY: help setup run sweep compare ope ui reproduce calibrate lint test test-fast test-timing bench bench-quick clean tracking-server tracking-server-stop ray-head ray-node ray-head-stop slurm-local slurm-local-stop bench-cluster llm-check
+.PHONY: help setup run sweep compare ope ui reproduce calibrate lint test test-fast test-timing bench bench-quick bench-world clean tracking-server tracking-server-stop ray-head ray-node ray-head-stop slurm-local slurm-local-stop bench-cluster llm-check
 
 help: ## Show this help
 	@grep -hE '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  \033[36m%-12s\033[0m %s\n", $$1, $$2}'
@@ -137,6 +137,9 @@ bench: $(STAMP) ## Benchmarks: embedding, store, ranking, simulation, sweep; pri
 
 bench-quick: $(STAMP) ## Benchmark sections 1-3 at reduced size (under a minute)
 	$(BIN)/python -m prism_experiments.bench --quick $(ARGS)
+
+bench-world: $(STAMP) ## Load a 1M-account / 10M-follow edge list with network.sample_nodes=10000 (target <= 2 min, <= 4 GB)
+	$(BIN)/python -m prism_experiments.bench.world_files $(ARGS)
 
 bench-cluster: $(STAMP) ## Benchmark section 6, the cluster path: launchers, 1 vs 2 workers, sqlite vs PostgreSQL (ARGS="--cold-sweep")
 	$(BIN)/python -m prism_experiments.bench --sections 6 $(ARGS)

@@ -79,6 +79,8 @@ def test_the_same_sweep_started_twice_runs_every_job_once(tmp_path: Path, cache_
         (("experiment=nope",), "experiment"),
         (("paths.runs_dir=/proc/nonexistent/runs",), "paths.runs_dir"),
         (("-m", "experiment=smoke", "corpus=file", "corpus.path=/nonexistent.csv"), "corpus.path"),
+        (("network=file", "network.path=/nonexistent.txt"), "network.path"),
+        (("-m", "experiment=smoke", "agents=file", "agents.path=/nonexistent.csv"), "agents.path"),
         (("rag.feed_size=0",), "rag.feed_size"),
         (("-m", "experiment=smoke", "simulation.n_steps=-1"), "simulation.n_steps"),
     ],
