@@ -93,6 +93,10 @@ class FeedRetriever:
         self._interest_vectors: dict[tuple[str, ...], np.ndarray] = {}
         # query vector bytes -> (its best rows, their similarities, store size they cover): _nearest_exact
         self._nearest: dict[bytes, tuple[np.ndarray, np.ndarray, int]] = {}
+        self._window: tuple[int, int, int] | None = None
+        self._window_answer = np.zeros(0, dtype=np.int64)
+        self._by_code_key: tuple[int, int] | None = None
+        self._by_code = (np.zeros(0, dtype=np.int64), np.zeros(1, dtype=np.int64))
         if self._handle is not None and self._handle.count() > 0:
             self._load_existing()
 
@@ -133,6 +137,8 @@ class FeedRetriever:
         child._rng = np.random.default_rng(child.config.random_seed)
         child._interest_vectors = dict(self._interest_vectors)
         child._nearest = dict(self._nearest)  # valid for the child too: its rows extend these
+        child._window, child._window_answer = None, np.zeros(0, dtype=np.int64)
+        child._by_code_key, child._by_code = None, self._by_code
         return child
 
     def drop_collection(self) -> None:
@@ -175,6 +181,17 @@ class FeedRetriever:
         """Per row, whether the post is a reply (has a parent)."""
         return self._is_reply[: len(self._posts)]
 
+    @property
+    def author_count(self) -> int:
+        """How many distinct authors have posts here (grows only)."""
+        return len(self._author_code_of)
+
+    def register_authors(self, author_ids: Iterable[str]) -> None:
+        """Give these authors their codes now, before their first post: a run registers its agents, so that an agent's
+        followees' codes (`author_codes_of`) do not change as followees write their first posts."""
+        for author_id in author_ids:
+            self._author_code_of.setdefault(author_id, len(self._author_code_of))
+
     def author_codes_of(self, author_ids: Iterable[str]) -> np.ndarray:
         """The codes of the authors that have posts here, ascending (for `in_sorted`)."""
         code_of = self._author_code_of
@@ -198,6 +215,17 @@ class FeedRetriever:
         if not parts:
             return np.zeros(0, dtype=np.int64)
         return np.sort(np.concatenate([np.asarray(p, dtype=np.int64) for p in parts]))
+
+    def rows_by_author_code(self) -> tuple[np.ndarray, np.ndarray]:
+        """(rows grouped by author code, ascending within a code; pointers): code c's rows are
+        `rows[pointers[c]:pointers[c + 1]]`. Rebuilt when the store has grown since it was last asked."""
+        key = (len(self._posts), self.author_count)
+        if self._by_code_key != key:
+            codes = self.author_codes
+            rows = np.argsort(codes, kind="stable")
+            pointers = np.searchsorted(codes[rows], np.arange(self.author_count + 1))
+            self._by_code_key, self._by_code = key, (rows.astype(np.int64), pointers.astype(np.int64))
+        return self._by_code
 
     def interest_similarities(self, interests: Sequence[str], rows: np.ndarray) -> np.ndarray:
         """`exact_similarities` of an interest list's vector to store rows: a gather of the few rows a
@@ -464,10 +492,9 @@ class FeedRetriever:
         """
         stamps = self.timestamps_us
         now_us = epoch_microseconds(as_utc(now))
-        eligible = (stamps <= now_us) & (stamps >= now_us - int(window_hours * 3_600_000_000))
+        rows = self._window_rows(now_us, int(window_hours * 3_600_000_000))
         if exclude_rows is not None and len(exclude_rows):
-            eligible[exclude_rows] = False
-        rows = np.flatnonzero(eligible)
+            rows = rows[~np.isin(rows, exclude_rows, assume_unique=True)]
         if len(rows) < n:
             candidates = np.flatnonzero(stamps <= now_us)
             if exclude_rows is not None and len(exclude_rows):
@@ -477,6 +504,16 @@ class FeedRetriever:
         if len(rows) <= n:
             return rows[rng.permutation(len(rows))]
         return rng.choice(rows, size=n, replace=False)
+
+    def _window_rows(self, now_us: int, window_us: int) -> np.ndarray:
+        """Rows stamped in [now - window, now], ascending; kept for the store size and moment it was asked for (a
+        step asks once per agent)."""
+        key = (len(self._posts), now_us, window_us)
+        if self._window != key:
+            stamps = self.timestamps_us
+            self._window = key
+            self._window_answer = np.flatnonzero((stamps <= now_us) & (stamps >= now_us - window_us))
+        return self._window_answer
 
     def get_feed(
         self,

@@ -58,6 +58,7 @@ class Ranker(ABC, Generic[ConfigT]):
         # one number from the caller's stream: per-agent draws are keyed by (agent, time), not call order
         rng = context.rng if context.rng is not None else np.random.default_rng(0)
         self._entropy = int(rng.integers(2**63))
+        self._codes_by_agent: dict[str, tuple[tuple[int, int], np.ndarray]] = {}
 
     @property
     def feed_size(self) -> int:
@@ -92,24 +93,39 @@ class Ranker(ABC, Generic[ConfigT]):
         return {}
 
     # ---------------------------------------------------------------- shared steps
-    def _view(self, agent: SocialAgent, exclude: Iterable[str]) -> AgentView:
+    def _view(self, agent: SocialAgent, exclude: Iterable[str] | np.ndarray) -> AgentView:
+        """`exclude`: post ids, or their store rows as an ascending int array (what the engine keeps)."""
         following = frozenset(self.graph.following(agent.id))
         retriever = self.retriever
-        excluded = [retriever.row_of(i) for i in exclude if retriever.has_post(i)]
+        if isinstance(exclude, np.ndarray):
+            excluded = exclude
+        else:
+            excluded = np.asarray([retriever.row_of(i) for i in exclude if retriever.has_post(i)], dtype=np.int64)
         own = retriever.rows_by_authors([agent.id])
-        rows = np.union1d(np.asarray(excluded, dtype=np.int64), own)
+        rows = np.union1d(excluded, own)
         reshared = self.reshares.reshared_by(following) if len(self.reshares) else {}
         return AgentView(
             agent_id=agent.id,
             interests=tuple(agent.interests),
             interest_vector=retriever.embed_interests(agent.interests),
             following=following,
-            following_codes=retriever.author_codes_of(following),
+            following_codes=self._following_codes(agent.id, following),
             excluded_rows=rows,
             reshared=reshared,
             reshared_rows=np.sort(np.fromiter(reshared, dtype=np.int64, count=len(reshared))),
             agent=agent,
         )
+
+    def _following_codes(self, agent_id: str, following: frozenset[str]) -> np.ndarray:
+        """`retriever.author_codes_of(following)`, kept per agent while neither its follows nor the store's authors
+        change (follows are only ever added, so their count tells)."""
+        retriever = self.retriever
+        key = (len(following), retriever.author_count)
+        kept = self._codes_by_agent.get(agent_id)
+        if kept is None or kept[0] != key:
+            kept = (key, retriever.author_codes_of(following))
+            self._codes_by_agent[agent_id] = kept
+        return kept[1]
 
     def similarities(self, view: AgentView, rows: np.ndarray) -> np.ndarray:
         """Exact similarity (1 + cos)/2 of the agent's interests to posts, from the store's vectors."""
@@ -154,16 +170,17 @@ class Ranker(ABC, Generic[ConfigT]):
             in_network, via = self.network_flags(view, rows)
         posts = self.retriever.posts
         names = list(components)
+        columns = [np.asarray(components[name], dtype=np.float64).tolist() for name in names]
+        parts = [dict(zip(names, values)) for values in zip(*columns)] if names else [{} for _ in range(len(rows))]
         return [
-            RankedCandidate(
-                post=posts[row],
-                base_score=float(base[i]),
-                final_score=float(final[i]),
-                in_network=bool(in_network[i]),
-                source=sources[i],
-                components={name: float(components[name][i]) for name in names},
-                row=int(row),
-                via_agent_id=via[i],
+            RankedCandidate(posts[row], b, f, n, source, part, row, v)
+            for row, b, f, n, source, part, v in zip(
+                np.asarray(rows, dtype=np.int64).tolist(),
+                np.asarray(base, dtype=np.float64).tolist(),
+                np.asarray(final, dtype=np.float64).tolist(),
+                np.asarray(in_network, dtype=bool).tolist(),
+                sources,
+                parts,
+                via,
             )
-            for i, row in enumerate(rows)
         ]

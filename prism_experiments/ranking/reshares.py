@@ -24,7 +24,9 @@ class ReshareLog:
         Ties on the step go to the smallest resharer id, so the answer never depends on set order.
         """
         best: dict[int, tuple[int, str]] = {}
-        for resharer in sorted(resharer_ids):  # ascending: on a tie the first (smallest) id stays
+        ids = resharer_ids if isinstance(resharer_ids, (set, frozenset)) else set(resharer_ids)
+        # ascending: on a tie the first (smallest) id stays
+        for resharer in sorted(ids & self._rows_by_resharer.keys()):
             for row, step in self._rows_by_resharer.get(resharer, {}).items():
                 current = best.get(row)
                 if current is None or step > current[0]:

@@ -33,6 +33,7 @@ from prism_experiments.simulation.starting_world import StartingWorld, build_sta
 from prism_experiments.simulation.stores import rag_embedder, run_store
 
 log = logging.getLogger(__name__)
+_NO_ROWS = np.zeros(0, dtype=np.int64)
 
 
 def run_simulation(
@@ -52,6 +53,8 @@ def run_simulation(
     encoded_before = embedder.encoded_count
     retriever = run_store(cfg.rag, cfg.cache_dir, world.corpus, embedder, show_progress=cfg.simulation.show_progress)
     try:
+        # every agent gets its author code now: a ranker keeps each agent's followees' codes until it follows more
+        retriever.register_authors(agent.id for agent in world.agents)
         graph = world.graph.copy()
         reshares = ReshareLog()
         serving = getattr(cfg, "serving", None)
@@ -125,7 +128,7 @@ class _Engine:
         self.post_rate = arrays.post_rate
         self.decider = decider
         self.server = server
-        self.seen: dict[str, set[str]] = {}
+        self.seen: dict[str, np.ndarray] = {}  # agent id -> the store rows of every post it was shown, ascending
         self.done: set[tuple[int, int, int]] = set()  # (agent, row, action) likes and reshares happen once
         self.cascade_members: dict[int, set[str]] = {}
         self.recent_engagements: deque[dict[int, int]] = deque(maxlen=settings.simulation.velocity_window)
@@ -159,7 +162,9 @@ class _Engine:
         )
         tick = time.perf_counter()
         agents = [self.agents[i] for i in active]
-        exclude = {a.id: self.seen.get(a.id, set()) for a in agents} if self.settings.simulation.exclude_seen else None
+        exclude = (
+            {a.id: self.seen.get(a.id, _NO_ROWS) for a in agents} if self.settings.simulation.exclude_seen else None
+        )
         feeds = self.ranker.rank_many(agents, now, exclude)
         served = self.server.serve(agents, now, feeds, exclude) if self.server is not None else None
         if served is not None:
@@ -354,33 +359,38 @@ class _Engine:
         """One exposure row per impression; `similarity` holds the feeds' similarities one feed after another;
         `served` (stochastic serving) adds each row's propensities."""
         rendered = self._agents_to_render(step, active)
-        offset = 0
+        agent_ids: list[str] = []
+        positions: list[int] = []
+        shown: list[RankedCandidate] = []
+        serving: list[dict[str, float]] | None = [] if served is not None else None
         for i, (a, feed) in enumerate(zip(active, feeds)):
-            agent = self.agents[a]
             if not feed:
                 continue
-            feed_similarity = similarity[offset : offset + len(feed)]
-            offset += len(feed)
-            seen = self.seen.setdefault(agent.id, set())
-            for position, (cand, sim) in enumerate(zip(feed, feed_similarity)):
-                self.events.exposure(
-                    step,
-                    agent.id,
-                    cand.post,
-                    position,
-                    cand.base_score,
-                    cand.final_score,
-                    cand.in_network,
-                    cand.source,
-                    float(sim),
-                    cand.components,
-                    served[i].exposure_columns(position) if served is not None else None,
-                )
-                seen.add(cand.post.id)
+            agent = self.agents[a]
+            agent_ids += [agent.id] * len(feed)
+            positions += range(len(feed))
+            shown += feed
+            if serving is not None and served is not None:
+                serving += [served[i].exposure_columns(position) for position in range(len(feed))]
+            rows = np.fromiter((cand.row for cand in feed), dtype=np.int64, count=len(feed))
+            self.seen[agent.id] = np.union1d(self.seen.get(agent.id, _NO_ROWS), rows)
             if a in rendered:
                 self.rendered[f"step_{step:03d}/{agent.id}"] = format_feed_for_prompt(
                     [cand.post for cand in feed], now, max_chars=self.settings.prompt_max_chars
                 )
+        self.events.exposures(
+            step,
+            agent_ids,
+            [cand.post for cand in shown],
+            positions,
+            [cand.base_score for cand in shown],
+            [cand.final_score for cand in shown],
+            [cand.in_network for cand in shown],
+            [cand.source for cand in shown],
+            similarity[: len(shown)].tolist(),
+            [cand.components for cand in shown],
+            serving,
+        )
 
     def _record_serving_candidates(self, step: int, active: np.ndarray, served: list[ServedFeed]) -> None:
         """Every (candidate, position) cell a policy could fill, with P_A and each target's P_B (docs/ope.md)."""

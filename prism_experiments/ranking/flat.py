@@ -1,0 +1,99 @@
+"""A whole step's candidates as flat arrays: one entry per (view, row) pair, views one after another.
+
+The per-agent steps of `network_sources` (in-network by followed author, out-of-network by similarity,
+the pool of both) and x_algo's rescoring, done for every agent of a step at once with grouped numpy
+operations instead of a few dozen small ones per agent. Same rows, scores and order as the per-agent
+steps, bit for bit: similarities are `exact_similarities` (each row summed on its own), and every
+per-agent sort becomes one sort keyed by (view, ...).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from prism_experiments.rag.retriever import similarity_from_dot
+
+#: (view, row) pairs scored at once: bounds the float64 block of gathered vectors (8,192 x 384 x 8 bytes = 25 MB)
+SIMILARITY_CHUNK = 8192
+
+
+@dataclass(frozen=True)
+class Pairs:
+    """(view, row) pairs, grouped by view in ascending view order."""
+
+    view: np.ndarray
+    row: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.row)
+
+    def take(self, index: np.ndarray) -> Pairs:
+        return Pairs(self.view[index], self.row[index])
+
+
+def pair_keys(view: np.ndarray, row: np.ndarray, width: int) -> np.ndarray:
+    """One int64 per (view, value) pair, ordered by view then value (`value < width`)."""
+    return view.astype(np.int64) * np.int64(width) + row
+
+
+def flat_keys(parts: Sequence[np.ndarray], width: int) -> np.ndarray:
+    """Sorted (view, value) keys of per-view arrays of values (`view` = the array's index)."""
+    lengths = np.fromiter((len(p) for p in parts), dtype=np.int64, count=len(parts))
+    if not lengths.sum():
+        return np.zeros(0, dtype=np.int64)
+    values = np.concatenate([np.asarray(p, dtype=np.int64) for p in parts])
+    return np.sort(pair_keys(np.repeat(np.arange(len(parts)), lengths), values, width))
+
+
+def rank_within(view: np.ndarray) -> np.ndarray:
+    """For entries grouped by view (equal views adjacent), each entry's position within its group."""
+    if len(view) == 0:
+        return np.zeros(0, dtype=np.int64)
+    starts = np.flatnonzero(np.r_[True, view[1:] != view[:-1]])
+    lengths = np.diff(np.r_[starts, len(view)])
+    return np.arange(len(view)) - np.repeat(starts, lengths)
+
+
+def ranges(starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(which range, index) of every index in the half-open ranges [starts[i], ends[i]), ranges in order."""
+    lengths = np.maximum(ends - starts, 0)
+    which = np.repeat(np.arange(len(starts)), lengths)
+    offsets = np.arange(int(lengths.sum())) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+    return which, starts[which] + offsets
+
+
+def pair_similarities(vectors: np.ndarray, queries: np.ndarray, pairs: Pairs) -> np.ndarray:
+    """`exact_similarities` of each pair's row to its view's query: float64 products, each row summed on its own."""
+    out = np.empty(len(pairs))
+    queries64 = np.asarray(queries, dtype=np.float64)
+    for start in range(0, len(pairs), SIMILARITY_CHUNK):
+        chunk = slice(start, start + SIMILARITY_CHUNK)
+        products = np.asarray(vectors[pairs.row[chunk]], dtype=np.float64) * queries64[pairs.view[chunk]]
+        out[chunk] = similarity_from_dot(products.sum(axis=1))
+    return out
+
+
+def best_per_view(pairs: Pairs, scores: np.ndarray, limit: int) -> np.ndarray:
+    """Indices of each view's `limit` best pairs by score, ties by row, views in order, best first (`top_k`)."""
+    order = np.lexsort((pairs.row, -scores, pairs.view))
+    return order[rank_within(pairs.view[order]) < limit]
+
+
+def first_per_view(view: np.ndarray, keep: np.ndarray, limit: int) -> np.ndarray:
+    """Indices of each view's first `limit` kept entries, in order (entries grouped by view)."""
+    kept = np.flatnonzero(keep)
+    return kept[rank_within(view[kept]) < limit]
+
+
+def occurrence_by_group(group: np.ndarray, order: np.ndarray) -> np.ndarray:
+    """For each entry, how many entries of its group come before it in `order` (`occurrence_in_order` per view)."""
+    occurrence = np.zeros(len(group), dtype=np.int64)
+    if len(order) == 0:
+        return occurrence
+    in_order = group[order]
+    by_group = np.argsort(in_order, kind="stable")  # keeps `order` within each group
+    occurrence[order[by_group]] = rank_within(in_order[by_group])
+    return occurrence
