@@ -351,9 +351,16 @@ class FeedRetriever:
             return [(np.zeros(0, dtype=np.int64), np.zeros(0)) for _ in range(len(queries))]
         if self.config.exact_search and where is None:
             # agents with the same interest list ask with the same vector: answer each distinct one once
-            distinct, inverse = np.unique(queries, axis=0, return_inverse=True)
-            answers = self._nearest_exact(distinct, n)
-            return [answers[i] for i in inverse.ravel()]
+            distinct: dict[bytes, int] = {}  # query bytes -> its index among the distinct ones
+            firsts: list[int] = []  # where each distinct query first appears
+            inverse = []
+            for position, query in enumerate(queries):
+                index = distinct.setdefault(query.tobytes(), len(distinct))
+                if index == len(firsts):
+                    firsts.append(position)
+                inverse.append(index)
+            answers = self._nearest_exact(queries[firsts], n)
+            return [answers[i] for i in inverse]
         own_count = len(self._posts) - sum(self._shared_counts)
         parts = [
             self._query_collection(source._collection, queries, min(n, count), where)
@@ -390,9 +397,7 @@ class FeedRetriever:
             else:
                 out[i] = (kept[0][:n], kept[1][:n])
         for seen, members in behind.items():
-            rough = queries[members] @ self._vectors[seen:count].T  # the new posts, one float32 product
-            for i, new_rough in zip(members, rough):
-                rows, scores = self._merge_new_posts(queries[i], new_rough, seen, n)
+            for i, (rows, scores) in zip(members, self._merge_new_posts(queries[members], seen, n)):
                 out[i] = (rows[:n], scores[:n])
         if full_scan:
             for i, (rows, scores) in zip(full_scan, self._exact_query(queries[full_scan], n)):
@@ -400,23 +405,41 @@ class FeedRetriever:
                 out[i] = (rows, scores)
         return [answer for answer in out if answer is not None]
 
-    def _merge_new_posts(
-        self, query: np.ndarray, new_rough: np.ndarray, seen: int, n: int
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """A kept answer brought up to date with the posts from row `seen` on (`new_rough`: their float32 dots)."""
-        key = query.tobytes()
-        rows, scores, _ = self._nearest[key]
-        size = max(len(rows), n)
-        if len(rows) == seen:  # the kept answer holds every earlier post: every new one is a candidate
-            fresh = np.arange(seen, seen + len(new_rough))
-        else:  # a new post gets in only by beating the kept last score (a tie loses: its row is larger)
-            fresh = seen + np.flatnonzero(new_rough >= 2.0 * scores[-1] - 1.0 - ROUGH_TOLERANCE)
-        rows = np.concatenate([rows, fresh])
-        scores = np.concatenate([scores, exact_similarities(self._vectors[fresh], query)])
-        order = np.lexsort((rows, -scores))[:size]
-        rows, scores = rows[order], scores[order]
-        self._nearest[key] = (rows, scores, seen + len(new_rough))
-        return rows, scores
+    def _merge_new_posts(self, queries: np.ndarray, seen: int, n: int) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Kept answers of `queries` (all covering the first `seen` rows) brought up to date with the rows added
+        since: one float32 product finds the new rows that could enter, exact scores decide, as `_exact_query`."""
+        count = len(self._posts)
+        rough = queries @ self._vectors[seen:count].T  # the new posts, one float32 product for the group
+        kept = [self._nearest[query.tobytes()] for query in queries]
+        # a kept answer holding every earlier post takes every new one; else a new post gets in only by beating
+        # its last score (a tie loses: its row is larger)
+        floors = np.array(
+            [-np.inf if len(rows) == seen else 2.0 * scores[-1] - 1.0 - ROUGH_TOLERANCE for rows, scores, _ in kept]
+        )
+        which, fresh = np.nonzero(rough >= floors[:, None])
+        fresh_rows = seen + fresh
+        fresh_scores = np.empty(len(fresh_rows))
+        for start in range(0, len(fresh_rows), 8192):  # `exact_similarities` per pair, in bounded blocks
+            part = slice(start, start + 8192)
+            products = np.asarray(self._vectors[fresh_rows[part]], dtype=np.float64) * np.asarray(
+                queries[which[part]], dtype=np.float64
+            )
+            fresh_scores[part] = similarity_from_dot(products.sum(axis=1))
+        lengths = np.fromiter((len(rows) for rows, _, _ in kept), dtype=np.int64, count=len(kept))
+        group = np.concatenate([np.repeat(np.arange(len(kept)), lengths), which])
+        rows = np.concatenate([*(rows for rows, _, _ in kept), fresh_rows]).astype(np.int64)
+        scores = np.concatenate([*(scores for _, scores, _ in kept), fresh_scores])
+        order = np.lexsort((rows, -scores, group))
+        group = group[order]
+        starts = np.searchsorted(group, np.arange(len(kept) + 1))
+        out = []
+        for q, query in enumerate(queries):
+            size = max(int(lengths[q]), n)
+            index = order[starts[q] : min(starts[q + 1], starts[q] + size)]
+            answer = (rows[index], scores[index])
+            self._nearest[query.tobytes()] = (*answer, count)
+            out.append(answer)
+        return out
 
     def _exact_query(self, queries: np.ndarray, n: int) -> list[tuple[np.ndarray, np.ndarray]]:
         """Exact nearest posts by (1 + cos)/2 (`exact_similarities`), ties by row.
