@@ -425,20 +425,21 @@ class FeedRetriever:
                 queries[which[part]], dtype=np.float64
             )
             fresh_scores[part] = similarity_from_dot(products.sum(axis=1))
-        lengths = np.fromiter((len(rows) for rows, _, _ in kept), dtype=np.int64, count=len(kept))
-        group = np.concatenate([np.repeat(np.arange(len(kept)), lengths), which])
-        rows = np.concatenate([*(rows for rows, _, _ in kept), fresh_rows]).astype(np.int64)
-        scores = np.concatenate([*(scores for _, scores, _ in kept), fresh_scores])
-        order = np.lexsort((rows, -scores, group))
-        group = group[order]
-        starts = np.searchsorted(group, np.arange(len(kept) + 1))
-        out = []
-        for q, query in enumerate(queries):
-            size = max(int(lengths[q]), n)
-            index = order[starts[q] : min(starts[q + 1], starts[q] + size)]
-            answer = (rows[index], scores[index])
+        out = [(rows, scores) for rows, scores, _ in kept]  # no new post beats it: the kept answer stands
+        changed = np.unique(which)
+        if len(changed):
+            lengths = np.fromiter((len(out[q][0]) for q in changed), dtype=np.int64, count=len(changed))
+            group = np.concatenate([np.repeat(changed, lengths), which])
+            rows = np.concatenate([*(out[q][0] for q in changed), fresh_rows]).astype(np.int64)
+            scores = np.concatenate([*(out[q][1] for q in changed), fresh_scores])
+            order = np.lexsort((rows, -scores, group))
+            starts = np.searchsorted(group[order], changed)
+            ends = np.searchsorted(group[order], changed, side="right")
+            for q, start, end, length in zip(changed.tolist(), starts.tolist(), ends.tolist(), lengths.tolist()):
+                index = order[start : min(end, start + max(length, n))]
+                out[q] = (rows[index], scores[index])
+        for query, answer in zip(queries, out):
             self._nearest[query.tobytes()] = (*answer, count)
-            out.append(answer)
         return out
 
     def _exact_query(self, queries: np.ndarray, n: int) -> list[tuple[np.ndarray, np.ndarray]]:
