@@ -9,12 +9,17 @@ per-agent sort becomes one sort keyed by (view, ...).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from prism_experiments.rag.retriever import similarity_from_dot
+from prism_experiments.rag.retriever import FeedRetriever, similarity_from_dot
+from prism_experiments.ranking.sourcing import in_sorted
+
+if TYPE_CHECKING:
+    from prism_experiments.ranking.base import AgentView
 
 #: (view, row) pairs scored at once: bounds the float64 block of gathered vectors (8,192 x 384 x 8 bytes = 25 MB)
 SIMILARITY_CHUNK = 8192
@@ -97,3 +102,57 @@ def occurrence_by_group(group: np.ndarray, order: np.ndarray) -> np.ndarray:
     by_group = np.argsort(in_order, kind="stable")  # keeps `order` within each group
     occurrence[order[by_group]] = rank_within(in_order[by_group])
     return occurrence
+
+
+def nearest_visible_flat(
+    retriever: FeedRetriever,
+    queries: np.ndarray,
+    limit: int,
+    keep: Callable[[Pairs], np.ndarray],
+    first_fetch: int,
+) -> tuple[Pairs, np.ndarray]:
+    """`sourcing.nearest_visible` of every query at once: per query (its view), its `limit` nearest rows that
+    `keep` lets through, best first, with the same fetches (a query thinned below `limit` asks again for twice
+    as many). Returns the kept pairs grouped by view and their similarities."""
+    count = len(retriever)
+    last_round = np.full(len(queries), -1)
+    rounds: list[tuple[Pairs, np.ndarray]] = []
+    pending = np.arange(len(queries))
+    fetch = max(1, min(first_fetch, count))
+    while len(pending):
+        answers = retriever.query_rows(queries[pending], fetch)
+        lengths = np.fromiter((len(rows) for rows, _ in answers), dtype=np.int64, count=len(answers))
+        pairs = Pairs(np.repeat(pending, lengths), np.concatenate([rows for rows, _ in answers]).astype(np.int64))
+        scores = np.concatenate([scores for _, scores in answers])
+        chosen = first_per_view(pairs.view, keep(pairs), limit)
+        rounds.append((pairs.take(chosen), scores[chosen]))
+        last_round[pending] = len(rounds) - 1
+        kept = np.bincount(pairs.view[chosen], minlength=len(queries))[pending]
+        pending = pending[kept < limit] if fetch < count else pending[:0]
+        fetch = min(2 * fetch, count)
+    finals = [(pairs, scores, last_round[pairs.view] == r) for r, (pairs, scores) in enumerate(rounds)]
+    view = np.concatenate([pairs.view[mine] for pairs, _, mine in finals])
+    order = np.argsort(view, kind="stable")
+    rows = np.concatenate([pairs.row[mine] for pairs, _, mine in finals])
+    return Pairs(view[order], rows[order]), np.concatenate([scores[mine] for _, scores, mine in finals])[order]
+
+
+class StepFilters:
+    """The per-view filters of one step as sorted (view, value) keys: excluded rows, followed authors' codes,
+    followees' reshares."""
+
+    def __init__(self, views: Sequence[AgentView], count: int, n_codes: int, now_us: int) -> None:
+        self.count, self.n_codes, self.now_us = count, n_codes, now_us
+        self.excluded = flat_keys([view.excluded_rows for view in views], count)
+        self.following = flat_keys([view.following_codes for view in views], n_codes)
+        self.reshared = flat_keys([view.reshared_rows for view in views], count)
+
+    def visible(self, pairs: Pairs, stamps: np.ndarray) -> np.ndarray:
+        """`Ranker.visible` of each pair: not excluded for its view, not from the future."""
+        return ~in_sorted(pair_keys(pairs.view, pairs.row, self.count), self.excluded) & (
+            stamps[pairs.row] <= self.now_us
+        )
+
+    def followed(self, pairs: Pairs, codes: np.ndarray) -> np.ndarray:
+        """`Ranker.followed_author` of each pair."""
+        return in_sorted(pair_keys(pairs.view, codes[pairs.row], self.n_codes), self.following)

@@ -14,9 +14,9 @@ from prism_experiments.ranking.base import AgentView, Ranker
 from prism_experiments.ranking.candidate import IN_NETWORK, IN_NETWORK_RESHARE, OUT_OF_NETWORK
 from prism_experiments.ranking.flat import (
     Pairs,
+    StepFilters,
     best_per_view,
-    first_per_view,
-    flat_keys,
+    nearest_visible_flat,
     pair_keys,
     pair_similarities,
     ranges,
@@ -59,27 +59,6 @@ class FlatPools:
             OUT_OF_NETWORK if oon else (IN_NETWORK_RESHARE if self.via[i] else IN_NETWORK)
             for i, oon in zip(index.tolist(), self.is_oon[index].tolist())
         ]
-
-
-class _StepFilters:
-    """The per-view filters of one step as sorted (view, value) keys: excluded rows, followed authors' codes,
-    followees' reshares."""
-
-    def __init__(self, views: list[AgentView], count: int, n_codes: int, now_us: int) -> None:
-        self.count, self.n_codes, self.now_us = count, n_codes, now_us
-        self.excluded = flat_keys([view.excluded_rows for view in views], count)
-        self.following = flat_keys([view.following_codes for view in views], n_codes)
-        self.reshared = flat_keys([view.reshared_rows for view in views], count)
-
-    def visible(self, pairs: Pairs, stamps: np.ndarray) -> np.ndarray:
-        """`Ranker.visible` of each pair: not excluded for its view, not from the future."""
-        return ~in_sorted(pair_keys(pairs.view, pairs.row, self.count), self.excluded) & (
-            stamps[pairs.row] <= self.now_us
-        )
-
-    def followed(self, pairs: Pairs, codes: np.ndarray) -> np.ndarray:
-        """`Ranker.followed_author` of each pair."""
-        return in_sorted(pair_keys(pairs.view, codes[pairs.row], self.n_codes), self.following)
 
 
 class NetworkSourcedRanker(Ranker[SourcingT], ABC):
@@ -128,7 +107,7 @@ class NetworkSourcedRanker(Ranker[SourcingT], ABC):
         retriever = self.retriever
         count, codes, stamps = len(retriever), retriever.author_codes, retriever.timestamps_us
         n_codes = max(retriever.author_count, 1)
-        filters = _StepFilters(views, count, n_codes, epoch_microseconds(now))
+        filters = StepFilters(views, count, n_codes, epoch_microseconds(now))
         queries = np.stack([view.interest_vector for view in views])
         # in-network: rows by followed authors and rows reshared by followees, visible, best by similarity
         by_code, pointers = retriever.rows_by_author_code()
@@ -159,29 +138,13 @@ class NetworkSourcedRanker(Ranker[SourcingT], ABC):
         )
 
     def _flat_out_of_network(
-        self, queries: np.ndarray, filters: _StepFilters, stamps: np.ndarray, codes: np.ndarray
+        self, queries: np.ndarray, filters: StepFilters, stamps: np.ndarray, codes: np.ndarray
     ) -> tuple[Pairs, np.ndarray]:
-        """`out_of_network_candidates` of every view at once: `nearest_visible` with the same fetches."""
-        retriever, limit, count = self.retriever, self.config.out_of_network_limit, filters.count
-        last_round = np.full(len(queries), -1)
-        rounds: list[tuple[Pairs, np.ndarray]] = []
-        pending = np.arange(len(queries))
-        fetch = max(1, min(2 * limit, count))
-        while len(pending):
-            answers = retriever.query_rows(queries[pending], fetch)
-            lengths = np.fromiter((len(rows) for rows, _ in answers), dtype=np.int64, count=len(answers))
-            pairs = Pairs(np.repeat(pending, lengths), np.concatenate([rows for rows, _ in answers]).astype(np.int64))
-            scores = np.concatenate([scores for _, scores in answers])
-            keep = filters.visible(pairs, stamps) & ~filters.followed(pairs, codes)
-            keep &= ~in_sorted(pair_keys(pairs.view, pairs.row, count), filters.reshared)
-            chosen = first_per_view(pairs.view, keep, limit)
-            rounds.append((pairs.take(chosen), scores[chosen]))
-            last_round[pending] = len(rounds) - 1
-            kept = np.bincount(pairs.view[chosen], minlength=len(queries))[pending]
-            pending = pending[kept < limit] if fetch < count else pending[:0]
-            fetch = min(2 * fetch, count)
-        finals = [(pairs, scores, last_round[pairs.view] == r) for r, (pairs, scores) in enumerate(rounds)]
-        view = np.concatenate([pairs.view[mine] for pairs, _, mine in finals])
-        order = np.argsort(view, kind="stable")
-        rows = np.concatenate([pairs.row[mine] for pairs, _, mine in finals])
-        return Pairs(view[order], rows[order]), np.concatenate([scores[mine] for _, scores, mine in finals])[order]
+        """`out_of_network_candidates` of every view at once."""
+        limit = self.config.out_of_network_limit
+
+        def keep(pairs: Pairs) -> np.ndarray:
+            kept = filters.visible(pairs, stamps) & ~filters.followed(pairs, codes)
+            return kept & ~in_sorted(pair_keys(pairs.view, pairs.row, filters.count), filters.reshared)
+
+        return nearest_visible_flat(self.retriever, queries, limit, keep, first_fetch=2 * limit)
