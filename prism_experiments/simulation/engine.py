@@ -26,6 +26,7 @@ from prism_experiments.rag import FeedRetriever, format_feed_for_prompt
 from prism_experiments.random_streams import LIKE, RESHARE, Stream, component_seed, keyed_generator, keyed_uniforms
 from prism_experiments.ranking import RankedCandidate, Ranker, RankerContext, ReshareLog, build_ranker
 from prism_experiments.ranking.feedback import ServedFeedback
+from prism_experiments.ranking.flat import Pairs, pair_similarities
 from prism_experiments.simulation.result import SimulationResult
 from prism_experiments.simulation.serving import ServedFeed, StochasticServer, build_server
 from prism_experiments.simulation.settings import EngineSettings, RunSettings
@@ -191,9 +192,12 @@ class _Engine:
         served: list[ServedFeed] | None = None,
     ) -> tuple[list[Post], StepActions | None]:
         """Exposures, then the decider's likes / reshares / replies / follows per impression."""
-        pairs = [(a, pos, cand) for a, feed in zip(active, feeds) for pos, cand in enumerate(feed)]
-        agent_idx = np.array([a for a, _, _ in pairs], dtype=np.int64)
-        rows = np.array([cand.row for _, _, cand in pairs], dtype=np.int64)
+        lengths = [len(feed) for feed in feeds]
+        shown = [cand for feed in feeds for cand in feed]
+        agent_idx = np.repeat(np.asarray(active, dtype=np.int64), lengths)
+        positions = np.concatenate([np.arange(n) for n in lengths]) if shown else np.zeros(0, dtype=np.int64)
+        pairs = list(zip(agent_idx.tolist(), positions.tolist(), shown))
+        rows = np.fromiter((cand.row for cand in shown), dtype=np.int64, count=len(shown))
         similarity = self._similarity(agent_idx, rows)  # in pair order: feeds one after another
         self._record_exposures(step, now, active, feeds, similarity, served)
         if served is not None:
@@ -203,9 +207,9 @@ class _Engine:
             return [], None
         impressions = Impressions(
             agent_idx=agent_idx,
-            positions=np.array([pos for _, pos, _ in pairs]),
-            posts=[cand.post for _, _, cand in pairs],
-            in_network=np.array([cand.in_network for _, _, cand in pairs]),
+            positions=positions,
+            posts=[cand.post for cand in shown],
+            in_network=np.fromiter((cand.in_network for cand in shown), dtype=bool, count=len(shown)),
             similarity=similarity,
         )
         actions = self.decider.decide_step(step, now, active, feeds, impressions)
@@ -226,9 +230,8 @@ class _Engine:
 
         counts: dict[int, int] = {}
         replies: list[Post] = []
-        for i, (a, pos, cand) in enumerate(pairs):
-            if not (liked[i] or reshared[i] or replied[i] or follows[i]):  # rule follows imply an engagement
-                continue
+        for i in np.flatnonzero(liked | reshared | replied | follows).tolist():  # rule follows imply an engagement
+            a, pos, cand = pairs[i]
             agent = self.agents[a]
             if liked[i] and self._once(a, cand.row, LIKE):
                 self._engage(step, agent.id, cand, "like", counts)
@@ -335,17 +338,12 @@ class _Engine:
 
     # --------------------------------------------------------------- records
     def _similarity(self, agent_idx: np.ndarray, rows: np.ndarray) -> np.ndarray:
-        """Interest similarity of each (agent, post) pair, one lookup per agent."""
-        out = np.empty(len(rows))
+        """Interest similarity of each (agent, post) pair (`interest_similarities`, every pair of the step at once)."""
         if len(rows) == 0:
-            return out
-        order = np.argsort(agent_idx, kind="stable")
-        grouped = agent_idx[order]
-        starts = np.flatnonzero(np.r_[True, grouped[1:] != grouped[:-1]])
-        for start, end in zip(starts, np.r_[starts[1:], len(order)]):
-            pairs = order[start:end]
-            out[pairs] = self.retriever.interest_similarities(self.agents[grouped[start]].interests, rows[pairs])
-        return out
+            return np.empty(0)
+        agents, which = np.unique(agent_idx, return_inverse=True)
+        queries = np.stack([self.retriever.embed_interests(self.agents[a].interests) for a in agents.tolist()])
+        return pair_similarities(self.retriever.vectors, queries, Pairs(which.ravel(), rows))
 
     def _record_exposures(
         self,
