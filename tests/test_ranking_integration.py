@@ -201,7 +201,7 @@ def test_x_algos_step_at_once_equals_its_per_agent_steps(world) -> None:
     from prism_experiments.ranking.modes.x_algo import rescored
     from prism_experiments.ranking.rescoring import descending_order
 
-    agents, graph, retriever = world
+    agents, _graph, retriever = world
     reshares = ReshareLog()
     for step, agent in enumerate(agents[:6]):
         reshares.record(agent.id, 7 * step + 3, step)
