@@ -10,6 +10,8 @@ from __future__ import annotations
 import logging
 import time
 from collections import deque
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime, timedelta
 
 import numpy as np
@@ -35,6 +37,17 @@ from prism_experiments.simulation.stores import rag_embedder, run_store
 
 log = logging.getLogger(__name__)
 _NO_ROWS = np.zeros(0, dtype=np.int64)
+
+
+@contextmanager
+def _one_blas_thread() -> Iterator[None]:
+    """numpy's OpenBLAS on one thread for the step loop: its products are small (a step's queries by its new posts),
+    and two BLAS threads spent 16x the time of one waiting on each other on a shared 2-core machine (docs/bench.md).
+    Results do not depend on it (exact scores sum each row on its own); torch's encoder keeps its own threads."""
+    from threadpoolctl import ThreadpoolController
+
+    with ThreadpoolController().select(internal_api="openblas").limit(limits=1):
+        yield
 
 
 def run_simulation(
@@ -91,7 +104,8 @@ def run_simulation(
         engine = _Engine(settings, world.agents, arrays, graph, retriever, ranker, reshares, decider, server)
         timings["index_s"] = time.perf_counter() - started - timings["world_s"]
         timings["index_peak_gb"] = peak_rss_bytes() / 1e9
-        result = engine.run()
+        with _one_blas_thread():
+            result = engine.run()
     finally:
         retriever.drop_collection()  # the run's fork; the shared starting index stays
     timings["texts_encoded"] = float(embedder.encoded_count - encoded_before)
