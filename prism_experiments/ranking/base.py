@@ -17,7 +17,7 @@ from prism_experiments.ranking.candidate import RankedCandidate
 from prism_experiments.ranking.context import RankerContext
 from prism_experiments.ranking.flat import Pairs, StepFilters, pair_keys
 from prism_experiments.ranking.mode_config import ModeConfig
-from prism_experiments.ranking.sourcing import in_sorted
+from prism_experiments.ranking.sourcing import in_sorted, sorted_union
 
 if TYPE_CHECKING:
     from prism_experiments.agents import SocialAgent
@@ -103,7 +103,7 @@ class Ranker(ABC, Generic[ConfigT]):
         else:
             excluded = np.asarray([retriever.row_of(i) for i in exclude if retriever.has_post(i)], dtype=np.int64)
         own = retriever.rows_by_authors([agent.id])
-        rows = np.union1d(excluded, own)
+        rows = sorted_union(excluded, own)
         reshared = self.reshares.reshared_by(following) if len(self.reshares) else {}
         return AgentView(
             agent_id=agent.id,

@@ -21,6 +21,13 @@ def in_sorted(values: np.ndarray, sorted_array: np.ndarray) -> np.ndarray:
     return sorted_array[index] == values
 
 
+def sorted_union(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """`np.union1d` of two int arrays by a sort: numpy's hash-based unique costs more on the small arrays of a feed."""
+    merged = np.concatenate([np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64)])
+    merged.sort()
+    return merged[np.r_[True, merged[1:] != merged[:-1]]] if len(merged) else merged
+
+
 def top_k(rows: np.ndarray, scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     """The k best (rows, scores), best first, ties by row ascending."""
     order = np.lexsort((rows, -scores))[:k]

@@ -29,6 +29,7 @@ from prism_experiments.random_streams import LIKE, RESHARE, Stream, component_se
 from prism_experiments.ranking import RankedCandidate, Ranker, RankerContext, ReshareLog, build_ranker
 from prism_experiments.ranking.feedback import ServedFeedback
 from prism_experiments.ranking.flat import Pairs, pair_similarities
+from prism_experiments.ranking.sourcing import sorted_union
 from prism_experiments.simulation.result import SimulationResult
 from prism_experiments.simulation.serving import ServedFeed, StochasticServer, build_server
 from prism_experiments.simulation.settings import EngineSettings, RunSettings
@@ -385,7 +386,7 @@ class _Engine:
             if serving is not None and served is not None:
                 serving += [served[i].exposure_columns(position) for position in range(len(feed))]
             rows = np.fromiter((cand.row for cand in feed), dtype=np.int64, count=len(feed))
-            self.seen[agent.id] = np.union1d(self.seen.get(agent.id, _NO_ROWS), rows)
+            self.seen[agent.id] = sorted_union(self.seen.get(agent.id, _NO_ROWS), rows)
             if a in rendered:
                 self.rendered[f"step_{step:03d}/{agent.id}"] = format_feed_for_prompt(
                     [cand.post for cand in feed], now, max_chars=self.settings.prompt_max_chars
