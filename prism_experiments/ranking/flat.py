@@ -21,8 +21,6 @@ from prism_experiments.ranking.sourcing import in_sorted
 if TYPE_CHECKING:
     from prism_experiments.ranking.base import AgentView
 
-#: (view, row) pairs scored at once: bounds the float64 block of gathered vectors (8,192 x 384 x 8 bytes = 25 MB)
-SIMILARITY_CHUNK = 8192
 
 
 @dataclass(frozen=True)
@@ -57,8 +55,11 @@ def rank_within(view: np.ndarray) -> np.ndarray:
     """For entries grouped by view (equal views adjacent), each entry's position within its group."""
     if len(view) == 0:
         return np.zeros(0, dtype=np.int64)
-    starts = np.flatnonzero(np.r_[True, view[1:] != view[:-1]])
-    lengths = np.diff(np.r_[starts, len(view)])
+    first = np.empty(len(view), dtype=bool)
+    first[0] = True
+    np.not_equal(view[1:], view[:-1], out=first[1:])
+    starts = np.flatnonzero(first)
+    lengths = np.diff(np.append(starts, len(view)))
     return np.arange(len(view)) - np.repeat(starts, lengths)
 
 
@@ -71,14 +72,26 @@ def ranges(starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray
 
 
 def pair_similarities(vectors: np.ndarray, queries: np.ndarray, pairs: Pairs) -> np.ndarray:
-    """`exact_similarities` of each pair's row to its view's query: float64 products, each row summed on its own."""
+    """`exact_similarities` of each pair's row to its view's query: float64 products, each row summed on its own.
+
+    Pairs are grouped by view, so each view's rows are multiplied by its one query (no gathered copy of the
+    queries); `np.multiply(..., dtype=float64)` widens the float32 rows inside the product, as `np.asarray(rows,
+    float64) * query` would, without a float64 copy of them first.
+    """
     out = np.empty(len(pairs))
+    if len(pairs) == 0:
+        return out
     queries64 = np.asarray(queries, dtype=np.float64)
-    for start in range(0, len(pairs), SIMILARITY_CHUNK):
-        chunk = slice(start, start + SIMILARITY_CHUNK)
-        products = np.asarray(vectors[pairs.row[chunk]], dtype=np.float64) * queries64[pairs.view[chunk]]
-        out[chunk] = similarity_from_dot(products.sum(axis=1))
-    return out
+    first = np.empty(len(pairs), dtype=bool)
+    first[0] = True
+    np.not_equal(pairs.view[1:], pairs.view[:-1], out=first[1:])
+    starts = np.flatnonzero(first).tolist()
+    bounds = [*starts, len(pairs)]
+    views = pairs.view[starts].tolist()
+    for view, start, end in zip(views, bounds[:-1], bounds[1:]):
+        products = np.multiply(vectors[pairs.row[start:end]], queries64[view], dtype=np.float64)
+        out[start:end] = products.sum(axis=1)
+    return similarity_from_dot(out)
 
 
 def best_per_view(pairs: Pairs, scores: np.ndarray, limit: int) -> np.ndarray:

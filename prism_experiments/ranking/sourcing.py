@@ -25,7 +25,12 @@ def sorted_union(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """`np.union1d` of two int arrays by a sort: numpy's hash-based unique costs more on the small arrays of a feed."""
     merged = np.concatenate([np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64)])
     merged.sort()
-    return merged[np.r_[True, merged[1:] != merged[:-1]]] if len(merged) else merged
+    if len(merged) < 2:
+        return merged
+    keep = np.empty(len(merged), dtype=bool)
+    keep[0] = True
+    np.not_equal(merged[1:], merged[:-1], out=keep[1:])
+    return merged[keep]
 
 
 def top_k(rows: np.ndarray, scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
