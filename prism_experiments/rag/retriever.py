@@ -426,7 +426,7 @@ class FeedRetriever:
             )
             fresh_scores[part] = similarity_from_dot(products.sum(axis=1))
         out = [(rows, scores) for rows, scores, _ in kept]  # no new post beats it: the kept answer stands
-        changed = np.unique(which)
+        changed = which[np.flatnonzero(np.diff(which, prepend=-1))]  # `which` ascends (np.nonzero's row order)
         if len(changed):
             lengths = np.fromiter((len(out[q][0]) for q in changed), dtype=np.int64, count=len(changed))
             group = np.concatenate([np.repeat(changed, lengths), which])

@@ -22,7 +22,6 @@ if TYPE_CHECKING:
     from prism_experiments.ranking.base import AgentView
 
 
-
 @dataclass(frozen=True)
 class Pairs:
     """(view, row) pairs, grouped by view in ascending view order."""

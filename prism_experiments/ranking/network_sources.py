@@ -22,7 +22,7 @@ from prism_experiments.ranking.flat import (
     ranges,
 )
 from prism_experiments.ranking.mode_config import CandidateSourcingConfig
-from prism_experiments.ranking.sourcing import in_sorted, nearest_visible, top_k
+from prism_experiments.ranking.sourcing import in_sorted, nearest_visible, sorted_union, top_k
 
 SourcingT = TypeVar("SourcingT", bound=CandidateSourcingConfig)
 
@@ -113,7 +113,7 @@ class NetworkSourcedRanker(Ranker[SourcingT], ABC):
         by_code, pointers = retriever.rows_by_author_code()
         followed_view, followed_code = np.divmod(filters.following, n_codes)
         which, index = ranges(pointers[followed_code], pointers[followed_code + 1])
-        keys = np.union1d(pair_keys(followed_view[which], by_code[index], count), filters.reshared)
+        keys = sorted_union(pair_keys(followed_view[which], by_code[index], count), filters.reshared)
         pairs = Pairs(*np.divmod(keys, count))
         pairs = pairs.take(np.flatnonzero(filters.visible(pairs, stamps)))
         similarity = pair_similarities(retriever.vectors, queries, pairs)

@@ -13,7 +13,7 @@ from prism_experiments.ranking.candidate import RankedCandidate
 from prism_experiments.ranking.flat import Pairs, pair_keys, pair_similarities, ranges, rank_within
 from prism_experiments.ranking.mode_config import ModeConfig
 from prism_experiments.ranking.registry import register_mode
-from prism_experiments.ranking.sourcing import age_hours, concat_rows, in_sorted, newest_first
+from prism_experiments.ranking.sourcing import age_hours, concat_rows, in_sorted, newest_first, sorted_union
 
 
 class ChronologicalConfig(ModeConfig):
@@ -40,7 +40,7 @@ class ChronologicalRanker(Ranker[ChronologicalConfig]):
         by_code, pointers = retriever.rows_by_author_code()
         followed_view, followed_code = np.divmod(filters.following, filters.n_codes)
         which, index = ranges(pointers[followed_code], pointers[followed_code + 1])
-        keys = np.union1d(pair_keys(followed_view[which], by_code[index], count), filters.reshared)
+        keys = sorted_union(pair_keys(followed_view[which], by_code[index], count), filters.reshared)
         network = Pairs(*np.divmod(keys, count))
         network = network.take(np.flatnonzero(filters.visible(network, stamps)))
         order = np.lexsort((-network.row, -stamps[network.row], network.view))
@@ -48,7 +48,7 @@ class ChronologicalRanker(Ranker[ChronologicalConfig]):
         # backfill: the newest posts overall not already in the feed nor excluded, for views left short
         short = np.bincount(network.view, minlength=len(views))
         newest = self._newest_overall(now)
-        taken = np.union1d(pair_keys(network.view, network.row, count), filters.excluded)
+        taken = sorted_union(pair_keys(network.view, network.row, count), filters.excluded)
         fill_view, fill_row = [], []
         for v in np.flatnonzero(short < size).tolist():
             need = size - int(short[v])
