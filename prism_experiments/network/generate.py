@@ -46,14 +46,17 @@ def interest_bitsets(agents: Sequence[SocialAgent]) -> np.ndarray:
     return bits
 
 
-def weighted_sample_without_replacement(rng: np.random.Generator, weights: np.ndarray, k: int) -> np.ndarray:
+def weighted_sample_without_replacement(
+    rng: np.random.Generator, weights: np.ndarray, k: int, n_positive: int | None = None
+) -> np.ndarray:
     """k distinct indices by successive sampling (each draw ∝ weight among those not yet drawn).
 
     Sparse case: draw with replacement from the CDF and keep first occurrences, which
     has exactly the successive-sampling distribution. Dense case (k >= a quarter of the
     candidates): Gumbel-top-k (Kool et al. 2019), same distribution, no rejection.
     """
-    n_positive = int(np.count_nonzero(weights > 0))
+    if n_positive is None:  # the caller may know it (`_FollowWeights` keeps the count)
+        n_positive = int(np.count_nonzero(weights > 0))
     if k > n_positive:
         raise ValueError(f"k: must be <= the number of positive weights ({n_positive}), got {k}")
     if k == 0:
@@ -115,7 +118,8 @@ class _FollowWeights:
     roundings of that sum agree (everywhere but a target within about 1e-13 of a boundary).
     """
 
-    def __init__(self, bits: np.ndarray, subsets: np.ndarray, signs: np.ndarray, n_subsets: int, config: NetworkConfig):
+    def __init__(self, agents: Sequence[SocialAgent], config: NetworkConfig):
+        bits = interest_bitsets(agents)
         n = len(bits)
         self.n = n
         self.block = max(_MIN_BLOCK, int(np.sqrt(n / 16)))
@@ -125,12 +129,19 @@ class _FollowWeights:
         self.config = config
         self.bits = np.zeros((padded, bits.shape[1]), dtype=bits.dtype)
         self.bits[:n] = bits
-        self.subsets, self.signs = subsets, signs  # (n, m): subset ids (n_subsets = padding) and their signs
         self.in_degree = np.zeros(n)
         self.attractiveness = np.zeros(padded)  # padding rows weigh 0
         self.attractiveness[:n] = (self.in_degree + config.attachment_offset) ** config.preferential_attachment
         self.attractiveness_shared = self.attractiveness * config.homophily
         self.positive = int(np.count_nonzero(self.attractiveness[:n] > 0))
+        # below DIRECT_BELOW every draw scans all weights: no blocks to keep, and one shared-interest mask per
+        # distinct interest set (at most a few thousand sets of n booleans)
+        self.blocked = n >= DIRECT_BELOW
+        self.masks: dict[bytes, np.ndarray] = {}
+        if not self.blocked:
+            return
+        subsets, self.signs, n_subsets = interest_subsets(agents)
+        self.subsets = subsets  # (n, m): subset ids (n_subsets = padding) and their signs
         blocks = self.attractiveness.reshape(self.n_blocks, self.block)
         self.block_total = blocks.sum(axis=1)
         self.block_subset = np.zeros((self.n_blocks, n_subsets + 1))
@@ -150,9 +161,15 @@ class _FollowWeights:
 
     def weights(self, i: int) -> np.ndarray:
         """Agent i's weight for every agent (itself 0): the dense case's input."""
-        weights = np.where(
-            self.shares(np.arange(self.n), i), self.attractiveness_shared[: self.n], self.attractiveness[: self.n]
-        )
+        n = self.n
+        if self.blocked:
+            shared = self.shares(np.arange(n), i)
+        else:
+            key = self.bits[i].tobytes()
+            shared = self.masks.get(key)
+            if shared is None:
+                shared = self.masks[key] = self.shares(np.arange(n), i)
+        weights = np.where(shared, self.attractiveness_shared[:n], self.attractiveness[:n])
         weights[i] = 0.0
         return weights
 
@@ -161,8 +178,8 @@ class _FollowWeights:
         n_positive = self.positive - int(self.attractiveness[i] > 0)
         if k > n_positive:
             raise ValueError(f"k: must be <= the number of positive weights ({n_positive}), got {k}")
-        if 4 * k >= n_positive or self.n < DIRECT_BELOW:
-            return weighted_sample_without_replacement(rng, self.weights(i), k)
+        if 4 * k >= n_positive or not self.blocked:
+            return weighted_sample_without_replacement(rng, self.weights(i), k, n_positive)
         b = self.block
         shared_mass = self.block_subset[:, self.subsets[i]] @ self.signs[i]
         masses = self.block_total + (self.config.homophily - 1.0) * shared_mass
@@ -200,6 +217,8 @@ class _FollowWeights:
         self.attractiveness[followees] = after
         self.attractiveness_shared[followees] = after * cfg.homophily
         self.positive += int(np.count_nonzero(after > 0)) - int(np.count_nonzero(before > 0))
+        if not self.blocked:
+            return
         delta = after - before
         blocks = followees // self.block
         np.add.at(self.block_total, blocks, delta)
@@ -230,7 +249,7 @@ def generate_follow_graph(agents: Sequence[SocialAgent], config: NetworkConfig, 
     degrees = draw_out_degrees(stream_rng(seed, _NAMESPACE, _DEGREES), config, n)
     order = stream_rng(seed, _NAMESPACE, _ORDER).permutation(n)
     rng = stream_rng(seed, _NAMESPACE, _FOLLOWEES)
-    weights = _FollowWeights(interest_bitsets(agents), *interest_subsets(agents), config)
+    weights = _FollowWeights(agents, config)
     for i in order.tolist():
         k = int(degrees[i])
         if k == 0:
