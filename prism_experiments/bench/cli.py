@@ -206,7 +206,7 @@ def run_bench(
         encoder_backends=encoder_backends,
         setup=setup,
         research_repeats=research_repeats,
-        **({"scale_agents": scale_agents} if scale_agents else {}),
+        scale_agents=scale_agents or BenchContext.scale_agents,
     )
     figures: list[Figure] = []
     seconds: dict[str, float] = {}

@@ -17,7 +17,6 @@ from prism_experiments.bench.research import load_average
 from prism_experiments.bench.simulation import ENGINE_PEAKS, ENGINE_TIMINGS
 
 SECTION = 9
-SCALE_AGENTS = (1_000, 10_000, 100_000, 1_000_000)
 POSTS_PER_AGENT = 2
 #: issue 41: the 1M-agent point fits on one 24 GB machine
 RSS_TARGET = Target(op="<=", threshold=24.0, source="issue 41")
@@ -83,7 +82,7 @@ def scale_point(ctx: BenchContext, n_agents: int) -> list[Figure]:
     ]
 
 
-def scale_plot(figures: list[Figure], path: Path) -> Path:
+def scale_plot(figures: list[Figure], scale_agents: Sequence[int], path: Path) -> Path:
     """Wall time and time per agent-step against agents, log-log."""
     import matplotlib
 
@@ -91,7 +90,7 @@ def scale_plot(figures: list[Figure], path: Path) -> Path:
     import matplotlib.pyplot as plt
 
     values = {f.name: f.value for f in figures}
-    agents = [n for n in SCALE_AGENTS if values.get(f"scale.{n}.wall_s")]
+    agents = [n for n in scale_agents if values.get(f"scale.{n}.wall_s")]
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.6))
     axes[0].loglog(agents, [values[f"scale.{n}.wall_s"] for n in agents], "o-", label="wall")
     axes[0].loglog(
@@ -125,5 +124,5 @@ def scale_section(ctx: BenchContext) -> list[Figure]:
             figure(SECTION, "scale.growth_10k_to_1m", large / small, "x", GROWTH_TARGET, note="time per agent-step")
         )
     if len([n for n in ctx.scale_agents if values.get(f"scale.{n}.wall_s")]) > 1:
-        scale_plot(figures, ctx.runs_dir / "bench" / f"scale-{ctx.work_dir.name}.png")
+        scale_plot(figures, ctx.scale_agents, ctx.runs_dir / "bench" / f"scale-{ctx.work_dir.name}.png")
     return figures

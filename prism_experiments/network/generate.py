@@ -166,9 +166,9 @@ class _FollowWeights:
             shared = self.shares(np.arange(n), i)
         else:
             key = self.bits[i].tobytes()
-            shared = self.masks.get(key)
-            if shared is None:
-                shared = self.masks[key] = self.shares(np.arange(n), i)
+            if key not in self.masks:
+                self.masks[key] = self.shares(np.arange(n), i)
+            shared = self.masks[key]
         weights = np.where(shared, self.attractiveness_shared[:n], self.attractiveness[:n])
         weights[i] = 0.0
         return weights
