@@ -91,6 +91,7 @@ def research_figures(
 
     old_wall, new_wall = median([c.wall_s for c, _ in baseline]), median([c.wall_s for c, _ in head])
     old_loop, new_loop = median([loop(t) for _, t in baseline]), median([loop(t) for _, t in head])
+    old_cpu, new_cpu = median([c.cpu_s for c, _ in baseline]), median([c.cpu_s for c, _ in head])
     prefix = f"research.{mode}"
     return [
         figure(SECTION, f"{prefix}.baseline_wall_s", old_wall, "s", note=f"commit {BASELINE_COMMIT}, start to exit"),
@@ -103,6 +104,9 @@ def research_figures(
             SPEEDUP_TARGETS[mode],
             note="baseline wall / this wall (medians)",
         ),
+        figure(SECTION, f"{prefix}.baseline_cpu_s", old_cpu, "s", note="user + system CPU of the run's process"),
+        figure(SECTION, f"{prefix}.cpu_s", new_cpu, "s"),
+        figure(SECTION, f"{prefix}.cpu_speedup", old_cpu / new_cpu if new_cpu else None, "x"),
         figure(SECTION, f"{prefix}.baseline_loop_s", old_loop, "s", note="rank_s + decide_s + index_new_s"),
         figure(SECTION, f"{prefix}.loop_s", new_loop, "s"),
         figure(SECTION, f"{prefix}.loop_speedup", old_loop / new_loop if new_loop else None, "x"),
