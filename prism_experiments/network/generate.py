@@ -73,13 +73,18 @@ def weighted_sample_without_replacement(
         draws = np.searchsorted(cdf, rng.random(2 * (k - len(chosen)) + 8) * cdf[-1], side="right")
         # Rounding can land past the end or on a zero-weight slot; discard those draws.
         draws = draws[draws < weights.shape[0]]
-        for index in draws[weights[draws] > 0].tolist():
-            if index not in taken:
-                taken.add(index)
-                chosen.append(index)
-                if len(chosen) == k:
-                    break
+        _take_first_occurrences(draws[weights[draws] > 0], chosen, taken, k)
     return np.asarray(chosen, dtype=np.int64)
+
+
+def _take_first_occurrences(draws: np.ndarray, chosen: list[int], taken: set[int], k: int) -> None:
+    """Append the draws not taken yet to `chosen`, in order, until it holds k."""
+    for index in draws.tolist():
+        if index not in taken:
+            taken.add(index)
+            chosen.append(index)
+            if len(chosen) == k:
+                return
 
 
 def interest_subsets(agents: Sequence[SocialAgent]) -> tuple[np.ndarray, np.ndarray, int]:
@@ -199,13 +204,7 @@ class _FollowWeights:
             weights[rows == i] = 0.0
             offsets = np.minimum((np.cumsum(weights, axis=1) <= residual[:, None]).sum(axis=1), b - 1)
             draws = blocks * b + offsets
-            keep = weights[np.arange(len(draws)), offsets] > 0
-            for index in draws[keep].tolist():
-                if index not in taken:
-                    taken.add(index)
-                    chosen.append(index)
-                    if len(chosen) == k:
-                        break
+            _take_first_occurrences(draws[weights[np.arange(len(draws)), offsets] > 0], chosen, taken, k)
         return np.asarray(chosen, dtype=np.int64)
 
     def followed(self, followees: np.ndarray) -> None:
