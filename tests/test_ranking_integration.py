@@ -206,7 +206,7 @@ def test_x_algos_step_at_once_equals_its_per_agent_steps(world) -> None:
     for step, agent in enumerate(agents[:6]):
         reshares.record(agent.id, 7 * step + 3, step)
     ranker = ranker_for(world, reshares=reshares)
-    exclude = {agent.id: [p.id for p in retriever.posts[i :: 37]] for i, agent in enumerate(agents)}
+    exclude = {agent.id: [p.id for p in retriever.posts[i::37]] for i, agent in enumerate(agents)}
     feeds = ranker.rank_many(agents, NOW, exclude)
     views = [ranker._view(agent, exclude[agent.id]) for agent in agents]
     for view, oon, feed in zip(views, ranker.out_of_network_candidates(views, NOW), feeds):
