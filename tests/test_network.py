@@ -17,6 +17,7 @@ from prism_experiments.network import (
     NetworkConfig,
     SocialGraph,
     draw_out_degrees,
+    generate,
     generate_follow_graph,
     graph_stats,
     shared_interest_edge_share,
@@ -262,6 +263,26 @@ def test_graph_stats_agree_with_networkx() -> None:
     assert stats["reciprocity"] == pytest.approx(2 / 3)
     assert stats["shared_interest_edge_share"] == pytest.approx(2 / 3)
     assert stats["max_in_degree"] == 2 and stats["mean_out_degree"] == 1.0
+
+
+@pytest.mark.parametrize(
+    "config",
+    [
+        NetworkConfig(),
+        NetworkConfig(homophily=1.0, preferential_attachment=0.0),
+        NetworkConfig(homophily=12.0, preferential_attachment=1.6, attachment_offset=0.3, mean_out_degree=35),
+    ],
+    ids=["default", "uniform", "strong"],
+)
+def test_blocked_draws_are_the_direct_draws(
+    agents: list[SocialAgent], config: NetworkConfig, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The blocked sampler (every agent beyond DIRECT_BELOW) draws the graph a scan of every weight draws."""
+    monkeypatch.setattr(generate, "DIRECT_BELOW", 10**9)
+    direct = generate_follow_graph(agents, config, 5)
+    monkeypatch.setattr(generate, "DIRECT_BELOW", 0)
+    monkeypatch.setattr(generate, "_MIN_BLOCK", 7)  # a partial last block, and blocks a draw may cross
+    assert generate_follow_graph(agents, config, 5) == direct
 
 
 def test_ten_thousand_agents() -> None:
