@@ -19,7 +19,7 @@ export TOKENIZERS_PARALLELISM := false
 COMPILE = $(BIN)/python -m compileall -q prism_experiments hydra_plugins >/dev/null
 
 .DEFAULT_GOAL := help
-.PHONY: help setup run sweep compare ope ui reproduce calibrate lint test test-fast chaos bench bench-quick clean tracking-server tracking-server-stop ray-head ray-node ray-head-stop slurm-local slurm-local-stop bench-cluster llm-check
+.PHONY: help setup run sweep compare ope ui reproduce calibrate lint test test-fast test-timing chaos bench bench-quick bench-world clean tracking-server tracking-server-stop ray-head ray-node ray-head-stop slurm-local slurm-local-stop bench-cluster llm-check
 
 help: ## Show this help
 	@grep -hE '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  \033[36m%-12s\033[0m %s\n", $$1, $$2}'
@@ -74,6 +74,16 @@ test: $(STAMP) ## ruff, then every test with mypy beside them, the real-stack in
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=15 $(ARGS); \
 	tests=$$?; wait $$mypy_pid; lint=$$?; echo "mypy (beside the tests):"; cat $$mypy_log; rm -f $$mypy_log; \
 	exit $$(( tests != 0 || lint != 0 ))
+
+#: the test files whose tests act on running jobs, servers and signals (make test-timing)
+TIMING_TESTS ?= tests/test_slurm_local.py tests/test_faults.py tests/test_faults_per_launcher.py \
+	tests/test_faults_under_load.py tests/test_cluster_faults.py tests/test_cluster.py tests/test_harness_sweep.py \
+	tests/test_liveness.py tests/test_processes.py tests/test_submitit_launcher.py tests/test_job_interrupt.py \
+	tests/test_concurrent_sweeps.py tests/test_ray_interrupt.py tests/test_chaos.py
+
+test-timing: $(STAMP) ## The timing-sensitive tests twice, idle and with every core busy (docs/testing.md): about 25 min
+	$(COMPILE)
+	$(BIN)/python tests/under_load.py -- -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder $(TIMING_TESTS) $(ARGS)
 
 test-fast: $(STAMP) ## Run the unit tests only (no model, no Chroma, no MLflow), on 2 workers: about 45 s
 	$(BIN)/python -m pytest -n 2 -m "not integration and not slow" $(ARGS)
@@ -131,6 +141,9 @@ bench: $(STAMP) ## Benchmarks: embedding, store, ranking, simulation, sweep; pri
 
 bench-quick: $(STAMP) ## Benchmark sections 1-3 at reduced size (under a minute)
 	$(BIN)/python -m prism_experiments.bench --quick $(ARGS)
+
+bench-world: $(STAMP) ## Load a 1M-account / 10M-follow edge list with network.sample_nodes=10000 (target <= 2 min, <= 4 GB)
+	$(BIN)/python -m prism_experiments.bench.world_files $(ARGS)
 
 bench-cluster: $(STAMP) ## Benchmark section 6, the cluster path: launchers, 1 vs 2 workers, sqlite vs PostgreSQL (ARGS="--cold-sweep")
 	$(BIN)/python -m prism_experiments.bench --sections 6 $(ARGS)

@@ -13,13 +13,15 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from prism_experiments.agents.file_config import PopulationFileOptions
 from prism_experiments.corpus.synthetic import SyntheticCorpusConfig
 from prism_experiments.deciders import DecidingAgentsConfig
 from prism_experiments.deciders import config_models as decider_models
+from prism_experiments.file_digest import checked_sha256
 from prism_experiments.llm import backend_config_models
 from prism_experiments.locations import RUNS_DIR_ENV, absolute_runs_dir, default_runs_dir
 from prism_experiments.locations import cache_dir as cache_dir_under
-from prism_experiments.network import NetworkConfig
+from prism_experiments.network.file_config import NetworkGroupConfig
 from prism_experiments.rag import RAGConfig
 from prism_experiments.ranking import DEFAULT_MODE, KNOWN_MODES, RankingConfig, ranking_config
 from prism_experiments.ranking.serving_config import ServingConfig
@@ -37,12 +39,18 @@ class CorpusConfig(SyntheticCorpusConfig):
     source: Literal["synthetic", "file"] = "synthetic"
     #: a CSV / Parquet / JSONL file (columns id, author_id, text, timestamp), required when source is file
     path: Path | None = None
+    #: sha256 of the file, filled in when the config is validated; when set, the file must still have it
+    sha256: str | None = None
 
     @model_validator(mode="after")
     def _file_needs_path(self) -> CorpusConfig:
         if self.source == "file" and self.path is None:
             raise ValueError("path: required when source is 'file'")
         return self
+
+
+class AgentsGroupConfig(PopulationFileOptions, DecidingAgentsConfig):
+    """The agents group: the population's distributions and who decides, or a population file (`agents=file`)."""
 
 
 class PathsConfig(BaseModel):
@@ -136,8 +144,8 @@ class ExperimentConfig(BaseModel):
     force: bool = False
     corpus: CorpusConfig = Field(default_factory=CorpusConfig)
     rag: RAGConfig = Field(default_factory=RAGConfig)
-    agents: DecidingAgentsConfig = Field(default_factory=DecidingAgentsConfig)
-    network: NetworkConfig = Field(default_factory=NetworkConfig)
+    agents: AgentsGroupConfig = Field(default_factory=AgentsGroupConfig)
+    network: NetworkGroupConfig = Field(default_factory=NetworkGroupConfig)
     ranking: RankingConfig = Field(default_factory=lambda: ranking_config(DEFAULT_MODE))
     #: the calibrated world's name and fitted size (conf/world/); null for the uncalibrated model
     world: WorldConfig | None = None
@@ -153,6 +161,33 @@ class ExperimentConfig(BaseModel):
             raise ValueError(
                 f"serving.depth: must be >= rag.feed_size ({self.rag.feed_size}), got {self.serving.depth}"
             )
+        return self
+
+    @model_validator(mode="after")
+    def _input_files(self) -> ExperimentConfig:
+        """Digest each input file (or check the one a logged run names), then read and join the graph and
+        population files: a bad file fails here, before any run or output folder exists (docs/world_files.md).
+        The world's size is the files', so `agents.n_agents` is set from them."""
+        for name, group in (("corpus", self.corpus), ("network", self.network), ("agents", self.agents)):
+            if group.source != "file" or group.path is None:
+                continue
+            if name == "corpus" and group.sha256 is None and not Path(group.path).is_file():
+                continue  # the corpus preflight (harness/preflight.py) names a missing corpus file
+            group.sha256 = checked_sha256(f"{name}.sha256", Path(group.path), group.sha256)
+        # simulation.* imports this module's dependencies: imported here, when a config is validated
+        from prism_experiments.simulation.starting_world import corpus_topics
+        from prism_experiments.simulation.world_files import EdgeFileError, PopulationFileError, world_accounts
+
+        try:
+            accounts = world_accounts(
+                self.network, self.agents, corpus_topics(self.corpus), self.seed, self.simulation.show_progress
+            )
+        except EdgeFileError as error:
+            raise ValueError(f"network.path: {error}") from None
+        except PopulationFileError as error:
+            raise ValueError(f"agents.path: {error}") from None
+        if accounts is not None:
+            self.agents.n_agents = len(accounts.ids)
         return self
 
     @property
@@ -198,6 +233,7 @@ def describe_validation_error(exc: ValidationError) -> str:
 
 __all__ = [
     "RUNS_DIR_ENV",
+    "AgentsGroupConfig",
     "ConfigError",
     "CorpusConfig",
     "ExperimentConfig",

@@ -19,6 +19,8 @@ from pathlib import Path
 
 #: the Hydra config directory of this checkout
 CONFIG_DIR = Path(__file__).resolve().parents[1] / "conf"
+#: the documentation of this checkout (pages generated from the code: docs/metrics.md's metric table)
+DOCS_DIR = CONFIG_DIR.parent / "docs"
 RUNS_DIR_ENV = "PRISM_RUNS_DIR"
 CACHE_DIR_ENV = "PRISM_CACHE_DIR"
 TRACKING_URI_ENV = "MLFLOW_TRACKING_URI"

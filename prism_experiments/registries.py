@@ -1,29 +1,87 @@
-"""One registry shape for every extension point: ranking modes, deciders and LLM backends.
+"""One registry shape for every extension point: ranking modes, deciders, LLM backends and metrics.
 
-A class registers under the name its config model declares (the default of a Literal field: `mode`, `kind`,
-`backend`); the registry gives the pydantic discriminated union of the registered config models, a validated config
-by name, and the class for a config. Adding a mode, decider or backend is a new module, never an edit of a list.
+`Registry` holds named entries in registration order; `ClassRegistry` is the one for classes configured by a pydantic
+model (ranking modes, deciders, LLM backends): a class registers under the name its config model declares (the default
+of a Literal field: `mode`, `kind`, `backend`), and the registry gives the discriminated union of the registered config
+models, a validated config by name, and the class for a config. A registry's entries come from the modules of one
+package, each registering itself when `import_modules` imports it: adding one is a new module, never an edit of a list
+(docs/extending.md).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import importlib
+import pkgutil
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Annotated, Any, Generic, TypeVar, Union
 
 from pydantic import BaseModel, Discriminator, Tag
 
 ConfigT = TypeVar("ConfigT", bound=BaseModel)
+EntryT = TypeVar("EntryT")
 ClassT = TypeVar("ClassT", bound=type)
 
 
-class Registry(Generic[ConfigT]):
+def import_modules(package: str, path: Iterable[str], first: tuple[str, ...] = ()) -> None:
+    """Import every module of `package` (`path`: its `__path__`): those in `first` in that order, then the rest by
+    name."""
+    names = sorted(module.name for module in pkgutil.iter_modules(path))
+    for name in [*first, *(name for name in names if name not in first)]:
+        importlib.import_module(f"{package}.{name}")
+
+
+def entry_label(entry: object) -> str:
+    """How a message names an entry: its `origin` (a metric's function) or its class name."""
+    return str(getattr(entry, "origin", None) or getattr(entry, "__name__", repr(entry)))
+
+
+class Registry(Mapping[str, EntryT]):
+    """Entries by name, in registration order (a read-only mapping; `add` registers)."""
+
+    def __init__(self, what: str, noun: str, option: str) -> None:
+        #: `what` names an entry in messages ("ranking mode"), `noun` in the unknown-name error ("mode"), `option` the
+        #: config key or command-line option that names one ("ranking.mode")
+        self.what, self.noun, self.option = what, noun, option
+        #: name -> entry, in registration order
+        self.entries: dict[str, EntryT] = {}
+
+    def add(self, name: str, entry: EntryT) -> EntryT:
+        """Register `entry` under `name`; the same entry again (a module imported twice) is harmless."""
+        if name in self.entries and self.entries[name] is not entry:
+            raise ValueError(
+                f"{self.what} {name!r} is registered twice: {entry_label(self.entries[name])}, {entry_label(entry)}"
+            )
+        self.entries[name] = entry
+        return entry
+
+    def __getitem__(self, name: str) -> EntryT:
+        return self.entries[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.entries)
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def lookup(self, name: str) -> EntryT:
+        """The entry registered under `name` (ValueError naming the option if none is)."""
+        if name not in self.entries:
+            raise self.unknown(name)
+        return self.entries[name]
+
+    def unknown(self, name: str) -> ValueError:
+        """`ranking.mode: unknown mode 'x'; registered modes: ...` (the form of a config error for the union)."""
+        return ValueError(
+            f"{self.option}: unknown {self.noun} {name!r}; registered {self.noun}s: {', '.join(self.entries)}"
+        )
+
+
+class ClassRegistry(Registry[Any], Generic[ConfigT]):
     """Classes by name, each with `config_model`, a model whose `field` defaults to that name."""
 
     def __init__(self, what: str, field: str, option: str, default: str) -> None:
-        #: `what` names an entry in messages ("ranking mode"), `option` the config key that picks one
-        self.what, self.field, self.option, self.default = what, field, option, default
-        #: name -> class, in registration order
-        self.classes: dict[str, Any] = {}
+        super().__init__(what, field, option)
+        self.field, self.default = field, default
 
     def name_of(self, model: type[ConfigT]) -> str:
         """The name a config model declares: the default of its `field`."""
@@ -34,22 +92,17 @@ class Registry(Generic[ConfigT]):
 
     def register(self, cls: ClassT) -> ClassT:
         """Class decorator: register `cls` under the name its `config_model` declares."""
-        name = self.name_of(cls.config_model)  # type: ignore[attr-defined]
-        if name in self.classes and self.classes[name] is not cls:
-            raise ValueError(f"{self.what} {name!r} is registered twice: {self.classes[name].__name__}, {cls.__name__}")
-        self.classes[name] = cls
+        self.add(self.name_of(cls.config_model), cls)  # type: ignore[attr-defined]
         return cls
 
     def config_models(self) -> dict[str, type[ConfigT]]:
         """name -> its config model, in registration order."""
-        return {name: cls.config_model for name, cls in self.classes.items()}
+        return {name: cls.config_model for name, cls in self.entries.items()}
 
     def class_for(self, config: ConfigT) -> Any:
         """The class registered for `config`'s name (ValueError naming the option if none is)."""
         name = getattr(config, self.field)
-        if name not in self.classes:
-            raise self.unknown(name)
-        cls = self.classes[name]
+        cls = self.lookup(name)
         if not isinstance(config, cls.config_model):
             raise TypeError(f"{self.what} {name!r} takes a {cls.config_model.__name__}, got {type(config).__name__}")
         return cls
@@ -57,16 +110,8 @@ class Registry(Generic[ConfigT]):
     def validate(self, name: str | None = None, **fields: Any) -> ConfigT:
         """The validated config of `name` (default: the registry's default) with `fields` set."""
         name = name or self.default
-        models = self.config_models()
-        if name not in models:
-            raise self.unknown(name)
-        return models[name].model_validate({self.field: name, **fields})
-
-    def unknown(self, name: str) -> ValueError:
-        """`ranking.mode: unknown mode 'x'; registered modes: ...` (the form of a config error for the union)."""
-        return ValueError(
-            f"{self.option}: unknown {self.field} {name!r}; registered {self.field}s: {', '.join(self.classes)}"
-        )
+        model: type[ConfigT] = self.lookup(name).config_model
+        return model.model_validate({self.field: name, **fields})
 
     def discriminator(self) -> Callable[[Any], Any]:
         """A mapping's `field` (the default when absent) or a config's; named after the field, which pydantic's

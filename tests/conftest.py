@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import fcntl
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from process_helpers import HeldEncoding
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -105,6 +109,16 @@ def warm_smoke_cache(warm_pool_cache: Path) -> Path:
 
     _once_per_session(warm_pool_cache, "warm-smoke", simulate_the_sweep)
     return warm_pool_cache
+
+
+@pytest.fixture
+def held_cache(tmp_path: Path, warm_pool_cache: Path) -> Iterator[HeldEncoding]:
+    """A fresh embedding cache (the default pool's texts, no interest queries) whose lock the test holds: each job of
+    a sweep on it stays RUNNING until `held_cache.release()` (tests/process_helpers.py, `HeldEncoding`)."""
+    from process_helpers import HeldEncoding
+
+    with HeldEncoding(tmp_path / "held-cache", warm_pool_cache) as held:
+        yield held
 
 
 # ------------------------------------------------- how `make test` shares the tests among its pytest-xdist workers

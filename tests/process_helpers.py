@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import signal
@@ -12,6 +13,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
+from typing import Self
 
 from mlflow.tracking import MlflowClient
 
@@ -105,6 +107,8 @@ def prism(
 
 #: smoke, made long enough (about 5-10 s per job) to kill a job while it runs
 LONG_SMOKE = ("-m", "experiment=smoke", "simulation.n_steps=40", "simulation.show_progress=false")
+#: the smoke sweep, 4 jobs: on a held cache (`HeldEncoding`) each job stays RUNNING until the test releases it
+SMOKE_SWEEP = ("-m", "experiment=smoke", "simulation.show_progress=false")
 #: every launcher a sweep can use on one machine, as overrides
 LAUNCHERS: dict[str, tuple[str, ...]] = {
     "prism_joblib": (),
@@ -208,6 +212,27 @@ def wait_for_running_job(
     raise AssertionError("no job started")
 
 
+def wait_for_run_status(
+    runs_dir: Path,
+    run_id: str,
+    statuses: set[str],
+    sweep: subprocess.Popen,
+    timeout: float = 300,
+    store: str | None = None,
+) -> object:
+    """Poll the store until run `run_id` has one of `statuses`; fail at once if `sweep` ended first."""
+    client = MlflowClient(store or f"sqlite:///{runs_dir}/mlflow.db")
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = client.get_run(run_id)
+        if found.info.status in statuses:
+            return found
+        if sweep.poll() is not None:
+            raise AssertionError(f"the sweep ended (exit {sweep.returncode}) with run {run_id} {found.info.status}")
+        time.sleep(0.2)
+    raise AssertionError(f"run {run_id} never reached {sorted(statuses)}")
+
+
 @contextmanager
 def postgres_tracking_server() -> Iterator[tuple[str, Path]]:
     """PostgreSQL + `mlflow server` from `make tracking-server`'s code, in a directory PostgreSQL's user can enter;
@@ -223,3 +248,50 @@ def postgres_tracking_server() -> Iterator[tuple[str, Path]]:
         assert tracking_server.stop(home)
         assert gone_or_zombie(state.mlflow_pid) and gone_or_zombie(state.postgres_pid)
         shutil.rmtree(home, ignore_errors=True)
+
+
+class CacheLock:
+    """The embedding cache folder's lock under `root`, held by the test: a job that must encode a text on that cache
+    blocks in `flock` (embeddings/embedder.py), inside its RUNNING run, until `release()`. So a test acts on a
+    running job by an event (the lock it holds), not by a step count that "should" outlast the test's next move;
+    blocked in `flock`, the job still takes signals (SIGTERM, SLURM's warning signal, SIGKILL) at once."""
+
+    def __init__(self, root: Path) -> None:
+        from prism_experiments.embeddings import DEFAULT_MODEL
+        from prism_experiments.embeddings.embedder import cache_directory
+
+        self.root = root
+        folder = cache_directory(root, DEFAULT_MODEL)
+        folder.mkdir(parents=True, exist_ok=True)
+        self._lock = open(folder / ".lock", "w")  # noqa: SIM115  (held across the test, closed by release)
+        fcntl.flock(self._lock, fcntl.LOCK_EX)
+
+    def release(self) -> None:
+        """Let the blocked jobs encode and go on (idempotent)."""
+        if not self._lock.closed:
+            fcntl.flock(self._lock, fcntl.LOCK_UN)
+            self._lock.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+
+class HeldEncoding(CacheLock):
+    """A held cache (`CacheLock`) with every text of the default pool, so that corpora and new posts need no
+    encoding, but not the topic descriptions that agents' interests are embedded through: every run encodes those
+    when it builds its world, after its MLflow run exists, and so each job of a sweep waits there, RUNNING."""
+
+    def __init__(self, root: Path, pool_cache: Path) -> None:
+        from prism_experiments.config import ExperimentConfig
+        from prism_experiments.corpus.templates import pooled_texts
+        from prism_experiments.embeddings import DEFAULT_MODEL, Embedder, EmbeddingCache, text_digest
+        from prism_experiments.embeddings.embedder import cache_directory
+
+        corpus = ExperimentConfig().corpus
+        texts = pooled_texts(corpus.topics, corpus.hashtag_fraction, corpus.text_pool_size)
+        vectors = Embedder(cache_dir=pool_cache).encode(texts)  # read from the warm pool cache, no model
+        EmbeddingCache(cache_directory(root, DEFAULT_MODEL)).add([text_digest(text) for text in texts], vectors)
+        super().__init__(root)

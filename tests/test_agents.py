@@ -48,8 +48,10 @@ def big_population() -> list[SocialAgent]:
 
 
 def test_yaml_mirrors_the_pydantic_defaults() -> None:
-    from_yaml = AgentsConfig.model_validate(OmegaConf.to_container(OmegaConf.load(CONF)))
-    assert from_yaml == AgentsConfig()
+    from prism_experiments.config import AgentsGroupConfig  # the agents group: AgentsConfig plus decider and file
+
+    from_yaml = AgentsGroupConfig.model_validate(OmegaConf.to_container(OmegaConf.load(CONF)))
+    assert from_yaml == AgentsGroupConfig() and AgentsConfig.model_fields.keys() <= from_yaml.model_fields.keys()
 
 
 @pytest.mark.parametrize(

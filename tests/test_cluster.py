@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 from mlflow.tracking import MlflowClient
 from process_helpers import (
-    LONG_SMOKE,
     ROOT,
+    CacheLock,
     all_runs,
     environment,
     free_port,
@@ -31,7 +31,7 @@ from process_helpers import (
 
 from prism_experiments.daemons import DaemonError
 from prism_experiments.harness import ray_head
-from prism_experiments.metrics import SUMMARY_METRICS
+from prism_experiments.metrics import summary_metric_names
 from prism_experiments.tracking import server as tracking_server
 from prism_experiments.tracking.tags import CACHE_DIR_TAG, CONFIG_HASH_TAG, PARENT_RUN_TAG, SWEEP_KIND, tag_equals
 
@@ -83,7 +83,7 @@ def finished_children(uri: str, experiment_name: str) -> dict[tuple[str, str], d
     assert len(hashes) == len(set(hashes)), "a job was logged twice"
     return {
         (run.data.params["seed"], run.data.params["ranking.mode"]): {
-            name: run.data.metrics[name] for name in SUMMARY_METRICS
+            name: run.data.metrics[name] for name in summary_metric_names()
         }
         for run in children
     }
@@ -178,8 +178,14 @@ def test_a_killed_raylet_fails_only_its_nodes_jobs_and_a_rerun_finishes_every_co
     """Runs last in this module: the second node does not come back."""
     uri, _ = postgres_mlflow
     runs_dir, name = tmp_path / "runs", "ray_raylet_killed"
+    # texts no cache holds (no text pool: each post's text is composed anew), so every job encodes, and the second
+    # node's jobs wait on its cache's lock, held here, inside their RUNNING runs until its raylet is killed: however
+    # fast the machine, one of them is running then
     args = (
-        *LONG_SMOKE,
+        "-m",
+        "experiment=smoke",
+        "corpus.text_pool_size=0",
+        "simulation.show_progress=false",
         "hydra/launcher=prism_ray",
         "tracking=server",
         f"tracking.uri={uri}",
@@ -189,7 +195,7 @@ def test_a_killed_raylet_fails_only_its_nodes_jobs_and_a_rerun_finishes_every_co
     env |= {"HF_HUB_OFFLINE": "1"} | ray_cluster.head.client_env()
     command = [sys.executable, "-m", "prism_experiments", *args, f"paths.runs_dir={runs_dir}"]
     started = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    with killed_if_left_running(started):
+    with CacheLock(Path(ray_cluster.node.cache_dir)) as node_cache, killed_if_left_running(started):
         deadline = time.monotonic() + 300
         while not [
             r
@@ -199,6 +205,7 @@ def test_a_killed_raylet_fails_only_its_nodes_jobs_and_a_rerun_finishes_every_co
             assert time.monotonic() < deadline and started.poll() is None, "no job ran on the second node"
             time.sleep(0.5)
         os.kill(raylet_of(ray_cluster.node.pid), signal.SIGKILL)
+        node_cache.release()
         stdout, stderr = started.communicate(timeout=600)
     output = stdout + stderr
     assert started.returncode == 1, output[-3000:]

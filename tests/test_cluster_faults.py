@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 from process_helpers import (
-    LONG_SMOKE,
+    SMOKE_SWEEP,
+    HeldEncoding,
     all_runs,
     killed_if_left_running,
     postgres_tracking_server,
@@ -48,15 +49,16 @@ def finished_once_each(runs: list) -> Counter:
 
 @pytest.mark.parametrize("launcher", LAUNCHERS)
 def test_a_killed_worker_fails_only_its_job_and_the_next_sweep_runs_only_that_job(
-    server: tuple[str, Path], warm_smoke_cache: Path, tmp_path: Path, launcher: str
+    server: tuple[str, Path], held_cache: HeldEncoding, tmp_path: Path, launcher: str
 ) -> None:
     uri, _ = server
-    runs_dir, name = tmp_path / "runs", f"kill_{launcher}"
-    args = (*LONG_SMOKE, *LAUNCHERS[launcher], "tracking=server", f"tracking.uri={uri}", f"experiment_name={name}")
-    sweep = start(*args, runs_dir=runs_dir, cache_dir=warm_smoke_cache)
+    runs_dir, name, cache_dir = tmp_path / "runs", f"kill_{launcher}", held_cache.root
+    args = (*SMOKE_SWEEP, *LAUNCHERS[launcher], "tracking=server", f"tracking.uri={uri}", f"experiment_name={name}")
+    sweep = start(*args, runs_dir=runs_dir, cache_dir=cache_dir)
     with killed_if_left_running(sweep):
         victim = wait_for_running_job(runs_dir, timeout=300, store=uri, experiment=name, sweep=sweep)
         os.kill(int(victim.data.tags["prism.pid"]), signal.SIGKILL)  # the Ray worker or submitit job running it
+        held_cache.release()  # the other jobs go on
         stdout, stderr = sweep.communicate(timeout=600)
     output = stdout + stderr
     job = victim.data.tags["prism.job_num"]
@@ -75,7 +77,7 @@ def test_a_killed_worker_fails_only_its_job_and_the_next_sweep_runs_only_that_jo
     assert killed.info.status == "FAILED" and "process died" in killed.data.tags["prism.error"]
     assert len(finished_once_each(runs)) == 3
 
-    rerun = run(*args, runs_dir=runs_dir, cache_dir=warm_smoke_cache)
+    rerun = run(*args, runs_dir=runs_dir, cache_dir=cache_dir)
     assert rerun.returncode == 0, (rerun.stdout + rerun.stderr)[-3000:]
     assert "4 jobs, 1 to run, 3 already FINISHED" in rerun.stdout + rerun.stderr
     after = all_runs(runs_dir, store=uri, experiment=name)
@@ -88,24 +90,25 @@ def test_a_killed_worker_fails_only_its_job_and_the_next_sweep_runs_only_that_jo
 
 
 def test_a_tracking_server_paused_mid_sweep_delays_the_jobs_and_loses_or_doubles_nothing(
-    server: tuple[str, Path], warm_smoke_cache: Path, tmp_path: Path
+    server: tuple[str, Path], held_cache: HeldEncoding, tmp_path: Path
 ) -> None:
-    """SIGSTOP for 6 s (shorter than `tracking.http_timeout_s`, 10 s): requests wait, nothing is retried."""
+    """SIGSTOP for 6 s (the fault's length, shorter than `tracking.http_timeout_s`, 10 s): requests wait."""
     uri, home = server
     runs_dir, name = tmp_path / "runs", "server_pause"
     sweep = start(
-        *LONG_SMOKE,
+        *SMOKE_SWEEP,
         "tracking=server",
         f"tracking.uri={uri}",
         f"experiment_name={name}",
         runs_dir=runs_dir,
-        cache_dir=warm_smoke_cache,
+        cache_dir=held_cache.root,
     )
     state = tracking_server.read_state(home)
     assert state is not None
     with killed_if_left_running(sweep):
         wait_for_running_job(runs_dir, timeout=300, store=uri, experiment=name, sweep=sweep)
         os.killpg(state.mlflow_pid, signal.SIGSTOP)  # the server and its workers (own process group)
+        held_cache.release()  # the running jobs go on against the paused server, however fast the machine
         try:
             time.sleep(6)
         finally:

@@ -102,3 +102,15 @@ def test_a_kept_answer_holding_the_whole_store_takes_every_new_post_as_a_candida
         brute = exact_similarities(store.vectors, query[0])
         expected = np.lexsort((np.arange(len(store)), -brute))[:n]
         assert rows.tolist() == expected.tolist() and np.array_equal(scores, brute[expected])
+
+
+def test_a_batch_with_repeated_queries_answers_each_query_as_alone(tmp_path: Path) -> None:
+    """Agents sharing an interest list ask with one vector, interleaved with others: each gets its own answer."""
+    rng = np.random.default_rng(5)
+    store = _store(tmp_path, _unit_rows(rng, 1500))
+    distinct = _unit_rows(rng, 5)
+    queries = distinct[[0, 0, 1, 2, 0, 3, 1, 4]]
+    answers = store.query_rows(queries, 20)
+    for query, (rows, _) in zip(queries, answers):
+        expected = np.lexsort((np.arange(1500), -exact_similarities(store.vectors, query)))[:20]
+        assert rows.tolist() == expected.tolist()

@@ -19,8 +19,9 @@ from pathlib import Path
 import pytest
 from process_helpers import (
     LAUNCHERS,
-    LONG_SMOKE,
     ROOT,
+    SMOKE_SWEEP,
+    HeldEncoding,
     all_runs,
     command,
     descendants,
@@ -131,18 +132,12 @@ def _wait_for_progress(log: Path, process: subprocess.Popen, pattern: bytes, tim
         time.sleep(0.5)
 
 
-def test_sigterm_to_a_single_run_marks_it_killed_with_one_line(tmp_path: Path, warm_smoke_cache: Path) -> None:
+def test_sigterm_to_a_single_run_marks_it_killed_with_one_line(tmp_path: Path, held_cache: HeldEncoding) -> None:
     runs_dir, log = tmp_path / "runs", tmp_path / "output.log"
-    process = start_logged(
-        log,
-        "experiment=smoke",
-        "simulation.n_steps=20000",
-        "simulation.show_progress=true",
-        runs_dir=runs_dir,
-        cache_dir=warm_smoke_cache,
-    )
+    process = start_logged(log, "experiment=smoke", runs_dir=runs_dir, cache_dir=held_cache.root)
     with killed_at_exit(process):
-        _wait_for_progress(log, process, rb"\| *[1-9]\d*/20000 \[")  # tqdm's "| 12/20000 [": the step loop runs
+        # the run exists (its line is logged after its creation) and waits on the held cache: SIGTERM lands in it
+        _wait_for_progress(log, process, rb"MLflow run [0-9a-f]+ \(")
         process.send_signal(signal.SIGTERM)
         process.wait(timeout=120)
     output = log.read_text()
@@ -155,13 +150,11 @@ def test_sigterm_to_a_single_run_marks_it_killed_with_one_line(tmp_path: Path, w
 
 @pytest.mark.parametrize("launcher", LAUNCHERS)
 def test_sigterm_to_a_sweep_driver_leaves_no_run_running_and_no_process_behind(
-    tmp_path: Path, warm_smoke_cache: Path, launcher: str
+    tmp_path: Path, held_cache: HeldEncoding, launcher: str
 ) -> None:
     runs_dir, log = tmp_path / "runs", tmp_path / "output.log"
-    # jobs of a few minutes: the signal lands while every running job is in its step loop
-    sweep = start_logged(
-        log, *LONG_SMOKE, "simulation.n_steps=2000", *LAUNCHERS[launcher], runs_dir=runs_dir, cache_dir=warm_smoke_cache
-    )
+    # the running jobs wait on the held cache: the signal lands while they run, however fast the machine
+    sweep = start_logged(log, *SMOKE_SWEEP, *LAUNCHERS[launcher], runs_dir=runs_dir, cache_dir=held_cache.root)
     with killed_at_exit(sweep):
         wait_for_running_job(runs_dir, timeout=300, sweep=sweep)
         started = descendants(sweep.pid)

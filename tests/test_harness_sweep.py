@@ -18,9 +18,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from mlflow.tracking import MlflowClient
-from process_helpers import free_port, prism, start_mlflow_server, stop_server, wait_for_port
+from process_helpers import HeldEncoding, free_port, prism, start_mlflow_server, stop_server, wait_for_port
 
-from prism_experiments.metrics import SUMMARY_METRICS
+from prism_experiments.metrics import summary_metric_names
 from prism_experiments.tracking.experiment_views import view_state_of
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -72,7 +72,7 @@ def test_sweep_logs_four_finished_children_under_one_parent(swept) -> None:
         ("random", "1"),
     }
     for run in children:
-        assert set(SUMMARY_METRICS) <= set(run.data.metrics)
+        assert set(summary_metric_names()) <= set(run.data.metrics)
         assert run.data.params["ranking.mode"] in ("x_algo", "random")
         assert run.data.params["agents.n_agents"] == "30"
         for tag in ("prism.sweep_id", "prism.config_hash", "prism.git_commit", "prism.version.mlflow"):
@@ -196,7 +196,7 @@ def test_logged_tables_reproduce_the_logged_metrics(swept, tmp_path: Path) -> No
     run = simulation_runs(runs_dir)[0]
     local = client_for(runs_dir).download_artifacts(run.info.run_id, "tables", str(tmp_path))
     summary = summarize(EventLog.from_parquet(local))
-    for name in SUMMARY_METRICS:
+    for name in summary_metric_names():
         assert summary[name] == pytest.approx(run.data.metrics[name], nan_ok=True), name
 
 
@@ -283,7 +283,7 @@ def test_same_config_logged_twice_gives_identical_metrics_and_reproduce_agrees(s
     pair = simulation_runs(runs_dir, extra="tags.`prism.seed` = '1' and params.`ranking.mode` = 'random'")
     assert len(pair) == 2
     assert pair[0].data.tags["prism.config_hash"] == pair[1].data.tags["prism.config_hash"]
-    for name in SUMMARY_METRICS:
+    for name in summary_metric_names():
         assert pair[0].data.metrics[name] == pytest.approx(pair[1].data.metrics[name], nan_ok=True, rel=0, abs=0)
     reproduced = subprocess.run(
         [
@@ -300,7 +300,8 @@ def test_same_config_logged_twice_gives_identical_metrics_and_reproduce_agrees(s
         cwd=ROOT,
     )
     assert reproduced.returncode == 0, reproduced.stdout + reproduced.stderr
-    assert f"{len(SUMMARY_METRICS)} of {len(SUMMARY_METRICS)} metrics equal" in reproduced.stdout
+    n_metrics = len(summary_metric_names())
+    assert f"{n_metrics} of {n_metrics} metrics equal" in reproduced.stdout
 
 
 def test_compare_reports_on_the_smoke_sweep(swept, tmp_path: Path) -> None:
@@ -473,7 +474,7 @@ def _sigint_ignored_or_blocked(pid: int) -> bool:
     return any(int(fields[key].strip(), 16) & bit for key in ("SigIgn", "SigBlk"))
 
 
-def test_ctrl_c_leaves_no_run_running(tmp_path: Path) -> None:
+def test_ctrl_c_leaves_no_run_running(tmp_path: Path, held_cache: HeldEncoding) -> None:
     runs_dir = tmp_path / "runs"
     environment = {k: v for k, v in os.environ.items() if k not in ("MLFLOW_TRACKING_URI", "PRISM_RUNS_DIR")}
     output = tmp_path / "output.log"
@@ -484,9 +485,8 @@ def test_ctrl_c_leaves_no_run_running(tmp_path: Path) -> None:
                 "-m",
                 "prism_experiments",
                 "experiment=smoke",
-                "simulation.n_steps=20000",
                 f"paths.runs_dir={runs_dir}",
-                "simulation.show_progress=true",
+                f"rag.cache_dir={held_cache.root}",
             ],
             cwd=ROOT,
             env=environment,
@@ -495,13 +495,14 @@ def test_ctrl_c_leaves_no_run_running(tmp_path: Path) -> None:
             preexec_fn=_answer_ctrl_c,
         )
     try:
-        # Ctrl-C once the step loop's progress bar has counted steps: a SIGINT during start-up (native
-        # imports, model load) was seen unanswered under load, and the store is opened only after the run
-        # exists (a client opening the sqlite file while the child migrates it races the migration)
+        # Ctrl-C once the run exists (its line is logged after its creation) and waits on the held cache, however
+        # fast the machine: a SIGINT during start-up (native imports) was seen unanswered under load, and the store
+        # is opened only after the run exists (a client opening the sqlite file while the child migrates it races
+        # the migration)
         deadline = time.time() + 300
-        while not re.search(rb"\| *[1-9]\d*/20000 \[", output.read_bytes()):  # tqdm's "| 12/20000 [00:01<"
+        while not re.search(rb"MLflow run [0-9a-f]+ \(", output.read_bytes()):
             assert time.time() < deadline and process.poll() is None, output.read_text()[-2000:]
-            time.sleep(1)
+            time.sleep(0.5)
         assert not _sigint_ignored_or_blocked(process.pid), "the child could not see a Ctrl-C"
         process.send_signal(signal.SIGINT)
         process.wait(timeout=300)
@@ -511,6 +512,7 @@ def test_ctrl_c_leaves_no_run_running(tmp_path: Path) -> None:
     runs = simulation_runs(runs_dir)
     assert len(runs) == 1
     assert runs[0].info.status == "KILLED"
+    assert runs[0].data.tags["prism.error"] == "interrupted (Ctrl-C)"
     assert process.returncode != 0
 
 

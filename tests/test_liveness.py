@@ -173,19 +173,19 @@ folder = pathlib.Path(sys.argv[1])
 ParentWatch.ensure(poll=0.05)
 ParentWatch.on_orphaned(lambda: (folder / "orphaned").write_text(str(os.getpid())))
 (folder / "started").write_text(str(os.getpid()))
-time.sleep(60)
+time.sleep(600)
 """
 DRIVER = """
 import subprocess, sys, time
 subprocess.Popen([sys.executable, "-c", sys.argv[1], sys.argv[2]])
-time.sleep(60)
+time.sleep(600)
 """
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="uses /proc")
 def test_a_job_whose_driver_is_killed_exits_and_reports_it(tmp_path) -> None:
     driver = subprocess.Popen([sys.executable, "-c", DRIVER, CHILD, str(tmp_path)])
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 300  # a safety net: start-up under load
     while not (tmp_path / "started").exists() and time.monotonic() < deadline:
         time.sleep(0.05)
     child = int((tmp_path / "started").read_text())
@@ -209,7 +209,7 @@ def test_a_worker_forked_by_a_fork_server_watches_the_driver_not_its_parent(tmp_
     """The fork server (here: this test) outlives the driver; the worker must still stop when the driver dies."""
     driver = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     worker = subprocess.Popen([sys.executable, "-c", WATCHING_A_PID, str(tmp_path), str(driver.pid)])
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 300  # a safety net: start-up under load
     while not (tmp_path / "started").exists() and time.monotonic() < deadline:
         time.sleep(0.05)
     time.sleep(0.2)

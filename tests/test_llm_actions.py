@@ -26,7 +26,7 @@ from prism_experiments.llm import (
     request_key,
 )
 from prism_experiments.llm.actions import Reply, close_cut_answer
-from prism_experiments.llm.local import LocalLLMConfig
+from prism_experiments.llm.backends.local import LocalLLMConfig
 
 N_POSTS, MAX_CHARS = 6, 40
 numbers = st.lists(st.integers(1, N_POSTS), unique=True, max_size=N_POSTS)

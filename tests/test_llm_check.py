@@ -13,7 +13,7 @@ import pytest
 from mlflow.tracking import MlflowClient
 
 from prism_experiments.llm import ChatResponse
-from prism_experiments.llm.local import LocalLLMConfig
+from prism_experiments.llm.backends.local import LocalLLMConfig
 from prism_experiments.llm_check import check as check_module
 from prism_experiments.llm_check.check import last_check, log_check, run_check
 from prism_experiments.llm_check.probes import FEEDS_PER_PERSONA, ON_TOPIC, TOPIC_PAIRS, probe_set

@@ -4,13 +4,18 @@ logged to MLflow (pure functions and unit-test doubles, no model)."""
 from __future__ import annotations
 
 import math
+import pkgutil
 
 import numpy as np
 import pytest
 
+import prism_experiments.deciders.kinds as decider_modules
+import prism_experiments.llm.backends as backend_modules
 from prism_experiments.agents import AgentsConfig, population_arrays
 from prism_experiments.config import ConfigError, ExperimentConfig
 from prism_experiments.deciders import DECIDERS, DeciderContext, build_decider, decider_config, hybrid_llm_mask
+from prism_experiments.llm import LLM_BACKENDS
+from prism_experiments.locations import CONFIG_DIR
 from prism_experiments.tracking.llm_metrics import llm_metric_values, llm_metrics
 
 
@@ -24,8 +29,22 @@ def context(tmp_path, n_agents: int, seed: int = 0) -> DeciderContext:
 
 
 def test_every_decider_registers_under_its_kind() -> None:
-    assert list(DECIDERS) == ["rules", "llm", "hybrid"]
+    assert {"rules", "llm", "hybrid"} <= set(DECIDERS)
     assert all(decider_config(kind).kind == kind for kind in DECIDERS)
+
+
+@pytest.mark.parametrize(
+    "package, registry, group",
+    [(decider_modules, DECIDERS, "agents/decider"), (backend_modules, LLM_BACKENDS, "agents/decider/llm")],
+)
+def test_each_decider_and_backend_module_registers_itself_and_has_its_option(package, registry, group: str) -> None:
+    """A decider or backend is its module alone (its package imports every module, none is listed elsewhere), plus
+    its Hydra option `<group>=<name>`."""
+    modules = {module.name for module in pkgutil.iter_modules(package.__path__)}
+    assert {cls.__module__.rsplit(".", 1)[1] for cls in registry.values()} == modules
+    assert len(registry) == len(modules)
+    for name in registry:
+        assert (CONFIG_DIR / group / f"{name}.yaml").is_file(), f"{group}={name} has no option file"
 
 
 def test_rules_and_llm_deciders_ask_no_agent_and_every_agent(tmp_path, monkeypatch) -> None:
@@ -64,12 +83,12 @@ def test_a_hybrid_population_without_llm_agents_builds_no_model(tmp_path) -> Non
 @pytest.mark.parametrize(
     "decider, field",
     [
-        ({"kind": "gpt"}, r"agents\.decider\.kind: unknown kind 'gpt'; registered kinds: rules, llm, hybrid"),
+        ({"kind": "gpt"}, rf"agents\.decider\.kind: unknown kind 'gpt'; registered kinds: {', '.join(DECIDERS)}$"),
         ({"kind": "hybrid", "fraction": 1.5}, r"agents\.decider\.fraction: "),
         ({"kind": "rules", "fraction": 0.5}, r"agents\.decider\.fraction: Extra inputs"),
         (
             {"kind": "llm", "llm": {"backend": "vllm"}},
-            r"agents\.decider\.llm\.backend: unknown backend 'vllm'; registered backends: local, llama_cpp, openai",
+            rf"agents\.decider\.llm\.backend: unknown backend 'vllm'; registered backends: {', '.join(LLM_BACKENDS)}$",
         ),
         (
             {"kind": "llm", "llm": {"backend": "openai", "model": "m", "base_url": "127.0.0.1:8000/v1"}},

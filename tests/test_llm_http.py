@@ -23,7 +23,7 @@ import pytest
 
 from prism_experiments.config import ExperimentConfig
 from prism_experiments.llm import ChatRequest, LLMUnavailable, action_schema, parse_actions
-from prism_experiments.llm.openai_server import OpenAIChatModel, OpenAILLMConfig, server_identity
+from prism_experiments.llm.backends.openai_server import OpenAIChatModel, OpenAILLMConfig, server_identity
 from prism_experiments.simulation import run_simulation
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]

@@ -13,8 +13,8 @@ from pydantic import ValidationError
 
 from prism_experiments.domain import Post
 from prism_experiments.llm.actions import action_schema, parse_actions
+from prism_experiments.llm.backends.llama_cpp import LlamaCppChatModel, LlamaCppLLMConfig, chunks, common_prefix
 from prism_experiments.llm.chat import ChatRequest, ChatResponse, LLMUnavailable
-from prism_experiments.llm.llama_cpp import LlamaCppChatModel, LlamaCppLLMConfig, chunks, common_prefix
 from prism_experiments.rag import format_feed_for_prompt
 
 #: short texts keep the worst-case answer (every post named, both texts full of emoji) well under MAX_NEW_TOKENS
@@ -120,7 +120,7 @@ def test_prompts_are_decoded_in_steps_of_at_most_512_tokens_never_of_one() -> No
 
 def test_the_grammar_spaces_answers_as_the_prompts_example() -> None:
     pytest.importorskip("cyllama")
-    from prism_experiments.llm.llama_cpp import schema_grammar
+    from prism_experiments.llm.backends.llama_cpp import schema_grammar
 
     grammar = schema_grammar(action_schema(3, MAX_TEXT_CHARS))
     assert 'space ::= ""' in grammar
@@ -145,7 +145,7 @@ def test_a_file_llama_cpp_cannot_load_is_one_line_llm_unavailable(tmp_path: Path
 @pytest.fixture(scope="module")
 def packaged() -> Path:
     pytest.importorskip("cyllama")
-    from prism_experiments.llm.local import packaged_model_path
+    from prism_experiments.llm.backends.local import packaged_model_path
 
     try:
         path = packaged_model_path()
@@ -192,7 +192,7 @@ def test_every_answer_fits_the_answer_schema(
 
 @pytest.mark.integration
 def test_the_identity_names_llama_cpp_and_the_weights(alone: LlamaCppChatModel, packaged: Path) -> None:
-    from prism_experiments.llm.local import file_digest
+    from prism_experiments.llm.backends.local import file_digest
 
     assert alone.identity == f"llama.cpp:smollm2-135m-instruct:{file_digest(packaged)[:16]}"
 

@@ -100,7 +100,7 @@ def test_another_ranker_replays_identical_prompts_from_the_cache(runs: dict) -> 
 def test_the_first_load_keeps_the_dequantised_weights_and_a_later_load_reads_the_same_model(runs: dict) -> None:
     import torch
 
-    from prism_experiments.llm.local import DEQUANTISED_MARKER, _load, _Loaded, packaged_model_path
+    from prism_experiments.llm.backends.local import DEQUANTISED_MARKER, _load, _Loaded, packaged_model_path
 
     (saved,) = runs["weights_dir"].iterdir()  # one folder per GGUF, whole (its marker written last)
     assert (saved / DEQUANTISED_MARKER).is_file() and (saved / "model.safetensors").is_file()

@@ -17,12 +17,14 @@ from prism_experiments.network import (
     NetworkConfig,
     SocialGraph,
     draw_out_degrees,
+    generate,
     generate_follow_graph,
     graph_stats,
     shared_interest_edge_share,
     weighted_sample_without_replacement,
     with_following,
 )
+from prism_experiments.network.file_config import NetworkGroupConfig
 
 TOPICS = (
     "crypto",
@@ -120,7 +122,8 @@ def test_edges_are_sorted_and_networkx_agrees() -> None:
 
 
 def test_yaml_mirrors_the_pydantic_defaults() -> None:
-    assert NetworkConfig.model_validate(OmegaConf.to_container(OmegaConf.load(CONF))) == NetworkConfig()
+    from_yaml = NetworkGroupConfig.model_validate(OmegaConf.to_container(OmegaConf.load(CONF)))
+    assert from_yaml == NetworkGroupConfig() and NetworkConfig.model_fields.keys() <= from_yaml.model_fields.keys()
 
 
 @pytest.mark.parametrize(
@@ -260,6 +263,26 @@ def test_graph_stats_agree_with_networkx() -> None:
     assert stats["reciprocity"] == pytest.approx(2 / 3)
     assert stats["shared_interest_edge_share"] == pytest.approx(2 / 3)
     assert stats["max_in_degree"] == 2 and stats["mean_out_degree"] == 1.0
+
+
+@pytest.mark.parametrize(
+    "config",
+    [
+        NetworkConfig(),
+        NetworkConfig(homophily=1.0, preferential_attachment=0.0),
+        NetworkConfig(homophily=12.0, preferential_attachment=1.6, attachment_offset=0.3, mean_out_degree=35),
+    ],
+    ids=["default", "uniform", "strong"],
+)
+def test_blocked_draws_are_the_direct_draws(
+    agents: list[SocialAgent], config: NetworkConfig, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The blocked sampler (every agent beyond DIRECT_BELOW) draws the graph a scan of every weight draws."""
+    monkeypatch.setattr(generate, "DIRECT_BELOW", 10**9)
+    direct = generate_follow_graph(agents, config, 5)
+    monkeypatch.setattr(generate, "DIRECT_BELOW", 0)
+    monkeypatch.setattr(generate, "_MIN_BLOCK", 7)  # a partial last block, and blocks a draw may cross
+    assert generate_follow_graph(agents, config, 5) == direct
 
 
 def test_ten_thousand_agents() -> None:

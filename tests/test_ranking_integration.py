@@ -193,3 +193,26 @@ def test_random_is_reproducible_recent_and_differs_between_agents(world) -> None
     assert len({tuple(c.post.id for c in f) for f in first}) == len(agents)
     window = timedelta(hours=ranking_config("random").recent_window_hours)
     assert all(NOW - window <= c.post.timestamp <= NOW for f in first for c in f)
+
+
+def test_x_algos_step_at_once_equals_its_per_agent_steps(world) -> None:
+    """The flat ranking of a whole step (ranking/flat.py) serves what the per-agent pool, rescoring and sort serve,
+    with reshares in the graph and seen posts excluded."""
+    from prism_experiments.ranking.modes.x_algo import rescored
+    from prism_experiments.ranking.rescoring import descending_order
+
+    agents, _graph, retriever = world
+    reshares = ReshareLog()
+    for step, agent in enumerate(agents[:6]):
+        reshares.record(agent.id, 7 * step + 3, step)
+    ranker = ranker_for(world, reshares=reshares)
+    exclude = {agent.id: [p.id for p in retriever.posts[i::37]] for i, agent in enumerate(agents)}
+    feeds = ranker.rank_many(agents, NOW, exclude)
+    views = [ranker._view(agent, exclude[agent.id]) for agent in agents]
+    for view, oon, feed in zip(views, ranker.out_of_network_candidates(views, NOW), feeds):
+        pool = ranker.candidate_pool(view, NOW, oon)
+        final, _ = rescored(pool.similarity, pool.is_oon, pool.rows, retriever, ranker.config)
+        order = descending_order(final, pool.rows)[: ranker.feed_size]
+        expected = [(int(pool.rows[i]), float(final[i]), not pool.is_oon[i], pool.via[i]) for i in order]
+        assert [(c.row, c.final_score, c.in_network, c.via_agent_id) for c in feed] == expected
+    assert any(c.via_agent_id for feed in feeds for c in feed)  # the reshare path was exercised

@@ -20,7 +20,7 @@ from prism_experiments.rag import FeedRetriever, RAGConfig
 from prism_experiments.ranking import (
     DEFAULT_MODE,
     KNOWN_MODES,
-    RANKERS,
+    RANKING_MODES,
     AgentView,
     ModeConfig,
     RankedCandidate,
@@ -39,14 +39,14 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def test_every_module_of_the_modes_package_registers_one_mode() -> None:
     modules = {module.name for module in pkgutil.iter_modules(modes_package.__path__)}
-    registered = {cls.__module__.rsplit(".", 1)[1] for cls in RANKERS.values()}
+    registered = {cls.__module__.rsplit(".", 1)[1] for cls in RANKING_MODES.values()}
     assert registered == modules
-    assert len(RANKERS) == len(modules)  # one mode per module
+    assert len(RANKING_MODES) == len(modules)  # one mode per module
 
 
 @pytest.mark.parametrize("mode", KNOWN_MODES)
 def test_each_mode_has_its_config_option_schema_and_docs_section(mode: str) -> None:
-    cls = RANKERS[mode]
+    cls = RANKING_MODES[mode]
     assert cls.mode == mode and config_models()[mode] is cls.config_model
     assert cls.config_model().mode == mode
     assert (ROOT / "conf" / "ranking" / f"{mode}.yaml").is_file()
@@ -55,7 +55,7 @@ def test_each_mode_has_its_config_option_schema_and_docs_section(mode: str) -> N
 
 
 def test_known_modes_and_the_config_union_are_views_of_the_registry() -> None:
-    assert tuple(RANKERS) == KNOWN_MODES and DEFAULT_MODE in KNOWN_MODES
+    assert tuple(RANKING_MODES) == KNOWN_MODES and DEFAULT_MODE in KNOWN_MODES
     for mode in KNOWN_MODES:
         config = ExperimentConfig.from_mapping({"ranking": {"mode": mode}}).ranking
         assert type(config) is config_models()[mode]
@@ -98,8 +98,8 @@ class EchoRanker(Ranker[EchoConfig]):
 @pytest.fixture
 def isolated_registry(monkeypatch: pytest.MonkeyPatch) -> dict[str, type[Ranker]]:
     """A copy of the registry that a test may extend; the real one is restored afterwards."""
-    copy = dict(registry.MODES.classes)
-    monkeypatch.setattr(registry.MODES, "classes", copy)
+    copy = dict(registry.RANKING_MODES.entries)
+    monkeypatch.setattr(registry.RANKING_MODES, "entries", copy)
     return copy
 
 

@@ -3,7 +3,7 @@ after the interrupt, and the jobs that were running end KILLED naming the interr
 
 Ray's workers are not the driver's children, so neither a terminal's Ctrl-C nor the driver's forwarding of SIGTERM
 reaches them by itself (prism_experiments/harness/interruption.py). The running jobs are held RUNNING by the
-embedding cache's lock (tests/encoding_gate.py) until the signal comes."""
+embedding cache's lock (`held_cache`, tests/process_helpers.py `HeldEncoding`) until the signal comes."""
 
 from __future__ import annotations
 
@@ -15,8 +15,16 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from encoding_gate import NO_UPFRONT_EMBEDDING, encoding_held
-from process_helpers import ROOT, all_runs, command, descendants, environment, gone_or_zombie, killed_if_left_running
+from process_helpers import (
+    ROOT,
+    HeldEncoding,
+    all_runs,
+    command,
+    descendants,
+    environment,
+    gone_or_zombie,
+    killed_if_left_running,
+)
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -28,7 +36,6 @@ RAY_SWEEP = (
     "simulation.show_progress=false",
     "hydra/launcher=prism_ray",
     "hydra.launcher.ray.init.num_cpus=2",
-    NO_UPFRONT_EMBEDDING,
 )
 #: the README's promise: an interrupted sweep is gone within this many seconds
 STOP_BUDGET_S = 15
@@ -63,10 +70,10 @@ def wait_for_running_jobs(runs_dir: Path, sweep: subprocess.Popen, count: int, t
     ids=["ctrl-c", "sigterm"],
 )
 def test_an_interrupted_ray_sweep_stops_within_15_s_and_starts_no_job_after_it(
-    tmp_path: Path, signum: signal.Signals, reason: str, exit_code: int
+    tmp_path: Path, held_cache: HeldEncoding, signum: signal.Signals, reason: str, exit_code: int
 ) -> None:
-    runs_dir, cache_dir, log = tmp_path / "runs", tmp_path / "cache", tmp_path / "sweep.log"
-    with encoding_held(cache_dir), log.open("wb") as sink:
+    runs_dir, cache_dir, log = tmp_path / "runs", held_cache.root, tmp_path / "sweep.log"
+    with log.open("wb") as sink:
         sweep = subprocess.Popen(
             command(*RAY_SWEEP, runs_dir=runs_dir, cache_dir=cache_dir),
             cwd=ROOT,

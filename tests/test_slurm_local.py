@@ -14,12 +14,14 @@ import pytest
 from mlflow.entities import Run
 from process_helpers import (
     ROOT,
+    HeldEncoding,
     all_runs,
     command,
     environment,
     gone_or_zombie,
     killed_if_left_running,
     run,
+    wait_for_run_status,
     wait_for_running_job,
 )
 from test_cluster import finished_children
@@ -28,9 +30,8 @@ from prism_experiments.harness import slurm_local
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 SLURM = ("hydra/launcher=prism_submitit_slurm",)
-#: 2 configs (seed 0, x_algo and random), long enough (100 steps, a few seconds on an idle machine) to cancel one
-#: while it runs
-LONG = ("-m", "experiment=smoke", "seed=0", "simulation.n_steps=100")
+#: 2 configs (seed 0, x_algo and random); on a held cache (`held_cache`) each stays RUNNING until the test lets it go
+TWO_JOBS = ("-m", "experiment=smoke", "seed=0")
 
 
 @pytest.fixture(scope="module")
@@ -170,11 +171,11 @@ def test_a_smoke_sweep_on_slurm_gives_the_joblib_metrics_bit_for_bit(
 
 
 def test_scancel_of_a_running_job_fails_only_it_and_the_next_sweep_runs_only_it(
-    slurm: slurm_local.SlurmLocalState, session_cache_dir: Path, tmp_path: Path
+    slurm: slurm_local.SlurmLocalState, held_cache: HeldEncoding, tmp_path: Path
 ) -> None:
     runs_dir, name = tmp_path / "runs", "slurm_scancel"
-    args = (*LONG, f"experiment_name={name}")
-    sweep = start_on_slurm(slurm, *args, runs_dir=runs_dir, cache_dir=session_cache_dir)
+    args = (*TWO_JOBS, f"experiment_name={name}")
+    sweep = start_on_slurm(slurm, *args, runs_dir=runs_dir, cache_dir=held_cache.root)
     with killed_if_left_running(sweep):
         victim = cast(Run, wait_for_running_job(runs_dir, timeout=300, experiment=name, sweep=sweep))
         job_env = process_environment(int(victim.data.tags["prism.pid"]))
@@ -182,6 +183,7 @@ def test_scancel_of_a_running_job_fails_only_it_and_the_next_sweep_runs_only_it(
         slurm_job = f"{job_env['SLURM_ARRAY_JOB_ID']}_{job_env['SLURM_ARRAY_TASK_ID']}"
         assert listening(slurm)[1] == []  # srun's listeners too, while the job runs
         subprocess.run(["scancel", slurm_job], env=slurm_env(slurm), check=True, capture_output=True)
+        held_cache.release()  # the other job goes on
         stdout, stderr = sweep.communicate(timeout=600)
     output = stdout + stderr
     job = victim.data.tags["prism.job_num"]
@@ -206,7 +208,7 @@ def test_scancel_of_a_running_job_fails_only_it_and_the_next_sweep_runs_only_it(
     assert len(listed_failure) == 1 and f" -> {cancelled.info.status}: " in listed_failure[0], output[-3000:]
     assert Counter(r.info.status for r in runs)["FINISHED"] == 1
 
-    rerun = on_slurm(slurm, *args, runs_dir=runs_dir, cache_dir=session_cache_dir)
+    rerun = on_slurm(slurm, *args, runs_dir=runs_dir, cache_dir=held_cache.root)
     assert rerun.returncode == 0, (rerun.stdout + rerun.stderr)[-3000:]
     assert "2 jobs, 1 to run, 1 already FINISHED" in rerun.stdout + rerun.stderr
     after = all_runs(runs_dir, experiment=name)
@@ -217,19 +219,18 @@ def test_scancel_of_a_running_job_fails_only_it_and_the_next_sweep_runs_only_it(
 
 
 def test_a_job_over_its_time_limit_fails_naming_the_limit(
-    slurm: slurm_local.SlurmLocalState, session_cache_dir: Path, tmp_path: Path
+    slurm: slurm_local.SlurmLocalState, held_cache: HeldEncoding, tmp_path: Path
 ) -> None:
     runs_dir, name = tmp_path / "runs", "slurm_time_limit"
     # three minutes of SLURM time, the warning signal 60 s before it, which SLURM may send up to 60 s early: so at
     # 60-120 s, after the job's start-up (a signal before submitit's handler exists kills the job unnamed; seen
-    # with 1 min and 45 s under load); a 20,000-step run cannot finish in that
+    # with 1 min and 45 s under load). Until then the job waits on the held cache's lock inside its RUNNING run,
+    # however fast the machine: a 20,000-step run once finished within the limit on a fast one
     limit = ("hydra.launcher.timeout_min=3", "hydra.launcher.signal_delay_s=60")
-    args = ("-m", "experiment=smoke", "seed=0", "ranking=random", "simulation.n_steps=20000", *limit)
-    sweep = start_on_slurm(slurm, *args, f"experiment_name={name}", runs_dir=runs_dir, cache_dir=session_cache_dir)
+    args = ("-m", "experiment=smoke", "seed=0", "ranking=random", *limit)
+    sweep = start_on_slurm(slurm, *args, f"experiment_name={name}", runs_dir=runs_dir, cache_dir=held_cache.root)
     with killed_if_left_running(sweep):
-        job = cast(Run, wait_for_running_job(runs_dir, timeout=300, experiment=name, sweep=sweep))
-        # the job must outlast its limit, not compute: at nice 19 it takes only the CPU the other tests leave
-        lowest_cpu_priority(int(job.data.tags["prism.pid"]))
+        wait_for_running_job(runs_dir, timeout=300, experiment=name, sweep=sweep)
         stdout, stderr = sweep.communicate(timeout=600)
     output = stdout + stderr
     assert sweep.returncode == 1, output[-3000:]
@@ -242,16 +243,19 @@ def test_a_job_over_its_time_limit_fails_naming_the_limit(
 
 
 def test_a_preempted_job_is_requeued_and_its_config_finishes_once(
-    slurm: slurm_local.SlurmLocalState, session_cache_dir: Path, tmp_path: Path
+    slurm: slurm_local.SlurmLocalState, held_cache: HeldEncoding, tmp_path: Path
 ) -> None:
     runs_dir, name = tmp_path / "runs", "slurm_preempted"
-    args = ("-m", "experiment=smoke", "seed=0", "simulation.n_steps=300", f"experiment_name={name}")
-    sweep = start_on_slurm(slurm, *args, runs_dir=runs_dir, cache_dir=session_cache_dir)
+    args = (*TWO_JOBS, f"experiment_name={name}")
+    sweep = start_on_slurm(slurm, *args, runs_dir=runs_dir, cache_dir=held_cache.root)
     with killed_if_left_running(sweep):
         victim = cast(Run, wait_for_running_job(runs_dir, timeout=300, experiment=name, sweep=sweep))
         # a job of the higher-priority partition that needs the whole node: SLURM preempts the running sweep jobs
         urgent = ["sbatch", f"--partition={slurm_local.URGENT_PARTITION}", "--cpus-per-task=2", "--wrap", "sleep 1"]
         subprocess.run(urgent, env=slurm_env(slurm), check=True, capture_output=True, cwd=tmp_path)
+        # held until SLURM preempted it: the requeued jobs then run to the end
+        wait_for_run_status(runs_dir, victim.info.run_id, {"KILLED"}, sweep=sweep, timeout=300)
+        held_cache.release()
         stdout, stderr = sweep.communicate(timeout=900)
     output = stdout + stderr
     assert sweep.returncode == 0, output[-3000:]

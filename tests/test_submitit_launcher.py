@@ -15,8 +15,8 @@ from prism_experiments.processes import process_alive
 #: a job still in submitit's start-up, where SIGTERM is only logged: here it ignores SIGTERM for good
 DEAF_JOB = (
     "import os, signal, time\n"
-    "open({path!r}, 'w').write(str(os.getpid()))\n"
     "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+    "open({path!r}, 'w').write(str(os.getpid()))\n"  # once deaf: a SIGTERM sent on seeing the file finds it so
     "time.sleep(600)\n"
 )
 

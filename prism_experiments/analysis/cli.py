@@ -10,7 +10,7 @@ from pydantic import ValidationError
 
 from prism_experiments.analysis.compare import ComparisonSettings
 from prism_experiments.analysis.errors import AnalysisInputError
-from prism_experiments.analysis.selection import DEFAULT_METRICS
+from prism_experiments.metrics.registry import primary_metric_names
 
 DEFAULT_SETTINGS = ComparisonSettings()
 
@@ -31,7 +31,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="params defining the conditions, full dotted key or unique suffix "
                         "(default: every param that varies, seed and paths/tracking/hydra excluded)")  # fmt: skip
     parser.add_argument("--metrics", nargs="+", default=None, metavar="METRIC",
-                        help=f"metrics to compare (default: {' '.join(DEFAULT_METRICS)})")  # fmt: skip
+                        help=f"metrics to compare (default: {' '.join(primary_metric_names())})")  # fmt: skip
     parser.add_argument(
         "--alpha",
         type=float,

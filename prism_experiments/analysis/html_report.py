@@ -18,23 +18,12 @@ from prism_experiments.analysis.report import (
     format_p,
 )
 from prism_experiments.analysis.step_series import REPORT_SERIES
+from prism_experiments.metrics.registry import metric_label
 from prism_experiments.plotting import condition_styles
 
 HTML_REPORT = "report.html"
 #: Significant pairs a metric shows in the summary at most (the largest differences); the rest are in its table.
 SUMMARY_PAIRS = 3
-#: Plain-English names of the usual metrics (docs/metrics.md); any other metric is named by its key.
-METRIC_NAMES: dict[str, str] = {
-    "inn_share": "in-network share",
-    "feed_topic_entropy": "feed topic entropy",
-    "exposure_topic_entropy": "exposure topic entropy",
-    "engagement_rate": "engagement rate",
-    "cascade_size_mean": "mean cascade size",
-    "cascade_depth_max": "maximum cascade depth",
-    "structural_virality_mean": "mean structural virality",
-    "author_impression_gini": "author impression Gini",
-    "feed_jaccard_mean": "mean feed overlap (Jaccard)",
-}
 STYLE = """
 body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:1.5rem auto;max-width:1200px;padding:0 1rem;
 color:#1a1a1a;line-height:1.45}
@@ -49,8 +38,10 @@ ul.summary li{margin:.3rem 0}.sig{font-weight:600}.muted{color:#666}
 
 
 def metric_name(metric: str) -> str:
-    """`in-network share (inn_share)`, or the key itself when it has no plain name."""
-    return f"{METRIC_NAMES[metric]} ({metric})" if metric in METRIC_NAMES else metric
+    """`in-network share (inn_share)`: the registered metric's plain name (metrics/registry.py), or the key itself
+    when it has none."""
+    label = metric_label(metric)
+    return f"{label} ({metric})" if label else metric
 
 
 def data_uri(path: Path) -> str:

@@ -10,12 +10,10 @@ import pandas as pd
 from prism_experiments.analysis.conditions import ordered_conditions, resolve_param_keys, varying_params
 from prism_experiments.analysis.errors import AnalysisInputError
 from prism_experiments.analysis.runs import FINISHED, SEED_PARAM, RunTable
-from prism_experiments.metrics.summary import PRIMARY_METRICS
+from prism_experiments.metrics.registry import primary_metric_names
 from prism_experiments.tracking.labels import condition_labels, short_names
 from prism_experiments.tracking.tags import KIND_TAG, SEED_TAG, SIMULATION_KIND
 
-#: Primary outcome metrics compared when `--metrics` is not given (names the simulation logs).
-DEFAULT_METRICS: tuple[str, ...] = PRIMARY_METRICS
 EXCLUDED_COLUMNS: tuple[str, ...] = ("run_id", "status", "seed", "condition", "reason")
 
 
@@ -45,12 +43,13 @@ def choose_metrics(requested: Sequence[str] | None, available: Sequence[str]) ->
                 f"metrics: {', '.join(unknown)} not logged by any selected run; allowed values: {', '.join(available)}"
             )
         return list(dict.fromkeys(requested)), []
-    chosen = [name for name in DEFAULT_METRICS if name in available]
+    default = primary_metric_names()  # the primary outcome metrics (metrics/registry.py)
+    chosen = [name for name in default if name in available]
     if not chosen:
         raise AnalysisInputError(
             f"metrics: none of the default metrics were logged; pass --metrics, one of: {', '.join(available)}"
         )
-    missing = [name for name in DEFAULT_METRICS if name not in available]
+    missing = [name for name in default if name not in available]
     warnings = [f"default metrics not logged by any run, skipped: {', '.join(missing)}"] if missing else []
     return chosen, warnings
 

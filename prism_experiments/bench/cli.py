@@ -28,9 +28,12 @@ SECTION_NAMES = {
     5: "sweep",
     6: "cluster",
     7: "first hour",
+    8: "research",
+    9: "scale",
 }
 QUICK_SECTIONS = (1, 2, 3)
-#: section 6 (launchers, PostgreSQL, cold sweeps) runs only when named: it takes 15+ minutes
+#: section 6 (launchers, PostgreSQL, cold sweeps) runs only when named: it takes 15+ minutes; so do 8 (the research
+#: run at the baseline commit and here, ~10 minutes) and 9 (the scale curve up to a million agents, over an hour)
 FULL_SECTIONS = (1, 2, 3, 4, 5, 7)
 
 
@@ -60,18 +63,30 @@ def section_function(number: int) -> Section:
         from prism_experiments.bench.cluster import cluster_section
 
         return cluster_section
+    if number == 8:
+        from prism_experiments.bench.research import research_section
+
+        return research_section
+    if number == 9:
+        from prism_experiments.bench.scale import scale_section
+
+        return scale_section
     from prism_experiments.bench.first_hour import first_hour_section
 
     return first_hour_section
 
 
 def parse_sections(text: str) -> list[int]:
+    """Section numbers, or names ("research", "scale", ...), comma-separated."""
+    by_name = {name.replace(" ", "_"): number for number, name in SECTION_NAMES.items()}
     try:
-        numbers = sorted({int(part) for part in text.split(",") if part.strip()})
+        numbers = sorted({by_name.get(part.strip()) or int(part) for part in text.split(",") if part.strip()})
     except ValueError:
-        raise argparse.ArgumentTypeError(f"--sections: comma-separated numbers from 1 to 7, got {text!r}") from None
+        raise argparse.ArgumentTypeError(
+            f"--sections: comma-separated numbers from 1 to 9 or names, got {text!r}"
+        ) from None
     if not numbers or any(n not in SECTION_NAMES for n in numbers):
-        raise argparse.ArgumentTypeError(f"--sections: comma-separated numbers from 1 to 7, got {text!r}")
+        raise argparse.ArgumentTypeError(f"--sections: comma-separated numbers from 1 to 9 or names, got {text!r}")
     return numbers
 
 
@@ -127,6 +142,18 @@ def parser() -> argparse.ArgumentParser:
         action="store_true",
         help="write a cProfile of each section to <runs_dir>/bench/<ts>-section<N>.prof",
     )
+    p.add_argument(
+        "--research-repeats",
+        type=int,
+        default=1,
+        help="section 8 (research): runs per mode and commit, alternating baseline and this checkout (default 1)",
+    )
+    p.add_argument(
+        "--scale-agents",
+        type=lambda text: tuple(int(part) for part in text.split(",")),
+        default=None,
+        help="section 9 (scale): agent counts (default 1000,10000,100000,1000000)",
+    )
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
     return p
 
@@ -154,6 +181,8 @@ def run_bench(
     include_huge: bool = False,
     encoder_backends: bool = False,
     setup: bool = False,
+    research_repeats: int = 1,
+    scale_agents: tuple[int, ...] | None = None,
 ) -> tuple[BenchReport, Path]:
     """Run the sections in order, write the JSON report, return it and its path."""
     from prism_experiments.tracking.provenance import git_commit, package_versions
@@ -176,6 +205,8 @@ def run_bench(
         cold_sweep=cold_sweep,
         encoder_backends=encoder_backends,
         setup=setup,
+        research_repeats=research_repeats,
+        scale_agents=scale_agents or BenchContext.scale_agents,
     )
     figures: list[Figure] = []
     seconds: dict[str, float] = {}
@@ -227,6 +258,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.huge,
         args.encoder_backends,
         args.setup,
+        args.research_repeats,
+        args.scale_agents,
     )
     print(render_table(report.figures))
     missed = report.missed()

@@ -27,6 +27,10 @@ class BenchContext:
     encoder_backends: bool = False
     #: section 7: also time `make setup` in a fresh clone
     setup: bool = False
+    #: section 8: runs per mode and commit
+    research_repeats: int = 1
+    #: section 9: agent counts of the scale curve
+    scale_agents: tuple[int, ...] = (1_000, 10_000, 100_000, 1_000_000)
     show_progress: bool = True
     _embedder: Embedder | None = field(default=None, repr=False)
     _world: BenchWorld | None = field(default=None, repr=False)

@@ -96,7 +96,7 @@ def ui_first_answer_s(ctx: BenchContext, timeout_s: float = 180.0) -> float | No
 
 
 LLM_LOAD = (
-    "from prism_experiments.llm.local import LocalChatModel, LocalLLMConfig\n"
+    "from prism_experiments.llm.backends.local import LocalChatModel, LocalLLMConfig\n"
     "import sys, time\n"
     "started = time.perf_counter()\n"
     "loaded = LocalChatModel(LocalLLMConfig(cache_dir=sys.argv[1])).loaded\n"

@@ -54,6 +54,9 @@ class ChildRun:
     wall_s: float
     peak_rss_bytes: int
     log_path: Path
+    #: user + system CPU seconds of the child and the descendants it waited for (`os.wait4`): on a shared machine
+    #: it moves less with the load than the wall time
+    cpu_s: float = 0.0
 
     def tail(self, lines: int = 30) -> str:
         try:
@@ -85,4 +88,5 @@ def run_child(
         wall = time.perf_counter() - started
     process.returncode = os.waitstatus_to_exitcode(status)
     maxrss = usage.ru_maxrss if sys.platform == "darwin" else usage.ru_maxrss * 1024
-    return ChildRun(list(command), process.returncode, wall, int(maxrss), log_path)
+    cpu = usage.ru_utime + usage.ru_stime
+    return ChildRun(list(command), process.returncode, wall, int(maxrss), log_path, cpu)

@@ -45,7 +45,7 @@ class Figure(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    section: int = Field(ge=1, le=7)
+    section: int = Field(ge=1, le=9)
     name: str = Field(min_length=1)
     value: float | None
     unit: str

@@ -11,16 +11,20 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from prism_experiments.config import ExperimentConfig, describe_validation_error
 from prism_experiments.locations import CONFIG_DIR
 from prism_experiments.metrics.moments import EXTRA_MOMENTS
-from prism_experiments.metrics.summary import SUMMARY_METRICS
+from prism_experiments.metrics.registry import summary_metric_names
 from prism_experiments.tracking.params import flatten
 
 CALIBRATION_DIR = CONFIG_DIR / "calibration"
-METRICS: tuple[str, ...] = SUMMARY_METRICS + EXTRA_MOMENTS
 #: World keys only: a fitted world must compose with every ranking mode (docs/model.md, "Calibration").
 FITTABLE_PREFIXES: tuple[str, ...] = ("agents.", "network.")
 #: numeric keys whose default is null (the mechanism off): fittable all the same, and the low end of the range
 #: (0: off) is their value in trial 0
 FITTABLE_WHEN_NULL: tuple[str, ...] = ("agents.reply_post_rate_elasticity",)
+
+
+def calibration_metrics() -> tuple[str, ...]:
+    """The metrics a target may name: the run summary's and the calibration moments."""
+    return summary_metric_names() + EXTRA_MOMENTS
 
 
 class TargetsError(ValueError):
@@ -55,8 +59,9 @@ class Target(BaseModel):
     @field_validator("metric")
     @classmethod
     def _known_metric(cls, value: str) -> str:
-        if value not in METRICS:
-            raise ValueError(f"unknown metric {value!r}; allowed: {', '.join(METRICS)}")
+        allowed = calibration_metrics()
+        if value not in allowed:
+            raise ValueError(f"unknown metric {value!r}; allowed: {', '.join(allowed)}")
         return value
 
     @model_validator(mode="after")

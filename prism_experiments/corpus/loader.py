@@ -16,7 +16,6 @@ excluded; for .jsonl the line number) and the column.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
@@ -30,8 +29,9 @@ from pydantic import ValidationError
 
 from prism_experiments.corpus.formats import REPLY_ARCHETYPES, TWEET_FORMATS, classify_tweet_format
 from prism_experiments.domain import MEDIA_TYPES, Post, as_utc
+from prism_experiments.table_files import SUFFIXES as SUFFIXES
+from prism_experiments.table_files import CellError, cell_identifier, is_missing, read_records, table_suffix
 
-SUFFIXES: tuple[str, ...] = (".csv", ".jsonl", ".parquet")
 REQUIRED_COLUMNS: tuple[str, ...] = ("id", "author_id", "text", "timestamp")
 COLUMNS: tuple[str, ...] = tuple(Post.model_fields)
 FORMAT_LABELS: tuple[str, ...] = TWEET_FORMATS + REPLY_ARCHETYPES
@@ -47,22 +47,9 @@ class CorpusFileError(ValueError):
     """A corpus file that cannot become posts; the message names file, row and column."""
 
 
-class _CellError(ValueError):
-    """A bad cell value; the caller adds file, row and column."""
-
-
-def _is_missing(value: Any) -> bool:
-    if value is None or value is pd.NaT:
-        return True
-    if isinstance(value, float) and math.isnan(value):
-        return True
-    return isinstance(value, str) and value.strip() == ""
-
-
-def _identifier(value: Any) -> str:
-    if isinstance(value, bool) or not isinstance(value, (str, Integral)):
-        raise _CellError(f"must be a string or an integer, got {value!r}")
-    return str(value).strip()
+_CellError = CellError
+_is_missing = is_missing
+_identifier = cell_identifier
 
 
 def _string(value: Any) -> str:
@@ -245,89 +232,17 @@ def _posts_from_records(
     return posts
 
 
-def _undecodable_row(path: Path, header_lines: int) -> CorpusFileError:
-    """Name the line holding the first byte that is not UTF-8 (data rows are counted after the header).
-
-    The file is decoded here rather than trusting the reader's error, whose offset is within a chunk.
-    """
-    data = path.read_bytes()
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError as error:
-        line = data[: error.start].count(b"\n") + 1
-        where = f"row {line - header_lines}" if line > header_lines else "header"
-        return CorpusFileError(
-            f"{path}: {where}: not UTF-8 text (byte 0x{data[error.start]:02x} at offset "
-            f"{error.start}); save the file as UTF-8"
-        )
-    return CorpusFileError(f"{path}: not UTF-8 text; save the file as UTF-8")
-
-
-def _read_csv(path: Path) -> tuple[list[str], list[tuple[int, dict[str, Any]]]]:
-    try:
-        frame = pd.read_csv(path, dtype=str, keep_default_na=False, na_filter=False)
-    except pd.errors.EmptyDataError:
-        raise CorpusFileError(f"{path}: header: the file is empty (expected a header row)") from None
-    except UnicodeDecodeError:
-        raise _undecodable_row(path, header_lines=1) from None
-    except pd.errors.ParserError as error:
-        raise CorpusFileError(f"{path}: not a readable CSV file ({str(error).splitlines()[0]})") from None
-    frame.columns = [str(column).strip() for column in frame.columns]
-    return list(frame.columns), list(enumerate(frame.to_dict("records"), start=1))
-
-
-def _read_parquet(path: Path) -> tuple[list[str], list[tuple[int, dict[str, Any]]]]:
-    try:
-        frame = pd.read_parquet(path)
-    except Exception as error:  # pyarrow raises several unrelated types for a bad file
-        raise CorpusFileError(f"{path}: not a readable Parquet file ({str(error).splitlines()[0]})") from None
-    frame.columns = [str(column).strip() for column in frame.columns]
-    # object dtype keeps Python ints/None instead of float NaN for integer columns with gaps.
-    return list(frame.columns), list(enumerate(frame.astype(object).to_dict("records"), start=1))
-
-
-def _read_jsonl(path: Path) -> tuple[list[str], list[tuple[int, dict[str, Any]]]]:
-    columns: dict[str, None] = {}
-    records: list[tuple[int, dict[str, Any]]] = []
-    with path.open("rb") as handle:
-        for line_number, raw in enumerate(handle, start=1):
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as error:
-                raise CorpusFileError(
-                    f"{path}: row {line_number}: not UTF-8 text (byte 0x{raw[error.start]:02x} "
-                    f"at column {error.start + 1}); save the file as UTF-8"
-                ) from None
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line.rstrip("\r\n"))
-            except json.JSONDecodeError as error:
-                raise CorpusFileError(f"{path}: row {line_number}, column '-': {json_error(error)}") from None
-            if not isinstance(record, dict):
-                raise CorpusFileError(f"{path}: row {line_number}, column '-': expected a JSON object per line")
-            columns.update(dict.fromkeys(record))
-            records.append((line_number, record))
-    return list(columns), records
-
-
-_READERS = {".csv": _read_csv, ".parquet": _read_parquet, ".jsonl": _read_jsonl}
-
-
 def _suffix(path: Path) -> str:
-    suffix = path.suffix.lower()
-    if suffix not in SUFFIXES:
-        raise CorpusFileError(f"{path}: unsupported file type {suffix or '(none)'!r}; allowed: {', '.join(SUFFIXES)}")
-    return suffix
+    return table_suffix(path, CorpusFileError)
 
 
 def load_posts(path: str | Path) -> list[Post]:
     """All posts of a .csv, .parquet or .jsonl file, or CorpusFileError (nothing partial)."""
     path = Path(path)
-    reader = _READERS[_suffix(path)]
+    _suffix(path)
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no such corpus file")
-    columns, records = reader(path)
+    columns, records = read_records(path, CorpusFileError)
     return _posts_from_records(path, columns, records)
 
 
@@ -351,13 +266,3 @@ def save_posts(posts: Iterable[Post], path: str | Path) -> Path:
         frame[column] = frame[column].astype(object)
     frame.to_parquet(path, index=False)
     return path
-
-
-def json_error(error: json.JSONDecodeError) -> str:
-    """json's message whole, with where on the line: its `msg` alone stops at "at" ("Invalid control character
-    at"), the position being kept apart; a raw tab or line break inside a string gets how to fix it."""
-    where = "the end of the line" if error.pos >= len(error.doc) else f"character {error.pos + 1}"
-    message = f"invalid JSON ({error.msg.removesuffix(' at')} at {where})"
-    if error.msg.startswith("Invalid control character"):
-        message += r"; a tab or line break inside a string must be written \t or \n"
-    return message

@@ -10,10 +10,10 @@ from prism_experiments.deciders.base import (
     StepActions,
 )
 from prism_experiments.deciders.config import DeciderConfig, DecidingAgentsConfig, decider_config
-from prism_experiments.deciders.hybrid import HybridDecider, HybridDeciderConfig, hybrid_llm_mask
-from prism_experiments.deciders.llm import LLMDecider, LLMDeciderConfig, ModelDecider
+from prism_experiments.deciders.kinds.hybrid import HybridDecider, HybridDeciderConfig, hybrid_llm_mask
+from prism_experiments.deciders.kinds.llm import LLMDecider, LLMDeciderConfig, ModelDecider
+from prism_experiments.deciders.kinds.rules import RulesDecider, RulesDeciderConfig, rule_decisions
 from prism_experiments.deciders.registry import DECIDERS, build_decider, config_models
-from prism_experiments.deciders.rules import RulesDecider, RulesDeciderConfig, rule_decisions
 
 __all__ = [
     "DECIDERS",

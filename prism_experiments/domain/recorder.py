@@ -39,6 +39,17 @@ class SparseFloatColumns:
                 self._columns[name].append(float(value))
         self._rows += 1
 
+    def extend(self, rows: Sequence[Mapping[str, float]]) -> None:
+        """`append` of each row; rows naming exactly the columns so far (the usual case) go column by column."""
+        names = tuple(self._columns)
+        if all(len(row) == len(names) and tuple(row) == names for row in rows):
+            for name, column in self._columns.items():
+                column.extend([float(row[name]) for row in rows])
+            self._rows += len(rows)
+            return
+        for row in rows:
+            self.append(row)
+
     def __len__(self) -> int:
         return self._rows
 
@@ -108,6 +119,42 @@ class EventRecorder:
         )
         self._components.append(components)
         self._serving.append(serving or {})
+
+    def exposures(
+        self,
+        step: int,
+        agent_ids: Sequence[str],
+        posts: Sequence[Post],
+        positions: Sequence[int],
+        base_scores: Sequence[float],
+        final_scores: Sequence[float],
+        in_network: Sequence[bool],
+        sources: Sequence[str],
+        similarity: Sequence[float],
+        components: Sequence[Mapping[str, float]],
+        serving: Sequence[Mapping[str, float]] | None = None,
+    ) -> None:
+        """`exposure` for many impressions at once: the same rows, appended column by column."""
+        columns = self._columns["exposures"]
+        values = {
+            "step": [step] * len(posts),
+            "agent_id": agent_ids,
+            "post_id": [post.id for post in posts],
+            "position": positions,
+            "base_score": base_scores,
+            "final_score": final_scores,
+            "in_network": in_network,
+            "source": sources,
+            "author_id": [post.author_id for post in posts],
+            "topic": [post.topic for post in posts],
+            "has_media": [post.has_media for post in posts],
+            "format": [post.format for post in posts],
+            "interest_similarity": similarity,
+        }
+        for column in TABLE_COLUMNS["exposures"]:
+            columns[column].extend(values[column])
+        self._components.extend(components)
+        self._serving.extend(serving if serving is not None else [{}] * len(posts))
 
     def serving_candidate(
         self,

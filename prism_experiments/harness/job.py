@@ -16,6 +16,7 @@ import pandas as pd
 
 from prism_experiments.config import ExperimentConfig, world_size_warning
 from prism_experiments.harness.context import SweepContext
+from prism_experiments.harness.world_report import report_loaded_graph, world_file_tags
 from prism_experiments.metrics import step_series, summarize
 from prism_experiments.processes import (
     RECEIVED_SIGNALS,
@@ -141,6 +142,7 @@ def run_tags(
         CACHE_DIR_TAG: str(cfg.cache_dir),
     }
     tags |= {f"{VERSION_TAG_PREFIX}{name}": version for name, version in package_versions().items()}
+    tags |= world_file_tags(cfg)
     if sweep is not None and sweep.parent_run_id:
         tags[PARENT_RUN_TAG] = sweep.parent_run_id
     return tags
@@ -342,8 +344,10 @@ def _simulate_and_log(
             ranker_debug=result.ranker_debug,
             label=run_label(cfg, overrides, sweep),
         )
+        world_metrics = report_loaded_graph(cfg, result.agents, Path(work_dir))
         log_files(client, run_id, Path(work_dir))
         log_metrics(client, run_id, summary, series)
+        log_metric_entries(client, run_id, world_metrics)
         if result.llm_model is not None:
             set_tags(client, run_id, llm_check_tags(client, result.llm_model))
         log_metric_entries(

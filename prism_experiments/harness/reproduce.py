@@ -15,7 +15,7 @@ import yaml
 
 from prism_experiments.config import ConfigError, ExperimentConfig
 from prism_experiments.locations import tracking_uri_for
-from prism_experiments.metrics import SUMMARY_METRICS, summarize
+from prism_experiments.metrics import summarize
 from prism_experiments.simulation import run_simulation
 from prism_experiments.tracking.provenance import git_commit
 from prism_experiments.tracking.store import client_for
@@ -114,7 +114,7 @@ def reproduce(run_id: str, tracking_uri: str) -> tuple[list[tuple[str, float | N
     config.simulation.show_progress = sys.stderr.isatty()
     summary = summarize(run_simulation(config))
     logged = run.data.metrics
-    names = [name for name in SUMMARY_METRICS if name in summary] + sorted(set(summary) - set(SUMMARY_METRICS))
+    names = list(summary)
     rows = [(name, logged.get(name), summary[name], same_value(logged.get(name), summary[name])) for name in names]
     return rows, warnings
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from prism_experiments.tracking.experiment_views import HEADLINE_METRICS
+from prism_experiments.metrics.registry import headline_metric_names
 from prism_experiments.tracking.tags import CONDITION_TAG, TIMING_TAG_PREFIX
 
 if TYPE_CHECKING:
@@ -23,8 +23,10 @@ MEANS_TABLE = f"{SUMMARY_DIR}/condition_means.json"
 STATUS_TABLE = f"{SUMMARY_DIR}/children_by_status.json"
 
 
-def children_frame(runs: Sequence[Any], metrics: Sequence[str] = HEADLINE_METRICS) -> pd.DataFrame:
-    """One row per child run: run_id, condition, status and the headline metrics (NaN when absent)."""
+def children_frame(runs: Sequence[Any], metrics: Sequence[str] | None = None) -> pd.DataFrame:
+    """One row per child run: run_id, condition, status and `metrics` (default: the headline metrics; NaN when
+    absent)."""
+    metrics = headline_metric_names() if metrics is None else metrics
     rows = [{"run_id": run.info.run_id, "condition": run.data.tags.get(CONDITION_TAG, ""), "status": run.info.status,
              **{m: run.data.metrics.get(m, float("nan")) for m in metrics}} for run in runs]  # fmt: skip
     return pd.DataFrame(rows, columns=["run_id", "condition", "status", *metrics])
@@ -37,8 +39,10 @@ def status_counts(children: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame({"status": order, "runs": [int(counts.get(s, 0)) for s in order]})
 
 
-def condition_means(children: pd.DataFrame, metrics: Sequence[str] = HEADLINE_METRICS) -> pd.DataFrame:
-    """Per condition, over its FINISHED children: n_runs and the mean of each headline metric."""
+def condition_means(children: pd.DataFrame, metrics: Sequence[str] | None = None) -> pd.DataFrame:
+    """Per condition, over its FINISHED children: n_runs and the mean of each of `metrics` (default: the headline
+    metrics)."""
+    metrics = headline_metric_names() if metrics is None else metrics
     finished = children.loc[children["status"] == "FINISHED"]
     grouped = finished.groupby("condition", sort=True)
     means = grouped[list(metrics)].mean()

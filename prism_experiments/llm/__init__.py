@@ -3,7 +3,7 @@ and the registered backends that answer (`local`, `openai`)."""
 
 from prism_experiments.llm.actions import NO_ACTION, ActionError, FeedActions, Reply, action_schema, parse_actions
 from prism_experiments.llm.agents import LLMAgents, sampling_seed
-from prism_experiments.llm.backend import BACKENDS, BackendConfig, build_chat_model, register_backend
+from prism_experiments.llm.backend import LLM_BACKENDS, BackendConfig, build_chat_model, register_backend
 from prism_experiments.llm.cache import ResponseCache, request_key
 from prism_experiments.llm.chat import ChatModel, ChatRequest, ChatResponse, LLMUnavailable
 from prism_experiments.llm.config import LLMConfig, backend_config_models, llm_config
@@ -11,7 +11,7 @@ from prism_experiments.llm.prompt import AgentPrompt, build_prompt, persona
 from prism_experiments.llm.replay import CachedChat, CallStats
 
 __all__ = [
-    "BACKENDS",
+    "LLM_BACKENDS",
     "NO_ACTION",
     "ActionError",
     "AgentPrompt",

@@ -13,7 +13,7 @@ from typing import ClassVar, Protocol, TypeVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from prism_experiments.llm.chat import ChatModel
-from prism_experiments.registries import Registry
+from prism_experiments.registries import ClassRegistry
 
 
 class BackendConfig(BaseModel):
@@ -55,22 +55,21 @@ class BackendModel(ChatModel, Protocol):
 
 #: the backend of an `llm` mapping that leaves `backend` out
 DEFAULT_BACKEND = "local"
-#: every backend, filled by `register_backend` as the backend modules are imported
-BACKEND_REGISTRY: Registry[BackendConfig] = Registry(
+#: every backend (backend name -> chat-model class, in registration order), filled by `register_backend` as the
+#: backend modules are imported
+LLM_BACKENDS: ClassRegistry[BackendConfig] = ClassRegistry(
     "LLM backend", "backend", "agents.decider.llm.backend", DEFAULT_BACKEND
 )
-#: backend name -> chat-model class, in registration order
-BACKENDS: dict[str, type[BackendModel]] = BACKEND_REGISTRY.classes
 
 ModelT = TypeVar("ModelT", bound=type)
 
 
 def register_backend(cls: ModelT) -> ModelT:
     """Class decorator: register a chat-model class under the backend its `config_model` declares."""
-    return BACKEND_REGISTRY.register(cls)
+    return LLM_BACKENDS.register(cls)
 
 
 def build_chat_model(cfg: BackendConfig) -> ChatModel:
     """The chat model of `cfg.backend`; LLMUnavailable (one line) when it cannot be reached or found."""
-    model: ChatModel = BACKEND_REGISTRY.class_for(cfg)(cfg)
+    model: ChatModel = LLM_BACKENDS.class_for(cfg)(cfg)
     return model

@@ -16,8 +16,8 @@ from typing import Any
 
 from fastapi import FastAPI, HTTPException, Request
 
+from prism_experiments.llm.backends.local import PACKAGED_MODEL, LocalChatModel, LocalLLMConfig
 from prism_experiments.llm.chat import ChatModel, ChatRequest
-from prism_experiments.llm.local import PACKAGED_MODEL, LocalChatModel, LocalLLMConfig
 
 #: accepted when a request has no response_format: any JSON object
 ANY_OBJECT: dict[str, Any] = {"type": "object"}
@@ -78,7 +78,7 @@ def build_app(model: ChatModel, name: str, fail_first: int = 0) -> Any:
 def load_model(backend: str, threads: int | None) -> ChatModel:
     """The packaged model on `backend`, loaded before the server accepts a request."""
     if backend == "llama_cpp":
-        from prism_experiments.llm.llama_cpp import LlamaCppChatModel, LlamaCppLLMConfig
+        from prism_experiments.llm.backends.llama_cpp import LlamaCppChatModel, LlamaCppLLMConfig
 
         # one prompt at a time (the app's lock): a KV cache for one sequence
         fast = LlamaCppChatModel(LlamaCppLLMConfig(threads=threads, batch_size=1))

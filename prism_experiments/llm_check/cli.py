@@ -44,7 +44,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     args = build_parser().parse_args(argv)
     from prism_experiments.composition import compose_experiment
-    from prism_experiments.deciders.llm import ModelDeciderConfig
+    from prism_experiments.deciders.kinds.llm import ModelDeciderConfig
 
     try:
         cfg = compose_experiment(["agents/decider=llm", *args.overrides])

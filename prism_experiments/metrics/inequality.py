@@ -1,10 +1,13 @@
-"""Gini coefficient of a non-negative quantity (e.g. impressions per author)."""
+"""Gini coefficient of a non-negative quantity, and of impressions per author."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
 import numpy as np
+import pandas as pd
+
+from prism_experiments.metrics._tables import require_columns
 
 
 def gini(values: Iterable[float]) -> float:
@@ -28,3 +31,12 @@ def gini(values: Iterable[float]) -> float:
     n = x.size
     ranks = np.arange(1, n + 1, dtype=np.float64)
     return float(2.0 * (ranks * x).sum() / (n * total) - (n + 1) / n)
+
+
+def author_impression_gini(posts: pd.DataFrame, exposures: pd.DataFrame) -> float:
+    """Gini of impressions per author over every author in posts (and exposures), zeros included."""
+    require_columns(posts, "posts", ["author_id"])
+    require_columns(exposures, "exposures", ["author_id"])
+    impressions = exposures.groupby("author_id").size()
+    authors = pd.Index(posts["author_id"].dropna().unique()).union(impressions.index)
+    return gini(impressions.reindex(authors, fill_value=0).to_numpy())

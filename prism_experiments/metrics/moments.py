@@ -1,4 +1,5 @@
-"""Moments for calibration against published platform figures: authorship concentration and cascade shape.
+"""Moments for calibration against published platform figures: authorship concentration and cascade shape; and
+the starting follow graph's moments (`network/edge_stats.py`), targets when fitting the generator to a loaded graph.
 
 Pure functions of the event log; they are not part of `summarize` (the run summary and its golden
 fixture stay as they are), the calibration adds them to the summary (`calibration_moments`).
@@ -14,6 +15,7 @@ import pandas as pd
 from prism_experiments.metrics._tables import as_int, event_table, require_columns
 from prism_experiments.metrics.cascades import cascade_table
 from prism_experiments.metrics.summary import summarize
+from prism_experiments.network.edge_stats import GRAPH_MOMENTS, agents_graph_moments
 
 NAN = float("nan")
 #: a "large" cascade, whose structural virality is compared (Goel et al. 2016 study cascades of >= 100 adopters)
@@ -24,6 +26,7 @@ EXTRA_MOMENTS: tuple[str, ...] = (
     "cascades_reaching_10_share",
     "cascades_reaching_100_share",
     "large_cascade_structural_virality",
+    *GRAPH_MOMENTS,
 )
 
 
@@ -97,7 +100,8 @@ def large_cascade_virality(cascades: pd.DataFrame, min_size: int = LARGE_CASCADE
 def calibration_moments(result: object) -> dict[str, float]:
     """The run summary plus EXTRA_MOMENTS; `result` carries the event log and `agents`."""
     posts, exposures = event_table(result, "posts"), event_table(result, "exposures")
-    agent_ids = [agent.id for agent in getattr(result, "agents", [])]
+    agents = getattr(result, "agents", [])
+    agent_ids = [agent.id for agent in agents]
     cascades = cascade_table(event_table(result, "cascade_edges"))
     sizes = shown_original_cascade_sizes(posts, exposures, cascades)
     return summarize(result) | {
@@ -106,4 +110,6 @@ def calibration_moments(result: object) -> dict[str, float]:
         "cascades_reaching_10_share": share_reaching(sizes, 10),
         "cascades_reaching_100_share": share_reaching(sizes, 100),
         "large_cascade_structural_virality": large_cascade_virality(cascades),
+        # the starting graph: agents' `following` is their initial follow set
+        **agents_graph_moments(agents),
     }

@@ -9,7 +9,7 @@ from prism_experiments.domain import EVENT_TABLES
 from prism_experiments.metrics._tables import as_bool, as_int, event_table, require_columns
 from prism_experiments.metrics.cascades import cascade_table
 from prism_experiments.metrics.feeds import feed_entropies
-from prism_experiments.metrics.summary import new_post_mask
+from prism_experiments.metrics.run_tables import new_post_mask
 
 STEP_SERIES_COLUMNS: tuple[str, ...] = (
     "impressions",

@@ -93,6 +93,10 @@ class FeedRetriever:
         self._interest_vectors: dict[tuple[str, ...], np.ndarray] = {}
         # query vector bytes -> (its best rows, their similarities, store size they cover): _nearest_exact
         self._nearest: dict[bytes, tuple[np.ndarray, np.ndarray, int]] = {}
+        self._window: tuple[int, int, int] | None = None
+        self._window_answer = np.zeros(0, dtype=np.int64)
+        self._by_code_key: tuple[int, int] | None = None
+        self._by_code = (np.zeros(0, dtype=np.int64), np.zeros(1, dtype=np.int64))
         if self._handle is not None and self._handle.count() > 0:
             self._load_existing()
 
@@ -133,6 +137,8 @@ class FeedRetriever:
         child._rng = np.random.default_rng(child.config.random_seed)
         child._interest_vectors = dict(self._interest_vectors)
         child._nearest = dict(self._nearest)  # valid for the child too: its rows extend these
+        child._window, child._window_answer = None, np.zeros(0, dtype=np.int64)
+        child._by_code_key, child._by_code = None, self._by_code
         return child
 
     def drop_collection(self) -> None:
@@ -175,6 +181,17 @@ class FeedRetriever:
         """Per row, whether the post is a reply (has a parent)."""
         return self._is_reply[: len(self._posts)]
 
+    @property
+    def author_count(self) -> int:
+        """How many distinct authors have posts here (grows only)."""
+        return len(self._author_code_of)
+
+    def register_authors(self, author_ids: Iterable[str]) -> None:
+        """Give these authors their codes now, before their first post: a run registers its agents, so that an agent's
+        followees' codes (`author_codes_of`) do not change as followees write their first posts."""
+        for author_id in author_ids:
+            self._author_code_of.setdefault(author_id, len(self._author_code_of))
+
     def author_codes_of(self, author_ids: Iterable[str]) -> np.ndarray:
         """The codes of the authors that have posts here, ascending (for `in_sorted`)."""
         code_of = self._author_code_of
@@ -198,6 +215,17 @@ class FeedRetriever:
         if not parts:
             return np.zeros(0, dtype=np.int64)
         return np.sort(np.concatenate([np.asarray(p, dtype=np.int64) for p in parts]))
+
+    def rows_by_author_code(self) -> tuple[np.ndarray, np.ndarray]:
+        """(rows grouped by author code, ascending within a code; pointers): code c's rows are
+        `rows[pointers[c]:pointers[c + 1]]`. Rebuilt when the store has grown since it was last asked."""
+        key = (len(self._posts), self.author_count)
+        if self._by_code_key != key:
+            codes = self.author_codes
+            rows = np.argsort(codes, kind="stable")
+            pointers = np.searchsorted(codes[rows], np.arange(self.author_count + 1))
+            self._by_code_key, self._by_code = key, (rows.astype(np.int64), pointers.astype(np.int64))
+        return self._by_code
 
     def interest_similarities(self, interests: Sequence[str], rows: np.ndarray) -> np.ndarray:
         """`exact_similarities` of an interest list's vector to store rows: a gather of the few rows a
@@ -323,9 +351,16 @@ class FeedRetriever:
             return [(np.zeros(0, dtype=np.int64), np.zeros(0)) for _ in range(len(queries))]
         if self.config.exact_search and where is None:
             # agents with the same interest list ask with the same vector: answer each distinct one once
-            distinct, inverse = np.unique(queries, axis=0, return_inverse=True)
-            answers = self._nearest_exact(distinct, n)
-            return [answers[i] for i in inverse.ravel()]
+            distinct: dict[bytes, int] = {}  # query bytes -> its index among the distinct ones
+            firsts: list[int] = []  # where each distinct query first appears
+            inverse = []
+            for position, query in enumerate(queries):
+                index = distinct.setdefault(query.tobytes(), len(distinct))
+                if index == len(firsts):
+                    firsts.append(position)
+                inverse.append(index)
+            answers = self._nearest_exact(queries[firsts], n)
+            return [answers[i] for i in inverse]
         own_count = len(self._posts) - sum(self._shared_counts)
         parts = [
             self._query_collection(source._collection, queries, min(n, count), where)
@@ -362,9 +397,7 @@ class FeedRetriever:
             else:
                 out[i] = (kept[0][:n], kept[1][:n])
         for seen, members in behind.items():
-            rough = queries[members] @ self._vectors[seen:count].T  # the new posts, one float32 product
-            for i, new_rough in zip(members, rough):
-                rows, scores = self._merge_new_posts(queries[i], new_rough, seen, n)
+            for i, (rows, scores) in zip(members, self._merge_new_posts(queries[members], seen, n)):
                 out[i] = (rows[:n], scores[:n])
         if full_scan:
             for i, (rows, scores) in zip(full_scan, self._exact_query(queries[full_scan], n)):
@@ -372,23 +405,42 @@ class FeedRetriever:
                 out[i] = (rows, scores)
         return [answer for answer in out if answer is not None]
 
-    def _merge_new_posts(
-        self, query: np.ndarray, new_rough: np.ndarray, seen: int, n: int
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """A kept answer brought up to date with the posts from row `seen` on (`new_rough`: their float32 dots)."""
-        key = query.tobytes()
-        rows, scores, _ = self._nearest[key]
-        size = max(len(rows), n)
-        if len(rows) == seen:  # the kept answer holds every earlier post: every new one is a candidate
-            fresh = np.arange(seen, seen + len(new_rough))
-        else:  # a new post gets in only by beating the kept last score (a tie loses: its row is larger)
-            fresh = seen + np.flatnonzero(new_rough >= 2.0 * scores[-1] - 1.0 - ROUGH_TOLERANCE)
-        rows = np.concatenate([rows, fresh])
-        scores = np.concatenate([scores, exact_similarities(self._vectors[fresh], query)])
-        order = np.lexsort((rows, -scores))[:size]
-        rows, scores = rows[order], scores[order]
-        self._nearest[key] = (rows, scores, seen + len(new_rough))
-        return rows, scores
+    def _merge_new_posts(self, queries: np.ndarray, seen: int, n: int) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Kept answers of `queries` (all covering the first `seen` rows) brought up to date with the rows added
+        since: one float32 product finds the new rows that could enter, exact scores decide, as `_exact_query`."""
+        count = len(self._posts)
+        rough = queries @ self._vectors[seen:count].T  # the new posts, one float32 product for the group
+        kept = [self._nearest[query.tobytes()] for query in queries]
+        # a kept answer holding every earlier post takes every new one; else a new post gets in only by beating
+        # its last score (a tie loses: its row is larger)
+        floors = np.array(
+            [-np.inf if len(rows) == seen else 2.0 * scores[-1] - 1.0 - ROUGH_TOLERANCE for rows, scores, _ in kept]
+        )
+        which, fresh = np.nonzero(rough >= floors[:, None])
+        fresh_rows = seen + fresh
+        fresh_scores = np.empty(len(fresh_rows))
+        for start in range(0, len(fresh_rows), 8192):  # `exact_similarities` per pair, in bounded blocks
+            part = slice(start, start + 8192)
+            products = np.asarray(self._vectors[fresh_rows[part]], dtype=np.float64) * np.asarray(
+                queries[which[part]], dtype=np.float64
+            )
+            fresh_scores[part] = similarity_from_dot(products.sum(axis=1))
+        out = [(rows, scores) for rows, scores, _ in kept]  # no new post beats it: the kept answer stands
+        changed = which[np.flatnonzero(np.diff(which, prepend=-1))]  # `which` ascends (np.nonzero's row order)
+        if len(changed):
+            lengths = np.fromiter((len(out[q][0]) for q in changed), dtype=np.int64, count=len(changed))
+            group = np.concatenate([np.repeat(changed, lengths), which])
+            rows = np.concatenate([*(out[q][0] for q in changed), fresh_rows]).astype(np.int64)
+            scores = np.concatenate([*(out[q][1] for q in changed), fresh_scores])
+            order = np.lexsort((rows, -scores, group))
+            starts = np.searchsorted(group[order], changed)
+            ends = np.searchsorted(group[order], changed, side="right")
+            for q, start, end, length in zip(changed.tolist(), starts.tolist(), ends.tolist(), lengths.tolist()):
+                index = order[start : min(end, start + max(length, n))]
+                out[q] = (rows[index], scores[index])
+        for query, answer in zip(queries, out):
+            self._nearest[query.tobytes()] = (*answer, count)
+        return out
 
     def _exact_query(self, queries: np.ndarray, n: int) -> list[tuple[np.ndarray, np.ndarray]]:
         """Exact nearest posts by (1 + cos)/2 (`exact_similarities`), ties by row.
@@ -464,10 +516,9 @@ class FeedRetriever:
         """
         stamps = self.timestamps_us
         now_us = epoch_microseconds(as_utc(now))
-        eligible = (stamps <= now_us) & (stamps >= now_us - int(window_hours * 3_600_000_000))
+        rows = self._window_rows(now_us, int(window_hours * 3_600_000_000))
         if exclude_rows is not None and len(exclude_rows):
-            eligible[exclude_rows] = False
-        rows = np.flatnonzero(eligible)
+            rows = rows[~np.isin(rows, exclude_rows, assume_unique=True)]
         if len(rows) < n:
             candidates = np.flatnonzero(stamps <= now_us)
             if exclude_rows is not None and len(exclude_rows):
@@ -477,6 +528,16 @@ class FeedRetriever:
         if len(rows) <= n:
             return rows[rng.permutation(len(rows))]
         return rng.choice(rows, size=n, replace=False)
+
+    def _window_rows(self, now_us: int, window_us: int) -> np.ndarray:
+        """Rows stamped in [now - window, now], ascending; kept for the store size and moment it was asked for (a
+        step asks once per agent)."""
+        key = (len(self._posts), now_us, window_us)
+        if self._window != key:
+            stamps = self.timestamps_us
+            self._window = key
+            self._window_answer = np.flatnonzero((stamps <= now_us) & (stamps >= now_us - window_us))
+        return self._window_answer
 
     def get_feed(
         self,

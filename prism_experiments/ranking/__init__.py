@@ -10,13 +10,13 @@ from prism_experiments.ranking.candidate import RankedCandidate
 from prism_experiments.ranking.config import DEFAULT_MODE, KNOWN_MODES, RankingConfig, ranking_config
 from prism_experiments.ranking.context import RankerContext
 from prism_experiments.ranking.mode_config import CandidateSourcingConfig, ModeConfig
-from prism_experiments.ranking.registry import RANKERS, build_ranker, config_models, register_mode
+from prism_experiments.ranking.registry import RANKING_MODES, build_ranker, config_models, register_mode
 from prism_experiments.ranking.reshares import ReshareLog
 
 __all__ = [
     "DEFAULT_MODE",
     "KNOWN_MODES",
-    "RANKERS",
+    "RANKING_MODES",
     "AgentView",
     "CandidateSourcingConfig",
     "DictSocialGraph",

@@ -15,8 +15,9 @@ from prism_experiments.domain import as_utc, epoch_microseconds
 from prism_experiments.rag.retriever import FeedRetriever
 from prism_experiments.ranking.candidate import RankedCandidate
 from prism_experiments.ranking.context import RankerContext
+from prism_experiments.ranking.flat import Pairs, StepFilters, pair_keys
 from prism_experiments.ranking.mode_config import ModeConfig
-from prism_experiments.ranking.sourcing import in_sorted
+from prism_experiments.ranking.sourcing import in_sorted, sorted_union
 
 if TYPE_CHECKING:
     from prism_experiments.agents import SocialAgent
@@ -58,6 +59,7 @@ class Ranker(ABC, Generic[ConfigT]):
         # one number from the caller's stream: per-agent draws are keyed by (agent, time), not call order
         rng = context.rng if context.rng is not None else np.random.default_rng(0)
         self._entropy = int(rng.integers(2**63))
+        self._codes_by_agent: dict[str, tuple[tuple[int, int], np.ndarray]] = {}
 
     @property
     def feed_size(self) -> int:
@@ -92,24 +94,39 @@ class Ranker(ABC, Generic[ConfigT]):
         return {}
 
     # ---------------------------------------------------------------- shared steps
-    def _view(self, agent: SocialAgent, exclude: Iterable[str]) -> AgentView:
+    def _view(self, agent: SocialAgent, exclude: Iterable[str] | np.ndarray) -> AgentView:
+        """`exclude`: post ids, or their store rows as an ascending int array (what the engine keeps)."""
         following = frozenset(self.graph.following(agent.id))
         retriever = self.retriever
-        excluded = [retriever.row_of(i) for i in exclude if retriever.has_post(i)]
+        if isinstance(exclude, np.ndarray):
+            excluded = exclude
+        else:
+            excluded = np.asarray([retriever.row_of(i) for i in exclude if retriever.has_post(i)], dtype=np.int64)
         own = retriever.rows_by_authors([agent.id])
-        rows = np.union1d(np.asarray(excluded, dtype=np.int64), own)
+        rows = sorted_union(excluded, own)
         reshared = self.reshares.reshared_by(following) if len(self.reshares) else {}
         return AgentView(
             agent_id=agent.id,
             interests=tuple(agent.interests),
             interest_vector=retriever.embed_interests(agent.interests),
             following=following,
-            following_codes=retriever.author_codes_of(following),
+            following_codes=self._following_codes(agent.id, following),
             excluded_rows=rows,
             reshared=reshared,
             reshared_rows=np.sort(np.fromiter(reshared, dtype=np.int64, count=len(reshared))),
             agent=agent,
         )
+
+    def _following_codes(self, agent_id: str, following: frozenset[str]) -> np.ndarray:
+        """`retriever.author_codes_of(following)`, kept per agent while neither its follows nor the store's authors
+        change (follows are only ever added, so their count tells)."""
+        retriever = self.retriever
+        key = (len(following), retriever.author_count)
+        kept = self._codes_by_agent.get(agent_id)
+        if kept is None or kept[0] != key:
+            kept = (key, retriever.author_codes_of(following))
+            self._codes_by_agent[agent_id] = kept
+        return kept[1]
 
     def similarities(self, view: AgentView, rows: np.ndarray) -> np.ndarray:
         """Exact similarity (1 + cos)/2 of the agent's interests to posts, from the store's vectors."""
@@ -154,16 +171,63 @@ class Ranker(ABC, Generic[ConfigT]):
             in_network, via = self.network_flags(view, rows)
         posts = self.retriever.posts
         names = list(components)
+        columns = [np.asarray(components[name], dtype=np.float64).tolist() for name in names]
+        parts = [dict(zip(names, values)) for values in zip(*columns)] if names else [{} for _ in range(len(rows))]
         return [
-            RankedCandidate(
-                post=posts[row],
-                base_score=float(base[i]),
-                final_score=float(final[i]),
-                in_network=bool(in_network[i]),
-                source=sources[i],
-                components={name: float(components[name][i]) for name in names},
-                row=int(row),
-                via_agent_id=via[i],
+            RankedCandidate(posts[row], b, f, n, source, part, row, v)
+            for row, b, f, n, source, part, v in zip(
+                np.asarray(rows, dtype=np.int64).tolist(),
+                np.asarray(base, dtype=np.float64).tolist(),
+                np.asarray(final, dtype=np.float64).tolist(),
+                np.asarray(in_network, dtype=bool).tolist(),
+                sources,
+                parts,
+                via,
             )
-            for i, row in enumerate(rows)
         ]
+
+    # ------------------------------------------------------------ a whole step at once (ranking/flat.py)
+    def step_filters(self, views: Sequence[AgentView], now: datetime) -> StepFilters:
+        retriever = self.retriever
+        return StepFilters(views, len(retriever), max(retriever.author_count, 1), epoch_microseconds(now))
+
+    def flat_network_flags(
+        self, views: Sequence[AgentView], pairs: Pairs, filters: StepFilters
+    ) -> tuple[np.ndarray, list[str | None]]:
+        """`network_flags` of every pair: followed author, or reshared by a followee (then who reshared it)."""
+        followed = filters.followed(pairs, self.retriever.author_codes)
+        reshared = in_sorted(pair_keys(pairs.view, pairs.row, filters.count), filters.reshared)
+        via: list[str | None] = [None] * len(pairs)
+        for i in np.flatnonzero(reshared & ~followed).tolist():
+            via[i] = views[int(pairs.view[i])].reshared[int(pairs.row[i])]
+        return followed | reshared, via
+
+    def flat_feeds(
+        self,
+        views: Sequence[AgentView],
+        pairs: Pairs,
+        base: np.ndarray,
+        final: np.ndarray,
+        sources: Sequence[str],
+        components: Mapping[str, np.ndarray],
+        filters: StepFilters,
+    ) -> list[list[RankedCandidate]]:
+        """Each view's feed from pairs grouped by view, each view's pairs in feed order (`candidates` per view)."""
+        in_network, via = self.flat_network_flags(views, pairs, filters)
+        bounds = np.searchsorted(pairs.view, np.arange(len(views) + 1)).tolist()
+        feeds = []
+        for v, view in enumerate(views):
+            part = slice(bounds[v], bounds[v + 1])
+            feeds.append(
+                self.candidates(
+                    view,
+                    pairs.row[part],
+                    base[part],
+                    final[part],
+                    sources[part],
+                    {name: values[part] for name, values in components.items()},
+                    in_network=in_network[part],
+                    via=via[part],
+                )
+            )
+        return feeds

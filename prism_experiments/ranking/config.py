@@ -10,16 +10,16 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 import prism_experiments.ranking.modes  # noqa: F401  (registers every mode)
 from prism_experiments.ranking.mode_config import ModeConfig
-from prism_experiments.ranking.registry import DEFAULT_MODE, MODES, registered_modes
+from prism_experiments.ranking.registry import DEFAULT_MODE, RANKING_MODES, registered_modes
 
 #: every registered mode (the modes' modules were imported above)
 KNOWN_MODES: tuple[str, ...] = registered_modes()
 if TYPE_CHECKING:  # the type checker sees the common base; pydantic validates against the union
     RankingConfig: TypeAlias = ModeConfig
 else:
-    RankingConfig = MODES.union()
+    RankingConfig = RANKING_MODES.union()
 
 
 def ranking_config(mode: str = DEFAULT_MODE, **fields: Any) -> ModeConfig:
     """The validated config of `mode` with `fields` set (ValueError naming ranking.mode if unknown)."""
-    return MODES.validate(mode, **fields)
+    return RANKING_MODES.validate(mode, **fields)

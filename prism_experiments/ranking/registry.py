@@ -7,36 +7,35 @@ from typing import TypeVar
 from prism_experiments.ranking.base import Ranker
 from prism_experiments.ranking.context import RankerContext
 from prism_experiments.ranking.mode_config import ModeConfig
-from prism_experiments.registries import Registry
+from prism_experiments.registries import ClassRegistry
 
 #: the mode of `ranking` when a mapping leaves it out, and of `conf/config.yaml`'s default
 DEFAULT_MODE = "x_algo"
-#: every ranking mode, filled by `register_mode` as the mode modules are imported
-MODES: Registry[ModeConfig] = Registry("ranking mode", "mode", "ranking.mode", DEFAULT_MODE)
-#: mode name -> ranker class, in registration order
-RANKERS: dict[str, type[Ranker]] = MODES.classes
+#: every ranking mode (mode name -> ranker class, in registration order), filled by `register_mode` as the mode
+#: modules are imported
+RANKING_MODES: ClassRegistry[ModeConfig] = ClassRegistry("ranking mode", "mode", "ranking.mode", DEFAULT_MODE)
 
 RankerT = TypeVar("RankerT", bound=type[Ranker])
 
 
 def register_mode(cls: RankerT) -> RankerT:
     """Class decorator: register a ranker under the mode its `config_model` declares."""
-    MODES.register(cls)
-    cls.mode = MODES.name_of(cls.config_model)
+    RANKING_MODES.register(cls)
+    cls.mode = RANKING_MODES.name_of(cls.config_model)
     return cls
 
 
 def registered_modes() -> tuple[str, ...]:
     """Every registered mode, in registration order."""
-    return tuple(MODES.classes)
+    return tuple(RANKING_MODES.entries)
 
 
 def config_models() -> dict[str, type[ModeConfig]]:
     """mode -> its config model."""
-    return MODES.config_models()
+    return RANKING_MODES.config_models()
 
 
 def build_ranker(config: ModeConfig, context: RankerContext) -> Ranker:
     """The ranker of `config.mode`, built from `config` and `context`."""
-    ranker: Ranker = MODES.class_for(config)(config, context)
+    ranker: Ranker = RANKING_MODES.class_for(config)(config, context)
     return ranker

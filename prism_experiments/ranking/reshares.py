@@ -24,8 +24,10 @@ class ReshareLog:
         Ties on the step go to the smallest resharer id, so the answer never depends on set order.
         """
         best: dict[int, tuple[int, str]] = {}
-        for resharer in sorted(resharer_ids):  # ascending: on a tie the first (smallest) id stays
-            for row, step in self._rows_by_resharer.get(resharer, {}).items():
+        rows_by = self._rows_by_resharer
+        # ascending: on a tie the first (smallest) id stays; only resharers with reshares are visited
+        for resharer in sorted(r for r in resharer_ids if r in rows_by):
+            for row, step in rows_by[resharer].items():
                 current = best.get(row)
                 if current is None or step > current[0]:
                     best[row] = (step, resharer)

@@ -10,6 +10,8 @@ from __future__ import annotations
 import logging
 import time
 from collections import deque
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime, timedelta
 
 import numpy as np
@@ -26,6 +28,8 @@ from prism_experiments.rag import FeedRetriever, format_feed_for_prompt
 from prism_experiments.random_streams import LIKE, RESHARE, Stream, component_seed, keyed_generator, keyed_uniforms
 from prism_experiments.ranking import RankedCandidate, Ranker, RankerContext, ReshareLog, build_ranker
 from prism_experiments.ranking.feedback import ServedFeedback
+from prism_experiments.ranking.flat import Pairs, pair_similarities
+from prism_experiments.ranking.sourcing import sorted_union
 from prism_experiments.simulation.result import SimulationResult
 from prism_experiments.simulation.serving import ServedFeed, StochasticServer, build_server
 from prism_experiments.simulation.settings import EngineSettings, RunSettings
@@ -33,6 +37,18 @@ from prism_experiments.simulation.starting_world import StartingWorld, build_sta
 from prism_experiments.simulation.stores import rag_embedder, run_store
 
 log = logging.getLogger(__name__)
+_NO_ROWS = np.zeros(0, dtype=np.int64)
+
+
+@contextmanager
+def _one_blas_thread() -> Iterator[None]:
+    """numpy's OpenBLAS on one thread for the step loop: its products are small (a step's queries by its new posts),
+    and two BLAS threads spent 16x the time of one waiting on each other on a shared 2-core machine (docs/bench.md).
+    Results do not depend on it (exact scores sum each row on its own); torch's encoder keeps its own threads."""
+    from threadpoolctl import ThreadpoolController
+
+    with ThreadpoolController().select(internal_api="openblas").limit(limits=1):
+        yield
 
 
 def run_simulation(
@@ -52,6 +68,8 @@ def run_simulation(
     encoded_before = embedder.encoded_count
     retriever = run_store(cfg.rag, cfg.cache_dir, world.corpus, embedder, show_progress=cfg.simulation.show_progress)
     try:
+        # every agent gets its author code now: a ranker keeps each agent's followees' codes until it follows more
+        retriever.register_authors(agent.id for agent in world.agents)
         graph = world.graph.copy()
         reshares = ReshareLog()
         serving = getattr(cfg, "serving", None)
@@ -87,7 +105,8 @@ def run_simulation(
         engine = _Engine(settings, world.agents, arrays, graph, retriever, ranker, reshares, decider, server)
         timings["index_s"] = time.perf_counter() - started - timings["world_s"]
         timings["index_peak_gb"] = peak_rss_bytes() / 1e9
-        result = engine.run()
+        with _one_blas_thread():
+            result = engine.run()
     finally:
         retriever.drop_collection()  # the run's fork; the shared starting index stays
     timings["texts_encoded"] = float(embedder.encoded_count - encoded_before)
@@ -125,7 +144,7 @@ class _Engine:
         self.post_rate = arrays.post_rate
         self.decider = decider
         self.server = server
-        self.seen: dict[str, set[str]] = {}
+        self.seen: dict[str, np.ndarray] = {}  # agent id -> the store rows of every post it was shown, ascending
         self.done: set[tuple[int, int, int]] = set()  # (agent, row, action) likes and reshares happen once
         self.cascade_members: dict[int, set[str]] = {}
         self.recent_engagements: deque[dict[int, int]] = deque(maxlen=settings.simulation.velocity_window)
@@ -159,7 +178,9 @@ class _Engine:
         )
         tick = time.perf_counter()
         agents = [self.agents[i] for i in active]
-        exclude = {a.id: self.seen.get(a.id, set()) for a in agents} if self.settings.simulation.exclude_seen else None
+        exclude = (
+            {a.id: self.seen.get(a.id, _NO_ROWS) for a in agents} if self.settings.simulation.exclude_seen else None
+        )
         feeds = self.ranker.rank_many(agents, now, exclude)
         served = self.server.serve(agents, now, feeds, exclude) if self.server is not None else None
         if served is not None:
@@ -186,9 +207,12 @@ class _Engine:
         served: list[ServedFeed] | None = None,
     ) -> tuple[list[Post], StepActions | None]:
         """Exposures, then the decider's likes / reshares / replies / follows per impression."""
-        pairs = [(a, pos, cand) for a, feed in zip(active, feeds) for pos, cand in enumerate(feed)]
-        agent_idx = np.array([a for a, _, _ in pairs], dtype=np.int64)
-        rows = np.array([cand.row for _, _, cand in pairs], dtype=np.int64)
+        lengths = [len(feed) for feed in feeds]
+        shown = [cand for feed in feeds for cand in feed]
+        agent_idx = np.repeat(np.asarray(active, dtype=np.int64), lengths)
+        positions = np.concatenate([np.arange(n) for n in lengths]) if shown else np.zeros(0, dtype=np.int64)
+        pairs = list(zip(agent_idx.tolist(), positions.tolist(), shown))
+        rows = np.fromiter((cand.row for cand in shown), dtype=np.int64, count=len(shown))
         similarity = self._similarity(agent_idx, rows)  # in pair order: feeds one after another
         self._record_exposures(step, now, active, feeds, similarity, served)
         if served is not None:
@@ -198,9 +222,9 @@ class _Engine:
             return [], None
         impressions = Impressions(
             agent_idx=agent_idx,
-            positions=np.array([pos for _, pos, _ in pairs]),
-            posts=[cand.post for _, _, cand in pairs],
-            in_network=np.array([cand.in_network for _, _, cand in pairs]),
+            positions=positions,
+            posts=[cand.post for cand in shown],
+            in_network=np.fromiter((cand.in_network for cand in shown), dtype=bool, count=len(shown)),
             similarity=similarity,
         )
         actions = self.decider.decide_step(step, now, active, feeds, impressions)
@@ -221,9 +245,8 @@ class _Engine:
 
         counts: dict[int, int] = {}
         replies: list[Post] = []
-        for i, (a, pos, cand) in enumerate(pairs):
-            if not (liked[i] or reshared[i] or replied[i] or follows[i]):  # rule follows imply an engagement
-                continue
+        for i in np.flatnonzero(liked | reshared | replied | follows).tolist():  # rule follows imply an engagement
+            a, pos, cand = pairs[i]
             agent = self.agents[a]
             if liked[i] and self._once(a, cand.row, LIKE):
                 self._engage(step, agent.id, cand, "like", counts)
@@ -330,17 +353,12 @@ class _Engine:
 
     # --------------------------------------------------------------- records
     def _similarity(self, agent_idx: np.ndarray, rows: np.ndarray) -> np.ndarray:
-        """Interest similarity of each (agent, post) pair, one lookup per agent."""
-        out = np.empty(len(rows))
+        """Interest similarity of each (agent, post) pair (`interest_similarities`, every pair of the step at once)."""
         if len(rows) == 0:
-            return out
-        order = np.argsort(agent_idx, kind="stable")
-        grouped = agent_idx[order]
-        starts = np.flatnonzero(np.r_[True, grouped[1:] != grouped[:-1]])
-        for start, end in zip(starts, np.r_[starts[1:], len(order)]):
-            pairs = order[start:end]
-            out[pairs] = self.retriever.interest_similarities(self.agents[grouped[start]].interests, rows[pairs])
-        return out
+            return np.empty(0)
+        agents, which = np.unique(agent_idx, return_inverse=True)
+        queries = np.stack([self.retriever.embed_interests(self.agents[a].interests) for a in agents.tolist()])
+        return pair_similarities(self.retriever.vectors, queries, Pairs(which.ravel(), rows))
 
     def _record_exposures(
         self,
@@ -354,33 +372,38 @@ class _Engine:
         """One exposure row per impression; `similarity` holds the feeds' similarities one feed after another;
         `served` (stochastic serving) adds each row's propensities."""
         rendered = self._agents_to_render(step, active)
-        offset = 0
+        agent_ids: list[str] = []
+        positions: list[int] = []
+        shown: list[RankedCandidate] = []
+        serving: list[dict[str, float]] | None = [] if served is not None else None
         for i, (a, feed) in enumerate(zip(active, feeds)):
-            agent = self.agents[a]
             if not feed:
                 continue
-            feed_similarity = similarity[offset : offset + len(feed)]
-            offset += len(feed)
-            seen = self.seen.setdefault(agent.id, set())
-            for position, (cand, sim) in enumerate(zip(feed, feed_similarity)):
-                self.events.exposure(
-                    step,
-                    agent.id,
-                    cand.post,
-                    position,
-                    cand.base_score,
-                    cand.final_score,
-                    cand.in_network,
-                    cand.source,
-                    float(sim),
-                    cand.components,
-                    served[i].exposure_columns(position) if served is not None else None,
-                )
-                seen.add(cand.post.id)
+            agent = self.agents[a]
+            agent_ids += [agent.id] * len(feed)
+            positions += range(len(feed))
+            shown += feed
+            if serving is not None and served is not None:
+                serving += [served[i].exposure_columns(position) for position in range(len(feed))]
+            rows = np.fromiter((cand.row for cand in feed), dtype=np.int64, count=len(feed))
+            self.seen[agent.id] = sorted_union(self.seen.get(agent.id, _NO_ROWS), rows)
             if a in rendered:
                 self.rendered[f"step_{step:03d}/{agent.id}"] = format_feed_for_prompt(
                     [cand.post for cand in feed], now, max_chars=self.settings.prompt_max_chars
                 )
+        self.events.exposures(
+            step,
+            agent_ids,
+            [cand.post for cand in shown],
+            positions,
+            [cand.base_score for cand in shown],
+            [cand.final_score for cand in shown],
+            [cand.in_network for cand in shown],
+            [cand.source for cand in shown],
+            similarity[: len(shown)].tolist(),
+            [cand.components for cand in shown],
+            serving,
+        )
 
     def _record_serving_candidates(self, step: int, active: np.ndarray, served: list[ServedFeed]) -> None:
         """Every (candidate, position) cell a policy could fill, with P_A and each target's P_B (docs/ope.md)."""

@@ -7,6 +7,7 @@ and different ranking modes start from identical worlds.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 
 import numpy as np
@@ -17,6 +18,9 @@ from prism_experiments.domain import TOPICS, Post
 from prism_experiments.network import DictSocialGraph, generate_follow_graph, with_following
 from prism_experiments.random_streams import Stream, component_seed
 from prism_experiments.simulation.settings import CorpusSettings, StartingWorldSettings
+from prism_experiments.simulation.world_files import corpus_authors_line, population_and_graph, world_accounts
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -32,11 +36,20 @@ def corpus_topics(corpus: CorpusSettings) -> tuple[str, ...]:
 
 
 def build_starting_world(cfg: StartingWorldSettings) -> StartingWorld:
-    """Agents, their initial follow graph and the starting corpus for `cfg.seed`."""
-    population = generate_population(cfg.agents, corpus_topics(cfg.corpus), component_seed(cfg.seed, Stream.POPULATION))
-    graph = generate_follow_graph(population, cfg.network, component_seed(cfg.seed, Stream.NETWORK))
+    """Agents, their initial follow graph and the starting corpus for `cfg.seed`; from the user's graph and
+    population files where the config names them (`simulation/world_files.py`)."""
+    topics = corpus_topics(cfg.corpus)
+    accounts = world_accounts(cfg.network, cfg.agents, topics, cfg.seed)
+    if accounts is None:
+        population = generate_population(cfg.agents, topics, component_seed(cfg.seed, Stream.POPULATION))
+        graph = generate_follow_graph(population, cfg.network, component_seed(cfg.seed, Stream.NETWORK))
+    else:
+        population, graph = population_and_graph(accounts, cfg.agents, cfg.network, topics, cfg.seed)
     agents = with_following(population, graph)
-    return StartingWorld(agents=agents, graph=graph, corpus=build_corpus(cfg.corpus, cfg.seed, agents))
+    corpus = build_corpus(cfg.corpus, cfg.seed, agents)
+    if accounts is not None and cfg.corpus.source == "file":
+        log.info("%s", corpus_authors_line(accounts.ids, corpus))
+    return StartingWorld(agents=agents, graph=graph, corpus=corpus)
 
 
 def build_corpus(corpus: CorpusSettings, seed: int, agents: list[SocialAgent]) -> list[Post]:
@@ -44,6 +57,6 @@ def build_corpus(corpus: CorpusSettings, seed: int, agents: list[SocialAgent]) -
     if corpus.source == "file":
         assert corpus.path is not None
         return load_posts(corpus.path)  # the loader classifies posts that come without a format
-    synthetic = SyntheticCorpusConfig(**corpus.model_dump(exclude={"source", "path"}))
+    synthetic = SyntheticCorpusConfig(**corpus.model_dump(exclude={"source", "path", "sha256"}))
     corpus_seed = int(component_seed(seed, Stream.CORPUS).generate_state(1, dtype=np.uint32)[0])
     return generate_corpus(synthetic, corpus_seed, authors={agent.id: agent.interests for agent in agents})

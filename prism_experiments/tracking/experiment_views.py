@@ -23,10 +23,6 @@ CLASSIC_KIND = "custom_model_development"
 SHARED_VIEW_TAG_PREFIX = "mlflow.sharedViewState."
 VIEW_KEY = "prism-by-condition"
 VIEW_NAME = "PRISM: conditions side by side"
-#: The headline metrics: the columns of the runs view and of each sweep's per-condition means.
-HEADLINE_METRICS: tuple[str, ...] = (
-    "inn_share", "feed_topic_entropy", "engagement_rate", "cascade_size_mean", "structural_virality_mean",
-)  # fmt: skip
 
 
 def column_key(kind: str, name: str) -> str:
@@ -34,8 +30,14 @@ def column_key(kind: str, name: str) -> str:
     return f"{kind}.`{name}`"
 
 
-def runs_view_state(metrics: Sequence[str] = HEADLINE_METRICS) -> dict[str, Any]:
-    """The saved view: simulation runs only, grouped by `prism.condition` (means), headline metric columns."""
+def runs_view_state(metrics: Sequence[str] | None = None) -> dict[str, Any]:
+    """The saved view: simulation runs only, grouped by `prism.condition` (means), with `metrics` as columns
+    (default: the registered headline metrics, metrics/registry.py)."""
+    if metrics is None:
+        # imported here: the metric modules bring pandas, which `prism-ui` loads only once it talks to MLflow
+        from prism_experiments.metrics.registry import headline_metric_names
+
+        metrics = headline_metric_names()
     return {
         "searchFilter": tag_equals(KIND_TAG, SIMULATION_KIND),
         "orderByKey": "attributes.start_time",
@@ -67,7 +69,7 @@ def view_state_of(tag_value: str) -> dict[str, Any]:
     return json.loads(value["state"]) if isinstance(value.get("state"), str) else value
 
 
-def view_tags(metrics: Sequence[str] = HEADLINE_METRICS, created_ms: int | None = None) -> dict[str, str]:
+def view_tags(metrics: Sequence[str] | None = None, created_ms: int | None = None) -> dict[str, str]:
     """The experiment tags that make the classic runs view and the saved condition view available."""
     created = int(time.time() * 1000) if created_ms is None else created_ms
     return {

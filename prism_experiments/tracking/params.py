@@ -26,6 +26,20 @@ OMITTED_AT_FORMER_VALUE: Mapping[str, Any] = {
     "world": None,
     "agents.reply_post_rate_elasticity": None,
     "rag.encoder_backend": "torch",
+    # the world files (docs/world_files.md): a generated world's runs keep their hash
+    "corpus.sha256": None,
+    "network.source": "generated",
+    "network.path": None,
+    "network.directed": True,
+    "network.self_loops": "drop",
+    "network.sample_nodes": None,
+    "network.sample_method": "snowball",
+    "network.sample_seed": None,
+    "network.missing_accounts": "error",
+    "network.sha256": None,
+    "agents.source": "generated",
+    "agents.path": None,
+    "agents.sha256": None,
 }
 
 

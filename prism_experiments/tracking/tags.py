@@ -25,6 +25,10 @@ HEARTBEAT_TAG = "prism.heartbeat"
 CACHE_DIR_TAG = "prism.cache_dir"
 #: The Hydra job number of a sweep's run (finds the run of a job whose process died).
 JOB_NUM_TAG = "prism.job_num"
+#: The input files a run read (corpus=file, network=file, agents=file): `prism.input.<group>.path` and `.sha256`.
+INPUT_FILE_TAG_PREFIX = "prism.input."
+#: On an agents=file run: the attributes the file gave (comma-separated); the rest were drawn with the run's seed.
+AGENTS_FILE_COLUMNS_TAG = "prism.agents_file_columns"
 VERSION_TAG_PREFIX = "prism.version."
 TIMING_TAG_PREFIX = "prism.timing."
 #: MLflow's own parent-run tag (mlflow/utils/mlflow_tags.py, MLFLOW_PARENT_RUN_ID).

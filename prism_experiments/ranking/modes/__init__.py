@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
+from prism_experiments.registries import import_modules
 
 # a new mode is a new module here: it registers itself, no list to edit
-for _module in sorted(pkgutil.iter_modules(__path__), key=lambda module: module.name):
-    importlib.import_module(f"{__name__}.{_module.name}")
+import_modules(__name__, __path__)

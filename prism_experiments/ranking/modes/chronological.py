@@ -10,9 +10,10 @@ import numpy as np
 from prism_experiments.domain import epoch_microseconds
 from prism_experiments.ranking.base import AgentView, Ranker
 from prism_experiments.ranking.candidate import RankedCandidate
+from prism_experiments.ranking.flat import Pairs, pair_keys, pair_similarities, ranges, rank_within
 from prism_experiments.ranking.mode_config import ModeConfig
 from prism_experiments.ranking.registry import register_mode
-from prism_experiments.ranking.sourcing import age_hours, newest_first
+from prism_experiments.ranking.sourcing import age_hours, concat_rows, in_sorted, newest_first, sorted_union
 
 
 class ChronologicalConfig(ModeConfig):
@@ -32,38 +33,44 @@ class ChronologicalRanker(Ranker[ChronologicalConfig]):
     config_model = ChronologicalConfig
 
     def _rank_views(self, views: list[AgentView], now: datetime) -> list[list[RankedCandidate]]:
-        newest_overall = self._newest_overall(now)
-        return [self._rank_one(view, now, newest_overall) for view in views]
+        retriever, size = self.retriever, self.feed_size
+        count, stamps = len(retriever), retriever.timestamps_us
+        filters = self.step_filters(views, now)
+        # followed authors' posts and followees' reshares, visible, newest first (ties: later row first)
+        by_code, pointers = retriever.rows_by_author_code()
+        followed_view, followed_code = np.divmod(filters.following, filters.n_codes)
+        which, index = ranges(pointers[followed_code], pointers[followed_code + 1])
+        keys = sorted_union(pair_keys(followed_view[which], by_code[index], count), filters.reshared)
+        network = Pairs(*np.divmod(keys, count))
+        network = network.take(np.flatnonzero(filters.visible(network, stamps)))
+        order = np.lexsort((-network.row, -stamps[network.row], network.view))
+        network = network.take(order[rank_within(network.view[order]) < size])
+        # backfill: the newest posts overall not already in the feed nor excluded, for views left short
+        short = np.bincount(network.view, minlength=len(views))
+        newest = self._newest_overall(now)
+        taken = sorted_union(pair_keys(network.view, network.row, count), filters.excluded)
+        fill_view, fill_row = [], []
+        for v in np.flatnonzero(short < size).tolist():
+            need = size - int(short[v])
+            # the first need + (taken rows of this view) newest posts always hold `need` untaken ones, if any
+            mine = taken[np.searchsorted(taken, v * count) : np.searchsorted(taken, (v + 1) * count)]
+            head = newest[: need + len(mine)]
+            head = head[~in_sorted(pair_keys(np.full(len(head), v), head, count), mine)][:need]
+            fill_view.append(np.full(len(head), v))
+            fill_row.append(head)
+        backfill = Pairs(concat_rows(fill_view), concat_rows(fill_row))
+        view = np.concatenate([network.view, backfill.view])
+        order = np.argsort(view, kind="stable")  # per view: its network posts, then its backfill
+        pairs = Pairs(view[order], np.concatenate([network.row, backfill.row])[order])
+        is_backfill = (np.arange(len(view)) >= len(network))[order]
+        ages = age_hours(retriever, pairs.row, now)
+        final = 1.0 / (1.0 + ages)
+        base = pair_similarities(retriever.vectors, np.stack([view.interest_vector for view in views]), pairs)
+        sources = np.where(is_backfill, "backfill", "recent").tolist()
+        components = {"similarity": base, "age_hours": ages, "backfill": is_backfill.astype(float)}
+        return self.flat_feeds(views, pairs, base, final, sources, components, filters)
 
     def _newest_overall(self, now: datetime) -> np.ndarray:
         stamps = self.retriever.timestamps_us
         rows = np.flatnonzero(stamps <= epoch_microseconds(now))
         return newest_first(self.retriever, rows)
-
-    def _rank_one(self, view: AgentView, now: datetime, newest_overall: np.ndarray) -> list[RankedCandidate]:
-        size = self.feed_size
-        followed = self.retriever.rows_by_authors(sorted(view.following))
-        reshared = np.fromiter(view.reshared.keys(), dtype=np.int64, count=len(view.reshared))
-        network = newest_first(self.retriever, self.visible(view, np.union1d(followed, reshared), now))[:size]
-        backfill: list[int] = []
-        if len(network) < size:
-            taken = set(network.tolist()) | set(view.excluded_rows.tolist())
-            for row in newest_overall:  # newest first; stops as soon as the feed is full
-                if int(row) not in taken:
-                    backfill.append(int(row))
-                    if len(network) + len(backfill) == size:
-                        break
-        rows = np.concatenate([network, np.asarray(backfill, dtype=np.int64)])
-        ages = age_hours(self.retriever, rows, now)
-        final = 1.0 / (1.0 + ages)
-        is_backfill = np.arange(len(rows)) >= len(network)
-        sources = ["backfill" if b else "recent" for b in is_backfill]
-        base = self.similarities(view, rows)
-        return self.candidates(
-            view,
-            rows,
-            base,
-            final,
-            sources,
-            {"similarity": base, "age_hours": ages, "backfill": is_backfill.astype(float)},
-        )

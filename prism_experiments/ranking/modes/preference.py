@@ -9,9 +9,9 @@ import numpy as np
 
 from prism_experiments.ranking.base import AgentView, Ranker
 from prism_experiments.ranking.candidate import RankedCandidate
+from prism_experiments.ranking.flat import nearest_visible_flat
 from prism_experiments.ranking.mode_config import ModeConfig
 from prism_experiments.ranking.registry import register_mode
-from prism_experiments.ranking.sourcing import nearest_visible
 
 
 class PreferenceConfig(ModeConfig):
@@ -28,14 +28,14 @@ class PreferenceRanker(Ranker[PreferenceConfig]):
 
     def _rank_views(self, views: list[AgentView], now: datetime) -> list[list[RankedCandidate]]:
         queries = np.stack([view.interest_vector for view in views])
-        nearest = nearest_visible(
+        filters = self.step_filters(views, now)
+        stamps = self.retriever.timestamps_us
+        pairs, scores = nearest_visible_flat(
             self.retriever,
             queries,
             self.feed_size,
-            keep=lambda index, rows: self.visible(views[index], rows, now),
+            keep=lambda pairs: filters.visible(pairs, stamps),
             first_fetch=2 * self.feed_size,
         )
-        return [
-            self.candidates(view, rows, scores, scores, ["similarity"] * len(rows), {"similarity": scores})
-            for view, (rows, scores) in zip(views, nearest)
-        ]
+        sources = ["similarity"] * len(pairs)
+        return self.flat_feeds(views, pairs, scores, scores, sources, {"similarity": scores}, filters)

@@ -10,8 +10,10 @@ from pydantic import Field
 
 from prism_experiments.ranking.base import AgentView, Ranker
 from prism_experiments.ranking.candidate import RankedCandidate
+from prism_experiments.ranking.flat import Pairs, pair_similarities
 from prism_experiments.ranking.mode_config import ModeConfig
 from prism_experiments.ranking.registry import register_mode
+from prism_experiments.ranking.sourcing import concat_rows
 
 
 class RandomConfig(ModeConfig):
@@ -32,17 +34,19 @@ class RandomRanker(Ranker[RandomConfig]):
     config_model = RandomConfig
 
     def _rank_views(self, views: list[AgentView], now: datetime) -> list[list[RankedCandidate]]:
-        feeds = []
-        for view in views:
+        rows, keys = [], []
+        for view in views:  # each agent's own draws, keyed by (agent, time)
             rng = self.agent_rng(view.agent_id, now)
-            rows = self.retriever.random_rows(
+            drawn = self.retriever.random_rows(
                 self.feed_size, now, self.config.recent_window_hours, rng, exclude_rows=view.excluded_rows
             )
-            keys = np.sort(rng.random(len(rows)))[::-1]
-            base = self.similarities(view, rows)
-            feeds.append(
-                self.candidates(
-                    view, rows, base, keys, ["random"] * len(rows), {"similarity": base, "random_key": keys}
-                )
-            )
-        return feeds
+            rows.append(drawn)
+            keys.append(np.sort(rng.random(len(drawn)))[::-1])
+        lengths = [len(r) for r in rows]
+        pairs = Pairs(np.repeat(np.arange(len(views)), lengths), concat_rows(rows))
+        queries = np.stack([view.interest_vector for view in views])
+        base = pair_similarities(self.retriever.vectors, queries, pairs)
+        final = np.concatenate(keys) if keys else np.zeros(0)
+        components = {"similarity": base, "random_key": final}
+        filters = self.step_filters(views, now)
+        return self.flat_feeds(views, pairs, base, final, ["random"] * len(pairs), components, filters)

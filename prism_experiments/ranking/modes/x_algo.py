@@ -17,10 +17,11 @@ from pydantic import Field
 from prism_experiments.rag.retriever import FeedRetriever
 from prism_experiments.ranking.base import AgentView
 from prism_experiments.ranking.candidate import RankedCandidate
+from prism_experiments.ranking.flat import occurrence_by_group, pair_keys, rank_within
 from prism_experiments.ranking.mode_config import CandidateSourcingConfig
 from prism_experiments.ranking.network_sources import NetworkSourcedRanker
 from prism_experiments.ranking.registry import register_mode
-from prism_experiments.ranking.rescoring import descending_order, x_algo_scores
+from prism_experiments.ranking.rescoring import author_diversity_multiplier, scale_factors, x_algo_scores
 
 
 class XAlgoConfig(CandidateSourcingConfig):
@@ -65,22 +66,35 @@ class XAlgorithmRanker(NetworkSourcedRanker[XAlgoConfig]):
     config_model = XAlgoConfig
 
     def _rank_views(self, views: list[AgentView], now: datetime) -> list[list[RankedCandidate]]:
-        out_of_network = self.out_of_network_candidates(views, now)
-        return [self._rank_one(view, now, oon) for view, oon in zip(views, out_of_network)]
-
-    def _rank_one(self, view: AgentView, now: datetime, oon: tuple[np.ndarray, np.ndarray]) -> list[RankedCandidate]:
-        pool = self.candidate_pool(view, now, oon)
-        rows, base, is_oon = pool.rows, pool.similarity, pool.is_oon
-        final, parts = rescored(base, is_oon, rows, self.retriever, self.config)
-        order = descending_order(final, rows)[: self.feed_size]
-        parts = {"similarity": base} | parts
-        return self.candidates(
-            view,
-            rows[order],
-            base[order],
-            final[order],
-            pool.sources(order),
-            {name: values[order] for name, values in parts.items()},
-            in_network=~is_oon[order],
-            via=[pool.via[i] for i in order],
+        pools = self.flat_pools(views, now)
+        cfg, retriever = self.config, self.retriever
+        rows, base = pools.rows, pools.similarity
+        oon, reply = scale_factors(pools.is_oon, retriever.is_reply[rows], cfg.out_of_network_scale, cfg.reply_scale)
+        rescored = base * oon * reply
+        # author diversity counts each author's candidates per view in the order of the rescored value
+        authors = pair_keys(pools.view, retriever.author_codes[rows], max(retriever.author_count, 1))
+        occurrence = occurrence_by_group(authors, np.lexsort((rows, -rescored, pools.view)))
+        diversity = author_diversity_multiplier(
+            occurrence, cfg.author_diversity_decay, cfg.author_diversity_floor, cfg.author_diversity_formula
         )
+        final = rescored * diversity
+        order = np.lexsort((rows, -final, pools.view))
+        order = order[rank_within(pools.view[order]) < self.feed_size]
+        parts = {"similarity": base, "oon_scale": oon, "reply_scale": reply, "author_diversity": diversity}
+        bounds = np.searchsorted(pools.view[order], np.arange(len(views) + 1))
+        feeds = []
+        for v, view in enumerate(views):
+            index = order[bounds[v] : bounds[v + 1]]
+            feeds.append(
+                self.candidates(
+                    view,
+                    rows[index],
+                    base[index],
+                    final[index],
+                    pools.sources(index),
+                    {name: values[index] for name, values in parts.items()},
+                    in_network=~pools.is_oon[index],
+                    via=[pools.via[i] for i in index.tolist()],
+                )
+            )
+        return feeds

@@ -26,8 +26,8 @@ from typing import Any, Literal
 from pydantic import Field
 
 from prism_experiments.llm.backend import register_backend
+from prism_experiments.llm.backends.local import PackagedGGUFConfig, file_digest, packaged_model_path
 from prism_experiments.llm.chat import ChatRequest, ChatResponse, LLMUnavailable
-from prism_experiments.llm.local import PackagedGGUFConfig, file_digest, packaged_model_path
 
 log = logging.getLogger(__name__)
 #: llama.cpp's LLAMA_DEFAULT_SEED: `add_dist` draws a random seed for it, so request seeds are folded below it

@@ -8,7 +8,7 @@ import numpy as np
 from pydantic import Field
 
 from prism_experiments.deciders.base import DeciderContext
-from prism_experiments.deciders.llm import ModelDecider, ModelDeciderConfig
+from prism_experiments.deciders.kinds.llm import ModelDecider, ModelDeciderConfig
 from prism_experiments.deciders.registry import register_decider
 from prism_experiments.random_streams import Stream, keyed_uniforms
 

@@ -14,8 +14,8 @@ import numpy as np
 from pydantic import Field
 
 from prism_experiments.deciders.base import BaseDeciderConfig, DeciderContext, Decisions, Impressions, StepActions
+from prism_experiments.deciders.kinds.rules import RulesDecider, RulesDeciderConfig
 from prism_experiments.deciders.registry import register_decider
-from prism_experiments.deciders.rules import RulesDecider, RulesDeciderConfig
 from prism_experiments.llm import CallStats, LLMAgents, LLMConfig, llm_config
 from prism_experiments.ranking import RankedCandidate
 

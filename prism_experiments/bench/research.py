@@ -1,0 +1,141 @@
+"""Section 8: the research run (`experiment=ranking_modes_10k`, seed 0) at a baseline commit and at this checkout.
+
+Issue 41's measure: one warm research run per baseline mode, the baseline commit's code (a temporary git worktree
+of it, run with this checkout's virtual environment) and this checkout's, alternating A B A B on the same machine,
+the same embedding cache and the same scratch MLflow stores. Each run is the real entry point in a child process,
+timed from start to exit; its engine timings come from its MLflow run.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from prism_experiments.bench.context import BenchContext
+from prism_experiments.bench.hydra_runs import child_env, new_runs, simulation_runs
+from prism_experiments.bench.measure import ChildRun, run_child
+from prism_experiments.bench.report import Figure, Target, figure
+from prism_experiments.locations import sqlite_tracking_uri
+
+SECTION = 8
+#: the commit issue 41 compares against (its "old commit")
+BASELINE_COMMIT = "db402cd"
+RESEARCH_RUN = ("experiment=ranking_modes_10k", "seed=0")
+MODES = ("x_algo", "preference", "random", "chronological")
+#: issue 41: x_algo >= 3x faster, each of the four baseline modes >= 2x
+SPEEDUP_TARGETS = {
+    mode: Target(op=">=", threshold=3.0 if mode == "x_algo" else 2.0, source="issue 41") for mode in MODES
+}
+LOOP_TIMINGS = ("rank_s", "decide_s", "index_new_s")
+
+
+def load_average() -> float:
+    """The 1-minute load average (what the figures were measured beside)."""
+    return os.getloadavg()[0]
+
+
+def repository_root() -> Path:
+    return Path(__file__).resolve().parents[2]
+
+
+def baseline_tree(commit: str, work: Path) -> Path:
+    """A detached git worktree of `commit` under `work` (removed by `remove_tree`)."""
+    tree = work / f"baseline-{commit}"
+    subprocess.run(
+        ["git", "-C", str(repository_root()), "worktree", "add", "--detach", "--force", str(tree), commit],
+        check=True,
+        capture_output=True,
+    )
+    return tree
+
+
+def remove_tree(tree: Path) -> None:
+    subprocess.run(
+        ["git", "-C", str(repository_root()), "worktree", "remove", "--force", str(tree)], capture_output=True
+    )
+
+
+def timed_research_run(
+    overrides: Sequence[str], work: Path, label: str, log_name: str, tree: Path | None
+) -> tuple[ChildRun, dict[str, float]]:
+    """One run of the entry point (the baseline tree's code when `tree` is given) and its engine timings."""
+    runs_dir = work / label
+    uri = sqlite_tracking_uri(runs_dir)
+    before = simulation_runs(uri, "ranking_modes_10k")
+    env = child_env(None)
+    if tree is not None:  # its package shadows this checkout's (the editable install's finder comes last)
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(tree), env.get("PYTHONPATH", "")]))
+    arguments = [*overrides, f"paths.runs_dir={runs_dir}", "simulation.show_progress=false", "+force=true"]
+    child = run_child([sys.executable, "-m", "prism_experiments", *arguments], work / log_name, env, cwd=work)
+    if child.returncode != 0:
+        raise RuntimeError(f"{label} run exited with {child.returncode}; log {child.log_path}:\n{child.tail()}")
+    runs = new_runs(before, simulation_runs(uri, "ranking_modes_10k"))
+    return child, runs[-1].timings if runs else {}
+
+
+def research_figures(
+    mode: str, baseline: list[tuple[ChildRun, dict]], head: list[tuple[ChildRun, dict]]
+) -> list[Figure]:
+    """Medians of each side's runs and their ratio."""
+
+    def median(values: list[float]) -> float:
+        ordered = sorted(values)
+        middle = len(ordered) // 2
+        return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
+
+    def loop(timings: dict) -> float:
+        return sum(timings.get(key, 0.0) for key in LOOP_TIMINGS)
+
+    old_wall, new_wall = median([c.wall_s for c, _ in baseline]), median([c.wall_s for c, _ in head])
+    old_loop, new_loop = median([loop(t) for _, t in baseline]), median([loop(t) for _, t in head])
+    old_cpu, new_cpu = median([c.cpu_s for c, _ in baseline]), median([c.cpu_s for c, _ in head])
+    prefix = f"research.{mode}"
+    return [
+        figure(SECTION, f"{prefix}.baseline_wall_s", old_wall, "s", note=f"commit {BASELINE_COMMIT}, start to exit"),
+        figure(SECTION, f"{prefix}.wall_s", new_wall, "s", note="this checkout, start to exit"),
+        figure(
+            SECTION,
+            f"{prefix}.speedup",
+            old_wall / new_wall,
+            "x",
+            SPEEDUP_TARGETS[mode],
+            note="baseline wall / this wall (medians)",
+        ),
+        figure(SECTION, f"{prefix}.baseline_cpu_s", old_cpu, "s", note="user + system CPU of the run's process"),
+        figure(SECTION, f"{prefix}.cpu_s", new_cpu, "s"),
+        figure(SECTION, f"{prefix}.cpu_speedup", old_cpu / new_cpu if new_cpu else None, "x"),
+        figure(SECTION, f"{prefix}.baseline_loop_s", old_loop, "s", note="rank_s + decide_s + index_new_s"),
+        figure(SECTION, f"{prefix}.loop_s", new_loop, "s"),
+        figure(SECTION, f"{prefix}.loop_speedup", old_loop / new_loop if new_loop else None, "x"),
+        figure(SECTION, f"{prefix}.baseline_world_s", median([t.get("world_s", 0.0) for _, t in baseline]), "s"),
+        figure(SECTION, f"{prefix}.world_s", median([t.get("world_s", 0.0) for _, t in head]), "s"),
+        figure(SECTION, f"{prefix}.baseline_peak_rss_gb", max(c.peak_rss_bytes for c, _ in baseline) / 1e9, "GB"),
+        figure(SECTION, f"{prefix}.peak_rss_gb", max(c.peak_rss_bytes for c, _ in head) / 1e9, "GB"),
+    ]
+
+
+def research_section(ctx: BenchContext) -> list[Figure]:
+    from prism_experiments.bench.scale import warm_pool
+
+    work = ctx.work_dir / "research"
+    work.mkdir(parents=True, exist_ok=True)
+    overrides = [*RESEARCH_RUN, f"rag.cache_dir={ctx.cache_dir}"]
+    warm_pool(overrides, ctx.show_progress)
+    figures = [figure(SECTION, "research.load_avg_start", load_average(), "", note="1-minute load average")]
+    tree = baseline_tree(BASELINE_COMMIT, work)
+    try:
+        for mode in MODES:
+            sides: dict[str, list[tuple[ChildRun, dict]]] = {"baseline": [], "head": []}
+            for repeat in range(ctx.research_repeats):
+                for label, code in (("baseline", tree), ("head", None)):  # alternating: a drift hits both
+                    log_name = f"{mode}-{label}-{repeat}.log"
+                    sides[label].append(
+                        timed_research_run([*overrides, f"ranking={mode}"], work, label, log_name, code)
+                    )
+            figures += research_figures(mode, sides["baseline"], sides["head"])
+    finally:
+        remove_tree(tree)
+    return [*figures, figure(SECTION, "research.load_avg_end", load_average(), "", note="1-minute load average")]

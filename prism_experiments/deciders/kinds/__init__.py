@@ -1,0 +1,8 @@
+"""Every decider, one module each (`rules`, `llm`, `hybrid`); importing this package registers them all."""
+
+from __future__ import annotations
+
+from prism_experiments.registries import import_modules
+
+# a new decider is a new module here: it registers itself, no list to edit
+import_modules(__name__, __path__)

@@ -1,0 +1,170 @@
+"""A whole step's candidates as flat arrays: one entry per (view, row) pair, views one after another.
+
+The per-agent steps of `network_sources` (in-network by followed author, out-of-network by similarity,
+the pool of both) and x_algo's rescoring, done for every agent of a step at once with grouped numpy
+operations instead of a few dozen small ones per agent. Same rows, scores and order as the per-agent
+steps, bit for bit: similarities are `exact_similarities` (each row summed on its own), and every
+per-agent sort becomes one sort keyed by (view, ...).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from prism_experiments.rag.retriever import FeedRetriever, similarity_from_dot
+from prism_experiments.ranking.sourcing import in_sorted
+
+if TYPE_CHECKING:
+    from prism_experiments.ranking.base import AgentView
+
+
+@dataclass(frozen=True)
+class Pairs:
+    """(view, row) pairs, grouped by view in ascending view order."""
+
+    view: np.ndarray
+    row: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.row)
+
+    def take(self, index: np.ndarray) -> Pairs:
+        return Pairs(self.view[index], self.row[index])
+
+
+def pair_keys(view: np.ndarray, row: np.ndarray, width: int) -> np.ndarray:
+    """One int64 per (view, value) pair, ordered by view then value (`value < width`)."""
+    return view.astype(np.int64) * np.int64(width) + row
+
+
+def flat_keys(parts: Sequence[np.ndarray], width: int) -> np.ndarray:
+    """Sorted (view, value) keys of per-view arrays of values (`view` = the array's index)."""
+    lengths = np.fromiter((len(p) for p in parts), dtype=np.int64, count=len(parts))
+    if not lengths.sum():
+        return np.zeros(0, dtype=np.int64)
+    values = np.concatenate([np.asarray(p, dtype=np.int64) for p in parts])
+    return np.sort(pair_keys(np.repeat(np.arange(len(parts)), lengths), values, width))
+
+
+def rank_within(view: np.ndarray) -> np.ndarray:
+    """For entries grouped by view (equal views adjacent), each entry's position within its group."""
+    if len(view) == 0:
+        return np.zeros(0, dtype=np.int64)
+    first = np.empty(len(view), dtype=bool)
+    first[0] = True
+    np.not_equal(view[1:], view[:-1], out=first[1:])
+    starts = np.flatnonzero(first)
+    lengths = np.diff(np.append(starts, len(view)))
+    return np.arange(len(view)) - np.repeat(starts, lengths)
+
+
+def ranges(starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(which range, index) of every index in the half-open ranges [starts[i], ends[i]), ranges in order."""
+    lengths = np.maximum(ends - starts, 0)
+    which = np.repeat(np.arange(len(starts)), lengths)
+    offsets = np.arange(int(lengths.sum())) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+    return which, starts[which] + offsets
+
+
+def pair_similarities(vectors: np.ndarray, queries: np.ndarray, pairs: Pairs) -> np.ndarray:
+    """`exact_similarities` of each pair's row to its view's query: float64 products, each row summed on its own.
+
+    Pairs are grouped by view, so each view's rows are multiplied by its one query (no gathered copy of the
+    queries); `np.multiply(..., dtype=float64)` widens the float32 rows inside the product, as `np.asarray(rows,
+    float64) * query` would, without a float64 copy of them first.
+    """
+    out = np.empty(len(pairs))
+    if len(pairs) == 0:
+        return out
+    queries64 = np.asarray(queries, dtype=np.float64)
+    first = np.empty(len(pairs), dtype=bool)
+    first[0] = True
+    np.not_equal(pairs.view[1:], pairs.view[:-1], out=first[1:])
+    starts = np.flatnonzero(first).tolist()
+    bounds = [*starts, len(pairs)]
+    views = pairs.view[starts].tolist()
+    for view, start, end in zip(views, bounds[:-1], bounds[1:]):
+        products = np.multiply(vectors[pairs.row[start:end]], queries64[view], dtype=np.float64)
+        out[start:end] = products.sum(axis=1)
+    return similarity_from_dot(out)
+
+
+def best_per_view(pairs: Pairs, scores: np.ndarray, limit: int) -> np.ndarray:
+    """Indices of each view's `limit` best pairs by score, ties by row, views in order, best first (`top_k`)."""
+    order = np.lexsort((pairs.row, -scores, pairs.view))
+    return order[rank_within(pairs.view[order]) < limit]
+
+
+def first_per_view(view: np.ndarray, keep: np.ndarray, limit: int) -> np.ndarray:
+    """Indices of each view's first `limit` kept entries, in order (entries grouped by view)."""
+    kept = np.flatnonzero(keep)
+    return kept[rank_within(view[kept]) < limit]
+
+
+def occurrence_by_group(group: np.ndarray, order: np.ndarray) -> np.ndarray:
+    """For each entry, how many entries of its group come before it in `order` (`occurrence_in_order` per view)."""
+    occurrence = np.zeros(len(group), dtype=np.int64)
+    if len(order) == 0:
+        return occurrence
+    in_order = group[order]
+    by_group = np.argsort(in_order, kind="stable")  # keeps `order` within each group
+    occurrence[order[by_group]] = rank_within(in_order[by_group])
+    return occurrence
+
+
+def nearest_visible_flat(
+    retriever: FeedRetriever,
+    queries: np.ndarray,
+    limit: int,
+    keep: Callable[[Pairs], np.ndarray],
+    first_fetch: int,
+) -> tuple[Pairs, np.ndarray]:
+    """`sourcing.nearest_visible` of every query at once: per query (its view), its `limit` nearest rows that
+    `keep` lets through, best first, with the same fetches (a query thinned below `limit` asks again for twice
+    as many). Returns the kept pairs grouped by view and their similarities."""
+    count = len(retriever)
+    last_round = np.full(len(queries), -1)
+    rounds: list[tuple[Pairs, np.ndarray]] = []
+    pending = np.arange(len(queries))
+    fetch = max(1, min(first_fetch, count))
+    while len(pending):
+        answers = retriever.query_rows(queries[pending], fetch)
+        lengths = np.fromiter((len(rows) for rows, _ in answers), dtype=np.int64, count=len(answers))
+        pairs = Pairs(np.repeat(pending, lengths), np.concatenate([rows for rows, _ in answers]).astype(np.int64))
+        scores = np.concatenate([scores for _, scores in answers])
+        chosen = first_per_view(pairs.view, keep(pairs), limit)
+        rounds.append((pairs.take(chosen), scores[chosen]))
+        last_round[pending] = len(rounds) - 1
+        kept = np.bincount(pairs.view[chosen], minlength=len(queries))[pending]
+        pending = pending[kept < limit] if fetch < count else pending[:0]
+        fetch = min(2 * fetch, count)
+    finals = [(pairs, scores, last_round[pairs.view] == r) for r, (pairs, scores) in enumerate(rounds)]
+    view = np.concatenate([pairs.view[mine] for pairs, _, mine in finals])
+    order = np.argsort(view, kind="stable")
+    rows = np.concatenate([pairs.row[mine] for pairs, _, mine in finals])
+    return Pairs(view[order], rows[order]), np.concatenate([scores[mine] for _, scores, mine in finals])[order]
+
+
+class StepFilters:
+    """The per-view filters of one step as sorted (view, value) keys: excluded rows, followed authors' codes,
+    followees' reshares."""
+
+    def __init__(self, views: Sequence[AgentView], count: int, n_codes: int, now_us: int) -> None:
+        self.count, self.n_codes, self.now_us = count, n_codes, now_us
+        self.excluded = flat_keys([view.excluded_rows for view in views], count)
+        self.following = flat_keys([view.following_codes for view in views], n_codes)
+        self.reshared = flat_keys([view.reshared_rows for view in views], count)
+
+    def visible(self, pairs: Pairs, stamps: np.ndarray) -> np.ndarray:
+        """`Ranker.visible` of each pair: not excluded for its view, not from the future."""
+        return ~in_sorted(pair_keys(pairs.view, pairs.row, self.count), self.excluded) & (
+            stamps[pairs.row] <= self.now_us
+        )
+
+    def followed(self, pairs: Pairs, codes: np.ndarray) -> np.ndarray:
+        """`Ranker.followed_author` of each pair."""
+        return in_sorted(pair_keys(pairs.view, codes[pairs.row], self.n_codes), self.following)
