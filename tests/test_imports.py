@@ -32,10 +32,11 @@ ENTRY_POINT = f"{PACKAGE}.__main__"
 #: The only nodes that may import the harness: the `prism-run` entry point, `prism-calibrate`, whose
 #: trials compose configs and end runs the way a harness job does, and `prism-ope --validate`, which composes
 #: an experiment's config per seed the same way, and `make bench`, whose section 7 counts what a sweep's
-#: up-front embedding would embed and times the UI as `make ui` starts it.
+#: up-front embedding would embed and times the UI as `make ui` starts it, and `make chaos`, which starts
+#: `make ray-head`'s head for its Ray sweeps.
 HARNESS = f"{PACKAGE}.harness"
 HARNESS_IMPORTERS: frozenset[str] = frozenset(
-    {f"{PACKAGE}.__main__", f"{PACKAGE}.calibration", f"{PACKAGE}.ope", f"{PACKAGE}.bench"}
+    {f"{PACKAGE}.__main__", f"{PACKAGE}.calibration", f"{PACKAGE}.ope", f"{PACKAGE}.bench", f"{PACKAGE}.chaos"}
 )
 #: The neutral package: everything may depend on it, it depends on no other package of ours.
 DOMAIN = f"{PACKAGE}.domain"
