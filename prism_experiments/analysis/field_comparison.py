@@ -23,11 +23,12 @@ from prism_experiments.analysis.size_matched import disagreements, load_cascade_
 
 @dataclass
 class FieldTables:
-    """The sections' tables (None: not computed) and what could not be read or compared."""
+    """The sections' tables (None: not computed), what could not be read (warnings) and why a section is absent."""
 
     amplification: pd.DataFrame | None = None
     size_matched: pd.DataFrame | None = None
     warnings: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
 
 def field_tables(
@@ -54,9 +55,9 @@ def field_tables(
                     reach, tidy, controls, settings.bootstrap_seed, settings.n_resamples
                 )
             else:
-                result.warnings.append(
-                    "amplification: no chronological condition to serve as the control (ranking.mode=chronological, "
-                    "matching the other condition keys); not computed"
+                result.notes.append(
+                    "amplification ratio: not computed, no chronological condition to serve as the control "
+                    "(ranking.mode=chronological, matching the other condition keys)"
                 )
         if size_matched:
             if design.paired:
@@ -84,7 +85,7 @@ def write_field_tables(directory: Path, tables: FieldTables, report: Path) -> li
 
 def field_console(tables: FieldTables) -> list[str]:
     """Console lines: where the amplification table is, and each pooled / size-matched disagreement."""
-    lines = []
+    lines = list(tables.notes)
     if tables.amplification is not None:
         lines.append(
             f"amplification ratio (Huszár et al. 2022): {len(tables.amplification)} rows in {AMPLIFICATION_CSV}"

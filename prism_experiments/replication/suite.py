@@ -105,9 +105,9 @@ def run_suite(options: SuiteOptions) -> SuiteResult:
     for result in results:
         finding, claim = by_name[(result.finding, result.claim)]
         decide(claim, result, ALPHA)
-        explain(finding, claim, result, figures[finding.name])
         if result.tested:
             seeds_for_power(claim, result, FAMILY_SIZE, options.bootstrap_seed, options.power_replicates)
+        explain(finding, claim, result, figures[finding.name])
         if options.quick and result.verdict != NOT_TESTABLE:
             result.verdict, result.reason = SMOKE, "smoke size (--quick): checks the plumbing, never a verdict"
     verdicts = {f.name: finding_verdict(f.claims, [r for r in results if r.finding == f.name]) for f in findings}

@@ -137,8 +137,6 @@ def decide(claim: Claim, result: ClaimResult, alpha: float = ALPHA) -> None:
         return
     right_way = np.sign(result.effect) == claim.sign
     result.verdict = REPRODUCED if significant and right_way else NOT_REPRODUCED
-    if significant and not right_way:
-        result.reason = "the harness finds the opposite direction, significantly"
 
 
 def finding_verdict(claims: Sequence[Claim], results: Sequence[ClaimResult]) -> str:
@@ -155,15 +153,25 @@ def finding_verdict(claims: Sequence[Claim], results: Sequence[ClaimResult]) -> 
 
 
 def explain(finding: Finding, claim: Claim, result: ClaimResult, figures: Mapping[str, float]) -> None:
-    """Fill in why a claim was not reproduced: the finding's most likely reason, else what the numbers say."""
-    if result.verdict != NOT_REPRODUCED or not result.tested:
+    """Fill in why a claim was not reproduced: what the numbers say, then the finding's most likely reason.
+
+    An effect with the published sign that misses significance is a matter of seeds (the row's seeds for power
+    says how many), not of the model: the finding's own reason is given when the harness goes the other way or
+    the level misses its band. Call after `seeds_for_power`.
+    """
+    if result.verdict != NOT_REPRODUCED:
         return
-    generic = (
-        f"p_holm {result.p_holm:.3g} >= {ALPHA:g}: no detectable difference at {result.n_seeds} seeds"
-        if claim.kind == "contrast" and result.p_holm >= ALPHA
-        else f"the level's 95% CI [{result.ci_low:.4g}, {result.ci_high:.4g}] is not shown inside the band"
-        if claim.kind == "band"
-        else ""
-    )
-    specific = finding.reason(result, figures)
-    result.reason = "; ".join(part for part in (result.reason, specific, generic) if part)
+    if not result.tested:  # too few seeds with a value: why the runs give none is the finding's to say
+        parts = [finding.reason(result, figures)]
+    elif claim.kind == "band":
+        edges = ", ".join(f"{'>=' if a == 'greater' else '<='} {edge:g}" for edge, a in band_edges(claim))
+        parts = [f"the level's 95% CI [{result.ci_low:.4g}, {result.ci_high:.4g}] is not shown within {edges}",
+                 finding.reason(result, figures)]  # fmt: skip
+    elif np.sign(result.effect) == claim.sign:
+        needed = "more than 100" if math.isinf(result.seeds_80) else f"{result.seeds_80:.0f}"
+        parts = [f"the effect has the published sign but p_holm {result.p_holm:.3g} >= {ALPHA:g} at "
+                 f"{result.n_seeds} seeds; power 0.8 needs {needed} seeds"]  # fmt: skip
+    else:
+        significant = "significantly" if result.p_holm < ALPHA else "not significantly"
+        parts = [f"the harness goes the other way ({significant})", finding.reason(result, figures)]
+    result.reason = "; ".join(part for part in (result.reason, *parts) if part)

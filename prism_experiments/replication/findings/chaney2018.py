@@ -62,17 +62,18 @@ def measure(runs: SeedRuns) -> tuple[dict[str, SeedValues], dict[str, float]]:
 
 
 def reason(result: ClaimResult, figures: Mapping[str, float]) -> str:
-    """Chaney's recommender learns latent user preferences from consumption; ours sees only what a platform logs."""
+    """Chaney's recommenders learn latent user preferences from consumption; ours sees only what a platform logs."""
     if result.claim == "homogeneity":
         return (
             "the learned predictor sees only platform features (similarity, network, format, counts, follower "
             "count), not the agents' own biases, so it converges to a similarity ranker (docs/ranking.md, "
-            "'engagement'); Chaney et al.'s recommenders learn per-user latent preferences from consumption, "
+            "'engagement') while the oracle, which knows every agent's biases, concentrates agents on the posts "
+            "most of them like; Chaney et al.'s recommenders learn per-user latent preferences from consumption, "
             "which is what narrows their users onto the same items"
         )
     return (
-        "the abstract's weaker reading ('without increasing utility') holds whenever learned is not above oracle; "
-        "the title's 'decreases' needs the learned feed to engage less than the oracle's"
+        "the learned feed engages at least as much as the oracle's: the platform features explain engagement as "
+        "well as the behaviour model's own probabilities here"
     )
 
 
