@@ -104,7 +104,7 @@ class Finding:
     measure: Callable[[SeedRuns], tuple[dict[str, SeedValues], dict[str, float]]]
     #: seeds of the full suite (chosen from the claims' power: docs/validation.md) and of --quick
     seeds: int
-    quick_seeds: int = 3
+    quick_seeds: int = 2
     #: Hydra overrides of --quick (the smoke size)
     quick_overrides: tuple[str, ...] = ()
     #: why the harness cannot test it now, or None when it can (decided from the config schema, not hard-coded)

@@ -145,16 +145,25 @@ def evaluate_finding(
             for name, figure in figures.items():
                 seed_figures.setdefault(name, []).append(figure)
                 rows.append({"finding": finding.name, "name": name, "seed": seed, "x": figure, "y": math.nan})
+    if missing and not any(values.values()):  # no seed has its runs: nothing to judge
+        why = _missing_text(missing, len(runs)) + ("" if options.run else " (--no-run)")
+        return [empty_result(finding, claim, NOT_TESTABLE, why) for claim in finding.claims], {}, rows
     results = [
         evaluate_claim(finding, claim, values[claim.name], bootstrap_seed=options.bootstrap_seed,
                        n_resamples=options.n_resamples)
         for claim in finding.claims
     ]  # fmt: skip
     if missing:
-        note = f"runs missing: {', '.join(missing)}"
+        note = _missing_text(missing, len(runs))
         for result in results:
             result.reason = "; ".join(filter(None, [result.reason, note]))
     return results, {name: _nanmean(v) for name, v in seed_figures.items()}, rows
+
+
+def _missing_text(missing: Sequence[str], n_jobs: int, shown: int = 3) -> str:
+    """`runs missing for 2 of 20 jobs: x_algo seed 3, ...`."""
+    more = f", and {len(missing) - shown} more" if len(missing) > shown else ""
+    return f"runs missing for {len(missing)} of {n_jobs} jobs: {', '.join(missing[:shown])}{more}"
 
 
 def _nanmean(values: Sequence[float]) -> float:
