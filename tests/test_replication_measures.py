@@ -113,7 +113,7 @@ def test_a_knob_is_found_in_the_schema_through_optional_models() -> None:
     assert config_has("ranking.predictor") and config_has("simulation.n_steps")
     # the two mechanisms are not built yet: their findings say so, from the schema (not a flag)
     for finding, knob in ((guess2023, guess2023.ACTIVITY_KNOB), (gauthier2026, gauthier2026.SCHEDULE_KNOB)):
-        why = finding.untestable()
+        why = finding.FINDING.untestable()
         assert (why is None) == config_has(knob)
         assert why is None or knob in why
 

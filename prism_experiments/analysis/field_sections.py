@@ -58,80 +58,45 @@ def size_matched_rows(table: pd.DataFrame) -> list[list[object]]:
              "yes" if bool(r.disagree) else "no"] for r in table.itertuples()]  # fmt: skip
 
 
-def verdicts_section(directory: Path) -> str:
-    """The replication suite's claims and verdicts."""
-    verdicts = _read(directory, VERDICTS_CSV)
-    if verdicts is None:
-        return ""
-    rows = [[r.finding, r.claim, r.verdict, format_number(r.effect), _interval(r.ci_low, r.ci_high),
+def verdict_rows(table: pd.DataFrame) -> list[list[object]]:
+    return [[r.finding, r.claim, r.verdict, format_number(r.effect), _interval(r.ci_low, r.ci_high),
              format_p(r.p_holm), int(r.n_seeds), _seeds(r.seeds_80), r.verification,
-             "" if pd.isna(r.reason) else r.reason] for r in verdicts.itertuples()]  # fmt: skip
-    return (
-        "<h2>Replication of field findings</h2>"
-        '<p class="muted">Each claim of a published finding, tested on the harness\'s analogue (docs/validation.md): '
-        "effect with its 95% CI over seeds, Holm-adjusted p over the replication set's family, and the seeds "
-        "needed for power 0.8.</p>"
-        + _table(
-            [
-                "finding",
-                "claim",
-                "verdict",
-                "effect",
-                "95% CI",
-                "p_holm",
-                "seeds",
-                "seeds for 0.8",
-                "value verified in",
-                "why",
-            ],
-            rows,
-            numeric_from=3,
-        )
-    )
+             "" if pd.isna(r.reason) else r.reason] for r in table.itertuples()]  # fmt: skip
 
 
-def amplification_section(directory: Path) -> str:
-    """Huszár et al.'s amplification ratio per author group, against the chronological control."""
-    table = _read(directory, AMPLIFICATION_CSV)
-    if table is None or table.empty:
-        return ""
-    rows = amplification_rows(table)
-    return (
-        "<h2>Amplification ratio (Huszár et al. 2022)</h2>"
-        '<p class="muted">Reach of an author group (share of the agents who saw at least one of its posts) under '
-        "a ranker ÷ its reach under the chronological control of the same seeds, minus 1; 95% paired bootstrap CI "
-        "over seeds. 0 = the ranker gives the group the reach chronological order gives it. A metric, not a "
-        "test.</p>"
-        + _table(
-            ["condition", "grouping", "group", "reach", "reach (control)", "amplification", "95% CI", "seeds"],
-            rows,
-            numeric_from=3,
-        )
-    )
+#: the sections: CSV, title, the note under the title, headers, the rows of a table
+SECTIONS = (
+    (VERDICTS_CSV, "Replication of field findings",
+     "Each claim of a published finding, tested on the harness's analogue (docs/validation.md): effect with its "
+     "95% CI over seeds, Holm-adjusted p over the replication set's family, and the seeds needed for power 0.8.",
+     VERDICT_HEADERS, verdict_rows),
+    (AMPLIFICATION_CSV, "Amplification ratio (Huszár et al. 2022)",
+     "Reach of an author group (share of the agents served any feed who saw at least one of its posts) under a "
+     "ranker ÷ its reach under the chronological control of the same seeds, minus 1; 95% paired bootstrap CI over "
+     "seeds. 0 = the ranker gives the group the reach chronological order gives it. A metric, not a test.",
+     AMPLIFICATION_HEADERS, amplification_rows),
+    (SIZE_MATCHED_CSV, "Cascade structure at matched size (Juul & Ugander 2021)",
+     "Mean A − B over all cascades (pooled) and within cascades of the same size (matched: exact sizes, each "
+     "weighted by the smaller of its two counts); paired Wilcoxon against 0 over seeds, Holm over this table's "
+     "tests. A disagreement (one significant and not the other, or opposite signs) means the pooled difference is "
+     "partly a difference in how large the cascades grew.",
+     SIZE_MATCHED_HEADERS, size_matched_rows),
+)  # fmt: skip
 
 
-def size_matched_section(directory: Path) -> str:
-    """Pooled vs size-matched cascade comparison (Juul & Ugander 2021), with where they disagree."""
-    table = _read(directory, SIZE_MATCHED_CSV)
-    if table is None or table.empty:
-        return ""
-    rows = size_matched_rows(table)
-    return (
-        "<h2>Cascade structure at matched size (Juul &amp; Ugander 2021)</h2>"
-        '<p class="muted">Mean A − B over all cascades (pooled) and within cascades of the same size (matched); '
-        "a disagreement means the two comparisons reach different conclusions (one significant, or opposite "
-        "signs): the pooled difference is then partly a difference in size.</p>"
-        + _table(
-            ["property", "A", "B", "pooled A − B", "p_holm", "matched A − B", "p_holm", "seeds", "disagree"],
-            rows,
-            numeric_from=3,
-        )
-    )
+def html_section(directory: Path, csv: str) -> str:
+    """One section as HTML, or "" when its CSV is absent or empty."""
+    for name, title, note, headers, rows in SECTIONS:
+        table = _read(directory, name) if name == csv else None
+        if table is not None and not table.empty:
+            return (f"<h2>{html.escape(title)}</h2><p class=\"muted\">{html.escape(note)}</p>"
+                    + _table(headers, rows(table), numeric_from=3))  # fmt: skip
+    return ""
 
 
 def html_sections(directory: Path) -> str:
     """Every field section the report directory has data for (empty when it has none)."""
-    return "".join(section(directory) for section in (verdicts_section, amplification_section, size_matched_section))
+    return "".join(html_section(directory, name) for name, *_ in SECTIONS)
 
 
 def standalone_page(directory: Path, title: str, note: str) -> str:
@@ -145,34 +110,13 @@ def standalone_page(directory: Path, title: str, note: str) -> str:
     )
 
 
-def markdown_sections(directory: Path) -> list[str]:
-    """report.md's lines for the amplification and size-matched CSVs of the directory (none when absent)."""
+def markdown_sections(directory: Path, names: tuple[str, ...] = (AMPLIFICATION_CSV, SIZE_MATCHED_CSV)) -> list[str]:
+    """report.md's lines for the sections of `names` the directory has CSVs for (none when absent)."""
     from prism_experiments.analysis.report import markdown_table
 
     lines: list[str] = []
-    amplification = _read(directory, AMPLIFICATION_CSV)
-    if amplification is not None and not amplification.empty:
-        lines += [
-            "## Amplification ratio (Huszár et al. 2022)",
-            "",
-            "Reach of an author group (share of the agents served any feed who saw at least one of its posts) under "
-            "a ranker ÷ its reach under the chronological control with the same seeds, minus 1; 95% paired "
-            "bootstrap CI over seeds. A metric, not a test. All rows: `amplification.csv`.",
-            "",
-            markdown_table(AMPLIFICATION_HEADERS, amplification_rows(amplification)),
-            "",
-        ]  # fmt: skip
-    matched = _read(directory, SIZE_MATCHED_CSV)
-    if matched is not None and not matched.empty:
-        lines += [
-            "## Cascade structure at matched size (Juul & Ugander 2021)",
-            "",
-            "Per pair and seed, mean A − B over all cascades (pooled) and within cascades of the same size "
-            "(matched: exact sizes, each weighted by the smaller of its two counts); paired Wilcoxon against 0 "
-            "over seeds, Holm over this table's tests. *disagree*: one comparison significant and not the other, "
-            "or both with opposite signs. All columns: `size_matched.csv`.",
-            "",
-            markdown_table(SIZE_MATCHED_HEADERS, size_matched_rows(matched)),
-            "",
-        ]  # fmt: skip
+    for name, title, note, headers, rows in SECTIONS:
+        table = _read(directory, name) if name in names else None
+        if table is not None and not table.empty:
+            lines += [f"## {title}", "", f"{note} All columns: `{name}`.", "", markdown_table(headers, rows(table)), ""]
     return lines

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 import pandas as pd
 
 from prism_experiments.replication.findings.shared import SMALL_QUICK_OVERRIDES, replacing
-from prism_experiments.replication.knobs import missing_knobs
+from prism_experiments.replication.knobs import needs
 from prism_experiments.replication.model import Arm, Claim, ClaimResult, Finding, SeedRuns, SeedValues, Source
 
 SCHEDULE_KNOB = "simulation.schedule"
@@ -101,16 +101,6 @@ def measure(runs: SeedRuns, switch: int = SWITCH_STEP) -> tuple[dict[str, SeedVa
     return claims, figures | {"effect_switch_on": effect_on, "effect_switch_off": effect_off}
 
 
-def untestable() -> str | None:
-    """Why the check cannot run: the config schema has no ranking schedule yet."""
-    if not missing_knobs(SCHEDULE_KNOB):
-        return None
-    return (
-        f"needs a ranking schedule within a run ({SCHEDULE_KNOB}, issue 42 item 3) for the switch-on / switch-off "
-        "crossover"
-    )
-
-
 def reason(result: ClaimResult, figures: Mapping[str, float]) -> str:
     return "follows made under the algorithm are too few for their accounts to weigh in the chronological feed"
 
@@ -125,6 +115,6 @@ FINDING = Finding(
     measure=measure,
     seeds=10,
     quick_overrides=replacing(SMALL_QUICK_OVERRIDES, f"simulation.n_steps={N_STEPS}"),
-    untestable=untestable,
+    untestable=needs(SCHEDULE_KNOB, "a ranking schedule within a run, for the switch-on / switch-off crossover"),
     reason=reason,
 )

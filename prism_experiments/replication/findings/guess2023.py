@@ -14,7 +14,7 @@ from collections.abc import Mapping
 import pandas as pd
 
 from prism_experiments.replication.findings.shared import SMALL_QUICK_OVERRIDES
-from prism_experiments.replication.knobs import missing_knobs
+from prism_experiments.replication.knobs import needs
 from prism_experiments.replication.model import Arm, Claim, ClaimResult, Finding, SeedRuns, SeedValues, Source
 
 #: the setting of feed-responsive activity (its strength; 0 = today's fixed activity) this check waits for
@@ -73,17 +73,6 @@ def measure(runs: SeedRuns) -> tuple[dict[str, SeedValues], dict[str, float]]:
     return claims, figures | {f"engagements_per_agent_{a}": v for a, v in activity.items()}
 
 
-def untestable() -> str | None:
-    """Why the check cannot run: the config schema has no feed-responsive activity yet."""
-    missing = missing_knobs(ACTIVITY_KNOB)
-    if not missing:
-        return None
-    return (
-        f"needs agents whose activity responds to their feeds ({ACTIVITY_KNOB}, issue 42 item 3): with fixed "
-        "activity both arms serve the same sessions by construction"
-    )
-
-
 def reason(result: ClaimResult, figures: Mapping[str, float]) -> str:
     return "the activity response is too weak at this strength for the feeds' difference to change who comes back"
 
@@ -98,6 +87,10 @@ FINDING = Finding(
     measure=measure,
     seeds=10,
     quick_overrides=SMALL_QUICK_OVERRIDES,
-    untestable=untestable,
+    untestable=needs(
+        ACTIVITY_KNOB,
+        "agents whose activity responds to their feeds; with fixed activity both arms serve the same sessions by "
+        "construction",
+    ),
     reason=reason,
 )
