@@ -44,6 +44,8 @@ class Job:
     digest: str
     experiment_name: str
     tracking_uri: str
+    #: the overrides of the job's size and MLflow experiment (--quick's smoke size), shared by a finding's jobs
+    size: tuple[str, ...] = ()
 
 
 @dataclass
@@ -57,10 +59,14 @@ class Plan:
         return [job for job in self.jobs if self.runs.get(job.digest) is None]
 
 
+def size_overrides(finding: Finding, quick: bool) -> tuple[str, ...]:
+    """--quick's smoke size and its own MLflow experiment; nothing at full size (the experiment file's)."""
+    return (*finding.quick_overrides, f"experiment_name={QUICK_EXPERIMENT}") if quick else ()
+
+
 def job_overrides(finding: Finding, arm: Arm, seed: int, quick: bool) -> tuple[str, ...]:
     """The Hydra overrides of one job, as `python -m prism_experiments` takes them."""
-    size = (*finding.quick_overrides, f"experiment_name={QUICK_EXPERIMENT}") if quick else ()
-    return (f"experiment={finding.experiment}", *arm.overrides, *size, f"seed={seed}")
+    return (f"experiment={finding.experiment}", *arm.overrides, *size_overrides(finding, quick), f"seed={seed}")
 
 
 def plan_jobs(findings: Sequence[Finding], seeds: Mapping[str, int], quick: bool) -> Plan:
@@ -72,7 +78,7 @@ def plan_jobs(findings: Sequence[Finding], seeds: Mapping[str, int], quick: bool
             cfg = compose_experiment(overrides)
             jobs.append(Job(finding.name, finding.experiment, arm, seed, overrides,
                             config_hash(cfg.model_dump(mode="json")), cfg.experiment_name,
-                            resolve_tracking_uri(cfg)))  # fmt: skip
+                            resolve_tracking_uri(cfg), size_overrides(finding, quick)))  # fmt: skip
     return Plan(jobs)
 
 
@@ -94,22 +100,22 @@ def find_runs(plan: Plan) -> None:
             plan.runs[job.digest] = newest.get(job.digest, (0, None))[1]
 
 
-def sweep_commands(jobs: Sequence[Job], quick_overrides: Mapping[str, tuple[str, ...]]) -> list[list[str]]:
+def sweep_commands(jobs: Sequence[Job]) -> list[list[str]]:
     """`python -m prism_experiments -m ...` commands that make `jobs`: one per finding and group of arms that
-    form a product of values (e.g. ranking=random,chronological), with the jobs' seeds; the experiment file's
-    own sweep is cleared (hydra.sweeper.params=null) so only these jobs run."""
+    form a product of values (e.g. ranking=random,chronological), with the jobs' seeds and size; the experiment
+    file's own sweep is cleared (hydra.sweeper.params=null) so only these jobs run."""
     commands = []
     by_finding: dict[str, list[Job]] = {}
     for job in jobs:
         by_finding.setdefault(job.finding, []).append(job)
-    for finding, finding_jobs in by_finding.items():
+    for finding_jobs in by_finding.values():
         arms = list(dict.fromkeys(job.arm for job in finding_jobs))
         seeds = sorted({job.seed for job in finding_jobs})
-        size = quick_overrides.get(finding, ())
-        experiment = f"experiment={finding_jobs[0].experiment_file}"
+        first = finding_jobs[0]
         for group in arm_sweeps(arms):
-            commands.append([sys.executable, "-m", "prism_experiments", "-m", experiment, "hydra.sweeper.params=null",
-                             *group, *size, f"seed={','.join(map(str, seeds))}"])  # fmt: skip
+            commands.append([sys.executable, "-m", "prism_experiments", "-m", f"experiment={first.experiment_file}",
+                             "hydra.sweeper.params=null", *group, *first.size,
+                             f"seed={','.join(map(str, seeds))}"])  # fmt: skip
     return commands
 
 

@@ -91,8 +91,7 @@ def run_suite(options: SuiteOptions) -> SuiteResult:
     failed: list[str] = []
     missing = list({job.digest: job for job in plan.missing()}.values())  # a run two findings share, once
     if missing and options.run:
-        quick_sizes = {f.name: f.quick_overrides for f in findings} if options.quick else {}
-        failed = run_sweeps(sweep_commands(missing, quick_sizes))
+        failed = run_sweeps(sweep_commands(missing))
         find_runs(plan)
     results, figures, rows = [], {}, []
     for finding in findings:
@@ -109,7 +108,8 @@ def run_suite(options: SuiteOptions) -> SuiteResult:
             seeds_for_power(claim, result, FAMILY_SIZE, options.bootstrap_seed, options.power_replicates)
         explain(finding, claim, result, figures[finding.name])
         if options.quick and result.verdict != NOT_TESTABLE:
-            result.verdict, result.reason = SMOKE, "smoke size (--quick): checks the plumbing, never a verdict"
+            why = "" if result.tested else f"; {result.reason}"
+            result.verdict, result.reason = SMOKE, f"smoke size (--quick): checks the plumbing, never a verdict{why}"
     verdicts = {f.name: finding_verdict(f.claims, [r for r in results if r.finding == f.name]) for f in findings}
     return SuiteResult(options, findings, results, verdicts, figures, pd.DataFrame(rows), plan, failed)
 
