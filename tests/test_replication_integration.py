@@ -60,11 +60,11 @@ def test_quick_runs_the_finding_through_the_harness_and_gives_no_verdict(quick) 
     client = MlflowClient(uri(runs_dir))
     experiment = client.get_experiment_by_name(QUICK_EXPERIMENT)
     runs = client.search_runs([experiment.experiment_id], "tags.`prism.kind` = 'simulation'")
-    assert sorted((r.params["ranking.mode"], r.params["seed"], r.info.status) for r in runs) == [
+    assert sorted((r.data.params["ranking.mode"], r.data.params["seed"], r.info.status) for r in runs) == [
         ("chronological", "0", "FINISHED"), ("chronological", "1", "FINISHED"),
         ("x_algo", "0", "FINISHED"), ("x_algo", "1", "FINISHED"),
     ]  # fmt: skip
-    assert {r.params["agents.n_agents"] for r in runs} == {"60"}
+    assert {r.data.params["agents.n_agents"] for r in runs} == {"60"}
     [report] = (runs_dir / "reports" / "replication_quick").iterdir()
     verdicts = pd.read_csv(report / "verdicts.csv")
     assert set(verdicts["verdict"]) == {SMOKE} and len(verdicts) == 2
