@@ -7,7 +7,8 @@ their tweets; 0 means the algorithm gives the group the reach chronological orde
 users" are the same population under two rankers with the same seed (common random numbers), the reach of a
 group is the share of the agents served any feed who saw at least one of its posts, and the ratio is of reaches
 summed over seeds (a ratio of means), with a paired bootstrap CI over seeds. Author groups: follower-count
-deciles at the start (1 = fewest), post topics, and the author's dominant archetype.
+deciles at the start (1 = fewest), post topics, and the author's dominant archetype. The paper's abstract was
+read here; its exact definition of the ratio was not (only quoted second-hand: docs/validation.md).
 """
 
 from __future__ import annotations
