@@ -19,7 +19,7 @@ export TOKENIZERS_PARALLELISM := false
 COMPILE = $(BIN)/python -m compileall -q prism_experiments hydra_plugins >/dev/null
 
 .DEFAULT_GOAL := help
-.PHONY: help setup run sweep compare ope ui reproduce calibrate lint test test-fast test-timing chaos bench bench-quick bench-world clean tracking-server tracking-server-stop ray-head ray-node ray-head-stop slurm-local slurm-local-stop bench-cluster llm-check
+.PHONY: help setup run sweep compare replicate ope ui reproduce calibrate lint test test-fast test-timing chaos bench bench-quick bench-world clean tracking-server tracking-server-stop ray-head ray-node ray-head-stop slurm-local slurm-local-stop bench-cluster llm-check
 
 help: ## Show this help
 	@grep -hE '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  \033[36m%-12s\033[0m %s\n", $$1, $$2}'
@@ -99,6 +99,9 @@ sweep: $(STAMP) ## Run a multirun sweep: make sweep EXPERIMENT=oon_scale (see co
 
 compare: $(STAMP) ## Statistical report comparing an experiment's conditions: make compare EXPERIMENT=oon_scale
 	$(BIN)/prism-compare --experiment $(EXPERIMENT) $(ARGS)
+
+replicate: $(STAMP) ## Replication suite of published ranking findings (docs/validation.md): make replicate [ONLY=goel2016] [SEEDS=N] [QUICK=1]
+	$(BIN)/prism-replicate $(if $(ONLY),--only $(ONLY)) $(if $(SEEDS),--seeds $(SEEDS)) $(if $(QUICK),--quick) $(ARGS)
 
 ope: $(STAMP) ## Off-policy estimates vs on-policy truth (docs/ope.md): make ope [EXPERIMENT=ope_validation] ARGS="--seeds 0 1"
 	$(BIN)/prism-ope --validate --experiment $(if $(filter command line,$(origin EXPERIMENT)),$(EXPERIMENT),ope_validation) $(ARGS)

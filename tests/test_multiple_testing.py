@@ -70,19 +70,27 @@ def test_bh_is_scipys_false_discovery_control_and_keeps_nan() -> None:
 
 
 @pytest.mark.parametrize("paired", [True, False])
-def test_default_is_holm_within_each_metric_with_the_old_columns(paired: bool) -> None:
+def test_default_is_holm_over_the_whole_report_with_the_old_columns(paired: bool) -> None:
+    # the report's family by default: P(any false finding in the report) <= alpha (issue 42, item 5)
     pairwise = compare(ComparisonSettings(**FAST), paired)
     assert list(pairwise.columns) == OLD_COLUMNS
+    assert pairwise["p_holm"].to_numpy() == pytest.approx(reference_holm(pairwise["p_value"].to_numpy()))
+    assert (pairwise["significant"] == (pairwise["p_holm"] < 0.05)).all()
+    explicit = compare(ComparisonSettings(correction="holm", family="report", **FAST), paired)
+    pd.testing.assert_frame_equal(pairwise, explicit)
+
+
+@pytest.mark.parametrize("paired", [True, False])
+def test_family_metric_is_holm_within_each_metric(paired: bool) -> None:
+    pairwise = compare(ComparisonSettings(family="metric", **FAST), paired)
     for _, rows in pairwise.groupby("metric"):
         p = rows["p_value"].to_numpy()
         assert rows["p_holm"].to_numpy() == pytest.approx(reference_holm(p))
         assert (rows["significant"] == (rows["p_holm"] < 0.05)).all()
-    explicit = compare(ComparisonSettings(correction="holm", family="metric", **FAST), paired)
-    pd.testing.assert_frame_equal(pairwise, explicit)
 
 
 def test_bh_within_each_metric() -> None:
-    pairwise = compare(ComparisonSettings(correction="bh", **FAST))
+    pairwise = compare(ComparisonSettings(correction="bh", family="metric", **FAST))
     assert "p_bh" in pairwise.columns and "p_holm" not in pairwise.columns
     for _, rows in pairwise.groupby("metric"):
         expected = stats.false_discovery_control(rows["p_value"].to_numpy(), method="bh")

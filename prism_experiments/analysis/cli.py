@@ -71,6 +71,14 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"seed of the bootstrap CIs (default {DEFAULT_SETTINGS.bootstrap_seed})",
     )
     parser.add_argument("--no-cascades", action="store_true", help="skip the cascade-size CCDF and KS tests")
+    parser.add_argument("--size-matched", action="store_true",
+                        help="also compare cascade virality and depth at matched cascade size (Juul & Ugander 2021) "
+                        "and say where that and the pooled comparison disagree")  # fmt: skip
+    parser.add_argument(
+        "--no-amplification",
+        action="store_true",
+        help="skip the amplification ratio against the chronological control (Huszár et al. 2022)",
+    )
     parser.add_argument("--no-log", action="store_true", help="write the report but log no MLflow analysis run")
     return parser
 
@@ -95,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
         outcome = compare_experiment(
             args.experiment, tracking_uri=args.tracking_uri, sweep_id=args.sweep_id, by=args.by,
             metrics=args.metrics, settings=settings, out=args.out, cascades=not args.no_cascades,
-            log_run=not args.no_log,
+            log_run=not args.no_log, amplification=not args.no_amplification, size_matched=args.size_matched,
         )  # fmt: skip
     except AnalysisInputError as error:
         return _fail(str(error).splitlines()[0])

@@ -63,8 +63,9 @@ class ComparisonSettings(BaseModel):
     bootstrap_seed: int = Field(default=0, ge=0)
     #: holm: family-wise error (Holm 1979); bh: false discovery rate (Benjamini & Hochberg 1995)
     correction: Literal["holm", "bh"] = "holm"
-    #: metric: one family per metric (its pairwise tests); report: every pairwise test of the report
-    family: Literal["metric", "report"] = "metric"
+    #: report: every pairwise test of the report (the default: P(any false finding) <= alpha for the whole report);
+    #: metric: one family per metric (its pairwise tests), about alpha false findings per metric under no effect
+    family: Literal["metric", "report"] = "report"
     #: replicates of the power simulation per evaluated size or effect; 0 keeps only the normal figures
     power_replicates: int = Field(default=DEFAULT_REPLICATES, ge=0)
     #: effect for "seeds needed", in sd units (Cohen's d_z paired, d unpaired); None: the observed difference

@@ -17,6 +17,7 @@ from prism_experiments.analysis.analysis_run import fail_analysis_run, finish_an
 from prism_experiments.analysis.cascades import compare_cascade_sizes, download_cascade_sizes, pool_by_condition
 from prism_experiments.analysis.compare import Comparison, ComparisonSettings, compare_conditions
 from prism_experiments.analysis.design import MIN_RUNS_PER_CONDITION, Design, detect_design
+from prism_experiments.analysis.field_comparison import field_console, field_tables, write_field_tables
 from prism_experiments.analysis.html_report import write_html_report
 from prism_experiments.analysis.report import (
     CascadeComparison,
@@ -70,8 +71,13 @@ def compare_experiment(
     cascades: bool = True,
     log_run: bool = True,
     now: datetime | None = None,
+    amplification: bool = True,
+    size_matched: bool = False,
 ) -> ComparisonOutcome:
     """Compare the conditions of `experiment`'s simulation runs and write (and log) the report.
+
+    `amplification`: Huszár et al.'s amplification ratio against a chronological condition (when there is one);
+    `size_matched`: Juul & Ugander's pooled vs size-matched cascade comparison (analysis/field_comparison.py).
 
     Raises AnalysisInputError when the store, experiment, options or runs do not allow a comparison.
     """
@@ -96,6 +102,8 @@ def compare_experiment(
     if cascades:
         cascade_comparison, cascade_warnings = _compare_cascades(client, selection)
         warnings += cascade_warnings
+    field = field_tables(tracking_uri, selection, design, settings, amplification, size_matched)
+    warnings += field.warnings
 
     values = load_step_values(client, selection.tidy[["run_id", "condition", "seed"]])
     bands = step_bands(with_engagement_rate(values), settings.confidence)
@@ -122,6 +130,8 @@ def compare_experiment(
     )
     try:
         files = write_report(directory, context, comparison, selection.tidy, cascade_comparison, bands)
+        field_files = write_field_tables(directory, field, files.report)
+        files = replace(files, tables=(*files.tables, *field_files))
         html = write_html_report(directory, context, comparison, len(run_ids), files.figure_map, cascade_comparison)
         files = replace(files, html=html)
         if analysis_run_id is not None:
@@ -132,7 +142,7 @@ def compare_experiment(
         if analysis_run_id is not None:
             fail_analysis_run(client, analysis_run_id)
         raise
-    summary = console_summary(context, comparison, len(run_ids), files)
+    summary = "\n".join([console_summary(context, comparison, len(run_ids), files), *field_console(field)])
     return ComparisonOutcome(files, analysis_run_id, len(run_ids), summary, power_console(comparison))
 
 

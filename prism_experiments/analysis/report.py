@@ -114,13 +114,43 @@ def significant_readings(comparison: Comparison) -> list[str]:
     return [reading(row, comparison.settings.confidence, adjusted) for _, row in significant.iterrows()]
 
 
-def correction_text(settings: ComparisonSettings) -> str:
-    """The multiple-comparisons line of the design section."""
+#: the condition key of an A/A check (conf/experiment/aa.yaml): one config under labels the simulation never reads
+AA_KEY = "arm"
+
+
+def false_finding_budget(settings: ComparisonSettings, n_tests: int, n_metrics: int) -> str:
+    """How many false findings this report can hold if no condition differs at all (the global null)."""
+    alpha = settings.alpha
+    if settings.family == "report":
+        return (f"False-finding budget: if no condition differs, P(any significant line in this report) <= {alpha:g} "
+                f"({'Holm' if settings.correction == 'holm' else 'BH'} over all {n_tests} tests).")  # fmt: skip
+    expected = n_metrics * alpha
+    anyone = 1.0 - (1.0 - alpha) ** n_metrics
+    return (
+        f"False-finding budget: the family is each metric, so if no condition differs this report holds up to "
+        f"{alpha:g} false findings per metric, about {expected:.2g} over its {n_metrics} metrics (P(at least one) up "
+        f"to {anyone:.2f} if the metrics were independent); --family report keeps P(any) <= {alpha:g}."
+    )
+
+
+def is_aa_check(condition_keys: Sequence[str]) -> bool:
+    """True for an A/A comparison: the conditions differ only in `arm`, a label the simulation never reads."""
+    return tuple(condition_keys) == (AA_KEY,)
+
+
+AA_NOTE = (
+    "A/A check: the conditions are one config under labels the simulation never reads; any significant line is a "
+    "false positive, not a finding."
+)
+
+
+def correction_text(settings: ComparisonSettings, n_tests: int = 0, n_metrics: int = 0) -> str:
+    """The multiple-comparisons line of the design section, with the report's false-finding budget."""
     method = "Holm (1979)" if settings.correction == "holm" else "Benjamini-Hochberg (1995, false discovery rate)"
     family = ("the pairwise tests of each metric (not across metrics)" if settings.family == "metric"
               else "every pairwise test in this report (all metrics together)")  # fmt: skip
-    return (f"- Multiple comparisons: {method} over {family}; "
-            f"significant means {settings.adjusted_column} < {settings.alpha:g}.")  # fmt: skip
+    return (f"- Multiple comparisons: {method} over {family}; significant means {settings.adjusted_column} < "
+            f"{settings.alpha:g}. {false_finding_budget(settings, n_tests, n_metrics)}")  # fmt: skip
 
 
 def design_section(comparison: Comparison) -> list[str]:
@@ -139,7 +169,7 @@ def design_section(comparison: Comparison) -> list[str]:
         f"- Omnibus: {omnibus}.",
         f"- Pairwise: two-sided {design.pairwise_test}; effect size {design.effect_size} "
         + ("(Kerby 2014)." if design.paired else "(Cliff 1993)."),
-        correction_text(settings),
+        correction_text(settings, len(comparison.pairwise), len(comparison.metrics)),
         f"- Confidence intervals: {settings.confidence:.0%} bootstrap (scipy.stats.bootstrap, BCa, percentile "
         f"where BCa is undefined; {settings.n_resamples} resamples, seed {settings.bootstrap_seed}) of each "
         "condition mean and of each difference"
@@ -326,6 +356,7 @@ def render_markdown(
         "",
         f"## Significant results ({comparison.settings.adjusted_column} < {comparison.settings.alpha:g})",
         "",
+        *([f"**{AA_NOTE}**", ""] if is_aa_check(context.condition_keys) else []),
         *([f"- {line}" for line in readings] or ["- None of the pairwise differences is significant."]),
         "",
         "## Metrics",
@@ -488,10 +519,12 @@ def console_summary(context: ReportContext, comparison: Comparison, n_runs: int,
             if len(context.excluded) > CONSOLE_EXCLUDED_LINES
             else ""
         ),
+        *([AA_NOTE] if is_aa_check(context.condition_keys) else []),
         f"significant after {'Holm' if comparison.settings.correction == 'holm' else 'BH'}"
-        + (" over the whole report" if comparison.settings.family == "report" else "")
+        + (" over the whole report" if comparison.settings.family == "report" else " within each metric")
         + f" (alpha {comparison.settings.alpha:g}): {len(readings)} of {len(comparison.pairwise)}",
         *[f"  {line}" for line in readings],
+        false_finding_budget(comparison.settings, len(comparison.pairwise), len(comparison.metrics)),
         f"warnings: {n_warnings} (listed in the report)",
         *[f"LLM fitness of {line}" for line in context.llm_checks],
         f"report: {files.report}",

@@ -124,8 +124,14 @@ def cliffs_delta(x: ArrayLike, y: ArrayLike) -> float:
     return float((greater - less) / (a.size * b.size))
 
 
-def wilcoxon_test(x: ArrayLike, y: ArrayLike) -> TestResult:
-    """Two-sided Wilcoxon signed-rank test of x - y (scipy defaults); all-zero differences give p = 1."""
+#: the alternatives of scipy's rank tests: x - y differs from 0, is above it, is below it
+ALTERNATIVES: tuple[str, ...] = ("two-sided", "greater", "less")
+
+
+def wilcoxon_test(x: ArrayLike, y: ArrayLike, alternative: str = "two-sided") -> TestResult:
+    """Wilcoxon signed-rank test of x - y (scipy; `alternative` as scipy's); all-zero differences give p = 1."""
+    if alternative not in ALTERNATIVES:
+        raise ValueError(f"alternative: {alternative!r} is not one of {', '.join(ALTERNATIVES)}")
     a, b = finite_array(x, "x"), finite_array(y, "y")
     if a.shape != b.shape:
         raise ValueError(f"y: paired samples need equal lengths, got {a.size} and {b.size}")
@@ -133,7 +139,7 @@ def wilcoxon_test(x: ArrayLike, y: ArrayLike) -> TestResult:
         return TestResult("Wilcoxon", np.nan, np.nan, 0, "no complete pairs")
     if np.all(a == b):
         return TestResult("Wilcoxon", 0.0, 1.0, int(a.size), "all paired differences are zero: p set to 1")
-    result = stats.wilcoxon(a, b)
+    result = stats.wilcoxon(a, b, alternative=alternative)
     return TestResult("Wilcoxon", float(result.statistic), float(result.pvalue), int(a.size))
 
 
@@ -229,15 +235,21 @@ def _mean_difference(x: FloatArray, y: FloatArray, axis: int = -1) -> FloatArray
 
 
 def _bootstrap(
-    data: tuple[FloatArray, ...], statistic: object, rng: np.random.Generator, confidence: float, n_resamples: int
+    data: tuple[FloatArray, ...],
+    statistic: object,
+    rng: np.random.Generator,
+    confidence: float,
+    n_resamples: int,
+    paired: bool = False,
 ) -> tuple[float, float, str]:
     """BCa interval (Efron 1987); percentile when BCa is undefined (degenerate or constant resamples)."""
     for method in ("BCa", "percentile"):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             result = stats.bootstrap(
-                data, statistic, n_resamples=n_resamples, confidence_level=confidence, method=method, rng=rng
-            )
+                data, statistic, n_resamples=n_resamples, confidence_level=confidence, method=method, rng=rng,
+                paired=paired,
+            )  # fmt: skip
         low, high = float(result.confidence_interval.low), float(result.confidence_interval.high)
         if np.isfinite(low) and np.isfinite(high):
             return low, high, method
@@ -282,4 +294,31 @@ def bootstrap_difference_ci(
     if np.all(a == a[0]) and np.all(b == b[0]):
         return ConfidenceInterval(estimate, estimate, estimate, "constant")
     low, high, method = _bootstrap((a, b), _mean_difference, rng, confidence, n_resamples)
+    return ConfidenceInterval(estimate, low, high, method)
+
+
+def _ratio_of_means(x: FloatArray, y: FloatArray, axis: int = -1) -> FloatArray:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.mean(x, axis=axis) / np.mean(y, axis=axis) - 1.0
+
+
+def bootstrap_ratio_ci(
+    x: ArrayLike, y: ArrayLike, rng: np.random.Generator, confidence: float = 0.95, n_resamples: int = 9999
+) -> ConfidenceInterval:
+    """mean(x) / mean(y) - 1 of paired samples and its bootstrap CI (pairs resampled together: scipy's `paired`).
+
+    The ratio of totals minus one, as Huszár et al. (PNAS 2022) define the amplification ratio; NaN when mean(y)
+    is 0 (nothing to amplify).
+    """
+    a, b = finite_array(x, "x"), finite_array(y, "y")
+    if a.shape != b.shape:
+        raise ValueError(f"y: paired samples need equal lengths, got {a.size} and {b.size}")
+    if a.size == 0 or b.mean() == 0:
+        return ConfidenceInterval(np.nan, np.nan, np.nan, "no values" if a.size == 0 else "control is 0")
+    estimate = float(_ratio_of_means(a, b))
+    if a.size < 2:
+        return ConfidenceInterval(estimate, np.nan, np.nan, "n<2")
+    if np.all(a == a[0]) and np.all(b == b[0]):
+        return ConfidenceInterval(estimate, estimate, estimate, "constant")
+    low, high, method = _bootstrap((a, b), _ratio_of_means, rng, confidence, n_resamples, paired=True)
     return ConfidenceInterval(estimate, low, high, method)

@@ -29,7 +29,7 @@ def mean_feed_entropy(exposures: pd.DataFrame, label: str) -> float:
     return float(entropies.mean()) if len(entropies) else float("nan")
 
 
-def _step_mean_jaccard(feed_rows: np.ndarray, post_cols: np.ndarray) -> float:
+def mean_pairwise_jaccard(feed_rows: np.ndarray, post_cols: np.ndarray) -> float:
     """Mean Jaccard similarity over all pairs of distinct feeds, from (feed, post) incidence pairs.
 
     |A ∩ B| for every pair comes from the sparse product M M^T of the binary feed x post matrix;
@@ -90,7 +90,7 @@ def feed_jaccard_mean(
             keep = chosen[feed_rows]
             feed_rows = np.cumsum(chosen)[feed_rows[keep]] - 1
             post_cols = np.unique(post_cols[keep], return_inverse=True)[1]
-        step_means.append(_step_mean_jaccard(feed_rows, post_cols))
+        step_means.append(mean_pairwise_jaccard(feed_rows, post_cols))
     return float(np.mean(step_means)) if step_means else float("nan")
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -16,8 +17,10 @@ from prism_experiments.simulation import SimulationResult
 
 
 def agents_table(result: SimulationResult) -> pd.DataFrame:
-    """One row per agent: id, interests, activity, post rate, accounts followed at the start, who decided."""
+    """One row per agent: id, interests, activity, post rate, accounts followed and followers at the start, its
+    dominant archetype (the largest of its archetype weights, the first on ties), who decided."""
     asks = set(result.llm_agent_ids)
+    followers = Counter(followee for a in result.agents for followee in a.following)
     return pd.DataFrame(
         {
             "agent_id": [a.id for a in result.agents],
@@ -25,6 +28,8 @@ def agents_table(result: SimulationResult) -> pd.DataFrame:
             "activity": [a.activity for a in result.agents],
             "post_rate": [a.post_rate for a in result.agents],
             "n_following_at_start": [len(a.following) for a in result.agents],
+            "n_followers_at_start": [followers.get(a.id, 0) for a in result.agents],
+            "archetype": [max(a.archetype_weights, key=a.archetype_weights.__getitem__) for a in result.agents],
             "decider": ["llm" if a.id in asks else "rules" for a in result.agents],
         }
     )

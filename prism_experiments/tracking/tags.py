@@ -50,6 +50,12 @@ CALIBRATION_KIND = "calibration"
 CALIBRATION_TRIAL_KIND = "calibration_trial"
 CALIBRATION_EVALUATION_KIND = "calibration_evaluation"
 LLM_CHECK_KIND = "llm_check"
+#: `prism-replicate`: the verdicts of the replication suite (prism_experiments/replication, docs/validation.md)
+REPLICATION_KIND = "replication"
+
+#: Replication runs: the replication set's version, and each finding's verdict (`prism.verdict.<finding>`).
+REPLICATION_SET_TAG = "prism.replication_set"
+VERDICT_TAG_PREFIX = "prism.verdict."
 
 
 def tag_equals(tag: str, value: str) -> str:

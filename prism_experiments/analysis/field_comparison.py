@@ -1,0 +1,97 @@
+"""The comparison report's field-study sections: Huszár et al.'s amplification ratio (every report with a
+chronological control) and, with `--size-matched`, Juul & Ugander's pooled vs size-matched cascade comparison.
+
+Computed from the runs' event tables; written as `amplification.csv` and `size_matched.csv`, appended to
+report.md, and rendered into report.html by `field_sections.html_sections`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from prism_experiments.analysis.amplification import amplification_table, control_of, load_reach
+from prism_experiments.analysis.compare import ComparisonSettings
+from prism_experiments.analysis.design import Design
+from prism_experiments.analysis.field_sections import AMPLIFICATION_CSV, SIZE_MATCHED_CSV, markdown_sections
+from prism_experiments.analysis.run_tables import run_tables
+from prism_experiments.analysis.selection import Selection
+from prism_experiments.analysis.size_matched import disagreements, load_cascade_tables, size_matched_comparison
+
+
+@dataclass
+class FieldTables:
+    """The sections' tables (None: not computed), what could not be read (warnings) and why a section is absent."""
+
+    amplification: pd.DataFrame | None = None
+    size_matched: pd.DataFrame | None = None
+    warnings: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def field_tables(
+    tracking_uri: str,
+    selection: Selection,
+    design: Design,
+    settings: ComparisonSettings,
+    amplification: bool = True,
+    size_matched: bool = False,
+) -> FieldTables:
+    """Compute the sections asked for from the compared runs' tables."""
+    result = FieldTables()
+    if not (amplification or size_matched):
+        return result
+    tidy = selection.tidy
+    run_ids = tidy["run_id"].astype(str).tolist()
+    with run_tables(tracking_uri) as tables:
+        if amplification:
+            controls = control_of(tidy, selection.condition_keys)
+            if controls:
+                reach, warnings = load_reach(tables, run_ids)
+                result.warnings += warnings
+                result.amplification = amplification_table(
+                    reach, tidy, controls, settings.bootstrap_seed, settings.n_resamples
+                )
+            else:
+                result.notes.append(
+                    "amplification ratio: not computed, no chronological condition to serve as the control "
+                    "(ranking.mode=chronological, matching the other condition keys)"
+                )
+        if size_matched:
+            if design.paired:
+                cascades, warnings = load_cascade_tables(tables, run_ids)
+                result.warnings += warnings
+                result.size_matched = size_matched_comparison(cascades, tidy, selection.conditions, settings)
+            else:
+                result.warnings.append("size-matched: needs the paired design (every condition on the same seeds)")
+    return result
+
+
+def write_field_tables(directory: Path, tables: FieldTables, report: Path) -> list[Path]:
+    """Write the CSVs into `directory` and append their sections to `report` (report.md); the paths written."""
+    written = []
+    for name, table in ((AMPLIFICATION_CSV, tables.amplification), (SIZE_MATCHED_CSV, tables.size_matched)):
+        if table is not None:
+            table.to_csv(directory / name, index=False)
+            written.append(directory / name)
+    lines = markdown_sections(directory)
+    if lines:
+        with report.open("a", encoding="utf-8") as out:
+            out.write("\n" + "\n".join(lines) + "\n")
+    return written
+
+
+def field_console(tables: FieldTables) -> list[str]:
+    """Console lines: where the amplification table is, and each pooled / size-matched disagreement."""
+    lines = list(tables.notes)
+    if tables.amplification is not None:
+        lines.append(
+            f"amplification ratio (Huszár et al. 2022): {len(tables.amplification)} rows in {AMPLIFICATION_CSV}"
+        )
+    if tables.size_matched is not None:
+        found = disagreements(tables.size_matched)
+        lines.append(f"size-matched vs pooled (Juul & Ugander 2021): {len(found)} disagreement(s)")
+        lines += [f"  {line}" for line in found]
+    return lines

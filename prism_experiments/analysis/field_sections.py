@@ -1,0 +1,122 @@
+"""HTML sections that compare the harness with field findings, rendered from the CSVs of a report directory:
+the replication verdicts (`verdicts.csv`), the amplification ratio (`amplification.csv`) and the size-matched
+cascade comparison (`size_matched.csv`). A section whose CSV is absent is left out.
+
+`html_sections(directory)` is the one call report.html makes (analysis/html_report.py); `standalone_page` is the
+replication's own report.html.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from pathlib import Path
+
+import pandas as pd
+
+from prism_experiments.analysis.report import format_number, format_p
+
+VERDICTS_CSV = "verdicts.csv"
+AMPLIFICATION_CSV = "amplification.csv"
+SIZE_MATCHED_CSV = "size_matched.csv"
+VERDICT_HEADERS = ["finding", "claim", "verdict", "effect", "95% CI", "p_holm", "seeds", "seeds for power 0.8",
+                   "value verified in", "why"]  # fmt: skip
+AMPLIFICATION_HEADERS = ["condition", "grouping", "group", "reach", "reach (control)", "amplification", "95% CI",
+                         "seeds"]  # fmt: skip
+SIZE_MATCHED_HEADERS = ["property", "A", "B", "pooled A − B", "p_holm", "matched A − B", "p_holm", "seeds",
+                        "disagree"]  # fmt: skip
+
+
+def _table(headers: list[str], rows: list[list[object]], numeric_from: int) -> str:
+    from prism_experiments.analysis.html_report import table
+
+    return table(headers, rows, numeric_from=numeric_from)
+
+
+def _read(directory: Path, name: str) -> pd.DataFrame | None:
+    path = directory / name
+    return pd.read_csv(path, keep_default_na=True) if path.is_file() else None
+
+
+def _interval(low: float, high: float) -> str:
+    return f"{format_number(low)} to {format_number(high)}"
+
+
+def _seeds(value: float) -> str:
+    return "–" if value is None or math.isnan(value) else "> 100" if math.isinf(value) else f"{value:.0f}"
+
+
+def amplification_rows(table: pd.DataFrame) -> list[list[object]]:
+    return [[r.condition, r.grouping, r.group, format_number(r.reach), format_number(r.reach_control),
+             format_number(r.amplification), _interval(r.ci_low, r.ci_high), int(r.n_seeds)]
+            for r in table.itertuples()]  # fmt: skip
+
+
+def size_matched_rows(table: pd.DataFrame) -> list[list[object]]:
+    return [[r.property, r.condition_a, r.condition_b, format_number(r.pooled), format_p(r.pooled_p_holm),
+             format_number(r.matched), format_p(r.matched_p_holm), int(r.n_seeds),
+             "yes" if bool(r.disagree) else "no"] for r in table.itertuples()]  # fmt: skip
+
+
+def verdict_rows(table: pd.DataFrame) -> list[list[object]]:
+    return [[r.finding, r.claim, r.verdict, format_number(r.effect), _interval(r.ci_low, r.ci_high),
+             format_p(r.p_holm), int(r.n_seeds), _seeds(r.seeds_80), r.verification,
+             "" if pd.isna(r.reason) else r.reason] for r in table.itertuples()]  # fmt: skip
+
+
+#: the sections: CSV, title, the note under the title, headers, the rows of a table
+SECTIONS = (
+    (VERDICTS_CSV, "Replication of field findings",
+     "Each claim of a published finding, tested on the harness's analogue (docs/validation.md): effect with its "
+     "95% CI over seeds, Holm-adjusted p over the replication set's family, and the seeds needed for power 0.8.",
+     VERDICT_HEADERS, verdict_rows),
+    (AMPLIFICATION_CSV, "Amplification ratio (Huszár et al. 2022)",
+     "Reach of an author group (share of the agents served any feed who saw at least one of its posts) under a "
+     "ranker ÷ its reach under the chronological control of the same seeds, minus 1; 95% paired bootstrap CI over "
+     "seeds. 0 = the ranker gives the group the reach chronological order gives it. A metric, not a test.",
+     AMPLIFICATION_HEADERS, amplification_rows),
+    (SIZE_MATCHED_CSV, "Cascade structure at matched size (Juul & Ugander 2021)",
+     "Mean A − B over all cascades (pooled) and within cascades of the same size (matched: exact sizes, each "
+     "weighted by the smaller of its two counts); paired Wilcoxon against 0 over seeds, Holm over this table's "
+     "tests. A disagreement (one significant and not the other, or opposite signs) means the pooled difference is "
+     "partly a difference in how large the cascades grew.",
+     SIZE_MATCHED_HEADERS, size_matched_rows),
+)  # fmt: skip
+
+
+def html_section(directory: Path, csv: str) -> str:
+    """One section as HTML, or "" when its CSV is absent or empty."""
+    for name, title, note, headers, rows in SECTIONS:
+        table = _read(directory, name) if name == csv else None
+        if table is not None and not table.empty:
+            return (f"<h2>{html.escape(title)}</h2><p class=\"muted\">{html.escape(note)}</p>"
+                    + _table(headers, rows(table), numeric_from=3))  # fmt: skip
+    return ""
+
+
+def html_sections(directory: Path) -> str:
+    """Every field section the report directory has data for (empty when it has none)."""
+    return "".join(html_section(directory, name) for name, *_ in SECTIONS)
+
+
+def standalone_page(directory: Path, title: str, note: str) -> str:
+    """A self-contained page with the sections of `directory` (the replication's report.html)."""
+    from prism_experiments.analysis.html_report import STYLE
+
+    return (
+        f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>'
+        f"<style>{STYLE}</style></head><body><h1>{html.escape(title)}</h1>"
+        f'<p class="muted">{html.escape(note)}</p>{html_sections(directory)}</body></html>'
+    )
+
+
+def markdown_sections(directory: Path, names: tuple[str, ...] = (AMPLIFICATION_CSV, SIZE_MATCHED_CSV)) -> list[str]:
+    """report.md's lines for the sections of `names` the directory has CSVs for (none when absent)."""
+    from prism_experiments.analysis.report import markdown_table
+
+    lines: list[str] = []
+    for name, title, note, headers, rows in SECTIONS:
+        table = _read(directory, name) if name in names else None
+        if table is not None and not table.empty:
+            lines += [f"## {title}", "", f"{note} All columns: `{name}`.", "", markdown_table(headers, rows(table)), ""]
+    return lines

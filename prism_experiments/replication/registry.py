@@ -1,0 +1,39 @@
+"""The replication set: which findings, in which version, and the one family their claims are adjusted in.
+
+Bump `REPLICATION_SET_VERSION` whenever a finding, claim, arm, band or size changes: verdicts of different
+versions are not comparable (the family, and with it every p_holm, changes with the claims).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from prism_experiments.replication.findings import chaney2018, gauthier2026, goel2016, guess2023, juul_ugander2021
+from prism_experiments.replication.model import Finding
+
+REPLICATION_SET_VERSION = 1
+FINDINGS: tuple[Finding, ...] = (
+    goel2016.FINDING,
+    juul_ugander2021.FINDING,
+    chaney2018.FINDING,
+    guess2023.FINDING,
+    gauthier2026.FINDING,
+)
+BY_NAME: dict[str, Finding] = {finding.name: finding for finding in FINDINGS}
+#: Holm's family: every claim of every finding of this version, tested here or not
+FAMILY_SIZE = sum(len(finding.claims) for finding in FINDINGS)
+
+
+class UnknownFindingError(ValueError):
+    """A finding name that is not in the replication set."""
+
+
+def select(names: Sequence[str] | None) -> list[Finding]:
+    """The findings named (in the set's order), all of them for None; UnknownFindingError names the first unknown."""
+    if not names:
+        return list(FINDINGS)
+    for name in names:
+        if name not in BY_NAME:
+            raise UnknownFindingError(f"--only: unknown finding {name!r}; the set (v{REPLICATION_SET_VERSION}) has: "
+                                      f"{', '.join(BY_NAME)}")  # fmt: skip
+    return [finding for finding in FINDINGS if finding.name in names]

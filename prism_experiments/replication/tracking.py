@@ -1,0 +1,66 @@
+"""The replication as an MLflow run of kind `replication`: verdicts as tags, effects as metrics, the report as
+artifacts. A smoke run (--quick) is never logged: it gives no verdict."""
+
+from __future__ import annotations
+
+import math
+import time
+from pathlib import Path
+
+from mlflow.entities import Metric, Param, RunTag
+from mlflow.tracking import MlflowClient
+
+from prism_experiments.analysis.analysis_run import compared_runs_tag
+from prism_experiments.replication.model import NOT_REPRODUCED, NOT_TESTABLE, REPRODUCED, WITHIN_BAND
+from prism_experiments.replication.suite import SuiteResult
+from prism_experiments.replication.verdicts import ALPHA
+from prism_experiments.tracking.store import ensure_experiment
+from prism_experiments.tracking.tags import (
+    COMPARED_RUNS_TAG,
+    KIND_TAG,
+    REPLICATION_KIND,
+    REPLICATION_SET_TAG,
+    VERDICT_TAG_PREFIX,
+)
+
+#: the MLflow experiment the replication runs (and their simulation runs) live in
+REPLICATION_EXPERIMENT = "replication"
+
+
+def start_replication_run(client: MlflowClient, uri: str, artifacts_dir: Path, result: SuiteResult,
+                          run_name: str) -> str:  # fmt: skip
+    """Create the run (RUNNING) with what defines the replication: set version, family, seeds, findings."""
+    experiment_id = ensure_experiment(uri, REPLICATION_EXPERIMENT, artifacts_dir)
+    tags = {KIND_TAG: REPLICATION_KIND, REPLICATION_SET_TAG: str(result.version),
+            COMPARED_RUNS_TAG: compared_runs_tag(result.run_ids)}  # fmt: skip
+    run_id = str(client.create_run(experiment_id, run_name=run_name, tags=tags).info.run_id)
+    params = {
+        "replication_set": str(result.version),
+        "findings": ",".join(f.name for f in result.findings),
+        "family": f"holm over {result.family_size} claims",
+        "alpha": str(ALPHA),
+        "bootstrap_seed": str(result.options.bootstrap_seed),
+        **{f"seeds.{f.name}": str(result.options.seeds_of(f)) for f in result.findings},
+    }
+    client.log_batch(run_id, params=[Param(key, value) for key, value in params.items()])
+    return run_id
+
+
+def finish_replication_run(client: MlflowClient, run_id: str, result: SuiteResult, directory: Path) -> None:
+    """Verdict tags, per-claim metrics and counts, the report as artifacts; then FINISHED."""
+    now = int(time.time() * 1000)
+    verdicts = list(result.verdicts.values())
+    metrics = {
+        "n_findings": len(verdicts),
+        **{f"n_{v.replace(' ', '_')}": verdicts.count(v) for v in (REPRODUCED, WITHIN_BAND, NOT_REPRODUCED,
+                                                                     NOT_TESTABLE)},
+    }  # fmt: skip
+    for r in result.results:
+        for name in ("effect", "ci_low", "ci_high", "p_holm", "seeds_80"):
+            value = getattr(r, name)
+            if math.isfinite(value):
+                metrics[f"{r.finding}.{r.claim}.{name}"] = value
+    tags = [RunTag(f"{VERDICT_TAG_PREFIX}{name}", verdict) for name, verdict in result.verdicts.items()]
+    client.log_batch(run_id, metrics=[Metric(k, float(v), now, 0) for k, v in metrics.items()], tags=tags)
+    client.log_artifacts(run_id, str(directory))
+    client.set_terminated(run_id, "FINISHED")

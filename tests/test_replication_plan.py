@@ -1,0 +1,42 @@
+"""The replication's jobs and sweeps: composed configs, hashes shared across findings, the sweep commands."""
+
+from __future__ import annotations
+
+from prism_experiments.replication.findings import chaney2018, gauthier2026, goel2016, juul_ugander2021
+from prism_experiments.replication.model import Arm
+from prism_experiments.replication.runs import QUICK_EXPERIMENT, arm_sweeps, plan_jobs, sweep_commands
+
+
+def test_a_run_two_findings_need_is_one_config() -> None:
+    plan = plan_jobs([goel2016.FINDING, juul_ugander2021.FINDING], {"goel2016": 1, "juul_ugander2021": 1}, False)
+    by_key = {(job.finding, job.arm.name): job for job in plan.jobs}
+    assert by_key[("goel2016", "x_algo")].digest == by_key[("juul_ugander2021", "x_algo")].digest
+    assert by_key[("juul_ugander2021", "chronological")].digest != by_key[("goel2016", "x_algo")].digest
+    assert {job.experiment_name for job in plan.jobs} == {"replication"} and not by_key[("goel2016", "x_algo")].size
+
+
+def test_quick_sweeps_run_the_smoke_size_into_their_own_experiment() -> None:
+    plan = plan_jobs([chaney2018.FINDING], {"chaney2018": 2}, True)
+    assert len(plan.jobs) == 8 and len({job.digest for job in plan.jobs}) == 8
+    assert {job.experiment_name for job in plan.jobs} == {QUICK_EXPERIMENT}
+    commands = [command[2:] for command in sweep_commands(plan.jobs)]
+    assert len(commands) == 2  # the two engagement arms in one sweep, the references in another
+    first, second = commands
+    assert "ranking=engagement" in first and "ranking.predictor=learned,oracle" in first
+    assert "ranking=random,chronological" in second
+    for command in commands:
+        assert command[:4] == [
+            "prism_experiments",
+            "-m",
+            "experiment=replicate_chaney2018",
+            "hydra.sweeper.params=null",
+        ]
+        assert f"experiment_name={QUICK_EXPERIMENT}" in command and "agents.n_agents=40" in command
+        assert command[-1] == "seed=0,1"
+
+
+def test_arms_that_are_not_a_product_or_hold_lists_sweep_alone() -> None:
+    assert arm_sweeps([Arm("a", ("x=1", "y=1")), Arm("b", ("x=2", "y=2"))]) == [["x=1", "y=1"], ["x=2", "y=2"]]
+    assert arm_sweeps([Arm("a", ("x=1",)), Arm("b", ("x=2",))]) == [["x=1,2"]]
+    schedules = [list(arm.overrides) for arm in gauthier2026.ARMS]
+    assert arm_sweeps(gauthier2026.ARMS) == schedules  # a schedule is a list: never joined with commas
