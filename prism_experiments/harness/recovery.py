@@ -10,9 +10,10 @@ from __future__ import annotations
 import json
 import logging
 import time
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any
 
 from prism_experiments.harness.context import SweepContext, current_sweep
 from prism_experiments.processes import process_alive
