@@ -193,8 +193,9 @@ def wait_for_running_job(
     store: str | None = None,
     experiment: str = "smoke",
 ) -> object:
-    """Poll the store until a simulation run is RUNNING with its process id; fail at once if `sweep` ended first
-    (every job ran between two polls: nothing left to act on)."""
+    """Poll the store until a simulation run is RUNNING with its process id and its parameters (logged right before
+    the simulation starts, so the job is past its start-up); fail at once if `sweep` ended first (every job ran
+    between two polls: nothing left to act on)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if sweep.poll() is not None:
@@ -204,7 +205,7 @@ def wait_for_running_job(
             running = [
                 r
                 for r in all_runs(runs_dir, store=store, experiment=experiment)
-                if r.info.status == "RUNNING" and "prism.pid" in r.data.tags
+                if r.info.status == "RUNNING" and "prism.pid" in r.data.tags and r.data.params
             ]
             if running:
                 return running[0]

@@ -255,10 +255,11 @@ def small_disk(tmp_path: Path) -> Path:
 
 
 def fill(disk: Path) -> Path:
-    """Write a file until the disk is full (ENOSPC); returns it, so the test can free the space."""
+    """Write a file until the disk is full (ENOSPC); returns it, so the test can free the space. Unbuffered: a
+    buffered file would flush the last partial block again at its close, and raise ENOSPC there."""
     filler = disk / "filler"
     block = b"\0" * (1 << 20)
-    with open(filler, "wb") as handle:
+    with open(filler, "wb", buffering=0) as handle:
         try:
             while True:
                 handle.write(block)

@@ -71,7 +71,8 @@ def killed_at_exit(process: subprocess.Popen) -> Iterator[None]:
 
 
 def error_lines(output: str) -> list[str]:
-    return [line for line in output.splitlines() if "error" in line.lower()]
+    """The lines that report a failure: an error, or what could not be done."""
+    return [line for line in output.splitlines() if "error" in line.lower() or "could not" in line]
 
 
 def test_mlflow_telemetry_is_off_so_its_thread_cannot_break_a_request() -> None:

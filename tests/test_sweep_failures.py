@@ -103,3 +103,29 @@ def test_a_launcher_starts_only_the_jobs_not_finished_before_the_sweep() -> None
 def test_the_finished_jobs_survive_the_sweep_file(tmp_path: Path) -> None:
     context = SweepContext("s", "sqlite:////tmp/m.db", "1", "parent", finished_jobs={"3": ["seed=1"]})
     assert SweepContext.load(context.save(tmp_path / "prism_sweep.json")).finished_jobs == {"3": ["seed=1"]}
+
+
+def test_a_job_killed_at_its_time_limit_is_relabelled_with_the_schedulers_reason(tmp_path: Path) -> None:
+    """SLURM's SIGTERM at a time limit ends the job's run KILLED "interrupted (SIGTERM)"; the launcher, which reads
+    the TIMEOUT state, re-marks that run FAILED naming the limit. A FINISHED run of the same job is never touched."""
+    from prism_experiments.harness.recovery import relabel_ended_job
+    from prism_experiments.tracking.store import client_for, ensure_experiment, seed_sqlite_store
+
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    seed_sqlite_store(uri)
+    experiment_id = ensure_experiment(uri, "limits", tmp_path / "mlartifacts")
+    client = client_for(uri)
+    SweepContext("sweep-1", uri, experiment_id, None).save(tmp_path / "sweep" / "prism_sweep.json")
+    tags = {"prism.sweep_id": "sweep-1"}
+    killed = client.create_run(experiment_id, tags={**tags, "prism.job_num": "0"}).info.run_id
+    client.set_terminated(killed, "KILLED")
+    finished = client.create_run(experiment_id, tags={**tags, "prism.job_num": "1"}).info.run_id
+    client.set_terminated(finished, "FINISHED")
+
+    reason = "its submitit job 7_0 died (over its time limit, hydra.launcher.timeout_min=3; state: TIMEOUT)"
+    assert relabel_ended_job(tmp_path / "sweep", 0, reason) == killed
+    assert relabel_ended_job(tmp_path / "sweep", 1, reason) is None
+    run = client.get_run(killed)
+    assert (run.info.status, run.data.tags["prism.error"]) == ("FAILED", reason)
+    assert read_outcome(tmp_path / "sweep", 0) == JobRecord("FAILED", killed, reason)
+    assert client.get_run(finished).info.status == "FINISHED" and read_outcome(tmp_path / "sweep", 1) is None

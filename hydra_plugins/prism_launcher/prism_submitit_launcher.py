@@ -86,6 +86,9 @@ def name_the_time_limit(timeout_min: object) -> None:
         except UncompletedJobError as error:
             if "timed-out" not in str(error):
                 raise
+            # SLURM's SIGTERM follows at the limit (SLURM may send the warning as late as that): ignored, so that it
+            # cannot cut the marking of the run short; SIGKILL still comes KillWait later
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
             raise JobTimeLimit(time_limit_reason(timeout_min)) from None
 
     signal.signal(signal.SIGUSR2, handler)
@@ -162,7 +165,7 @@ class _PrismSubmitit(BaseSubmititLauncher):
         """Each job's return as it finishes; a job whose process died is marked FAILED and listed."""
         import submitit
 
-        from prism_experiments.harness.recovery import jobs_left_after_worker_death, read_outcome
+        from prism_experiments.harness.recovery import jobs_left_after_worker_death, read_outcome, relabel_ended_job
 
         returns: dict[int, JobReturn] = {}
         for job in submitit.helpers.as_completed(jobs, poll_frequency=POLL_SECONDS):
@@ -172,10 +175,14 @@ class _PrismSubmitit(BaseSubmititLauncher):
             except Exception as error:  # the job's process died before it returned
                 # submitit's first two lines name the job and its state (CANCELLED, TIMEOUT, ...)
                 reason = " ".join(str(error).strip().splitlines()[:2]) or type(error).__name__
-                if "TIMEOUT" in reason:  # killed at the limit before its warning signal was handled
+                timed_out = "TIMEOUT" in reason  # killed at the limit before its warning signal was handled
+                if timed_out:
                     reason = f"{time_limit_reason(self.params.get('timeout_min'))}; {reason}"
                 log.error("job %d: its submitit job %s died (%s)", index, job.job_id, reason)
-                jobs_left_after_worker_death(sweep_dir, [index])
+                died = f"its submitit job {job.job_id} died ({reason})"
+                jobs_left_after_worker_death(sweep_dir, [index], {index: died})
+                if timed_out:  # its run may have ended KILLED by SLURM's SIGTERM, which the job cannot tell apart
+                    relabel_ended_job(sweep_dir, index, died)
                 returns[index] = _died(index)
             outcome = read_outcome(sweep_dir, index)
             progress.finished(failed=outcome is None or outcome.status == "FAILED")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import logging
 import time
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -125,10 +126,14 @@ def close_interrupted_jobs(client: MlflowClient, context: SweepContext, wait_s: 
     return [run.info.run_id for run in dead]
 
 
-def jobs_left_after_worker_death(sweep_dir: Path, unfinished: list[int]) -> list[int]:
-    """Mark the runs of jobs whose process died FAILED; return the jobs that never started."""
+def jobs_left_after_worker_death(
+    sweep_dir: Path, unfinished: list[int], reasons: Mapping[int, str] | None = None
+) -> list[int]:
+    """Mark the runs of jobs whose process died FAILED, with the launcher's reason for a job where it knows one
+    (a scheduler's job state), else DIED; return the jobs that never started."""
     context = current_sweep(sweep_dir)
     died: dict[int, str] = {}
+    reasons = reasons or {}
     deadline = time.monotonic() + EXIT_WAIT_S
     if context is not None:
         client = client_for(context.tracking_uri)
@@ -153,10 +158,35 @@ def jobs_left_after_worker_death(sweep_dir: Path, unfinished: list[int]) -> list
                         pid,
                     )
                 continue
-            client.set_tag(run.info.run_id, ERROR_TAG, DIED)
+            reason = reasons.get(int(num), DIED)
+            client.set_tag(run.info.run_id, ERROR_TAG, reason)
             client.set_terminated(run.info.run_id, "FAILED")
             died[int(num)] = run.info.run_id
-            log.error("job %s (run %s) FAILED: %s", num, run.info.run_id, DIED)
+            log.error("job %s (run %s) FAILED: %s", num, run.info.run_id, reason)
     for job, run_id in died.items():
-        write_outcome(sweep_dir / str(job), JobRecord("FAILED", run_id, DIED))
+        write_outcome(sweep_dir / str(job), JobRecord("FAILED", run_id, reasons.get(job, DIED)))
     return [num for num in unfinished if num not in died and read_outcome(sweep_dir, num) is None]
+
+
+def relabel_ended_job(sweep_dir: Path, job_num: int, reason: str) -> str | None:
+    """A job whose run ended KILLED or FAILED by what its process saw (SLURM's SIGTERM at a time limit reads as any
+    SIGTERM) re-marked FAILED with what the scheduler knows; returns the run's id, None when it has no such run."""
+    context = current_sweep(sweep_dir)
+    if context is None:
+        return None
+    client = client_for(context.tracking_uri)
+    runs = client.search_runs(
+        [context.experiment_id],
+        filter_string=(
+            f"{tag_equals(SWEEP_ID_TAG, context.sweep_id)} and {tag_equals(JOB_NUM_TAG, str(job_num))} "
+            "and attributes.status != 'FINISHED' and attributes.status != 'RUNNING'"
+        ),
+        max_results=10,
+    )
+    if not runs:
+        return None
+    run_id = runs[0].info.run_id
+    client.set_tag(run_id, ERROR_TAG, reason)
+    client.set_terminated(run_id, "FAILED")
+    write_outcome(sweep_dir / str(job_num), JobRecord("FAILED", run_id, reason))
+    return run_id
