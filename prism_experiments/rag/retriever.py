@@ -13,7 +13,7 @@ collection. It is then filled with every post so far and written through from th
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -87,6 +87,7 @@ class FeedRetriever:
         # per row, an integer code of its author and whether it is a reply: what rankers test for
         # every candidate, as arrays rather than a Post attribute lookup per row
         self._author_code_of: dict[str, int] = {}
+        self._author_ids: list[str] = []  # by code: `author_ids()`
         self._author_codes = np.zeros(1024, dtype=np.int64)
         self._is_reply = np.zeros(1024, dtype=bool)
         self._rng = np.random.default_rng(config.random_seed)
@@ -132,6 +133,7 @@ class FeedRetriever:
         child._timestamps_us = self._timestamps_us.copy()
         child._author_rows = {author: list(rows) for author, rows in self._author_rows.items()}
         child._author_code_of = dict(self._author_code_of)
+        child._author_ids = list(self._author_ids)
         child._author_codes = self._author_codes.copy()
         child._is_reply = self._is_reply.copy()
         child._rng = np.random.default_rng(child.config.random_seed)
@@ -185,6 +187,17 @@ class FeedRetriever:
     def author_count(self) -> int:
         """How many distinct authors have posts here (grows only)."""
         return len(self._author_code_of)
+
+    @property
+    def author_code_of(self) -> Mapping[str, int]:
+        """Author id -> its code (read only)."""
+        return self._author_code_of
+
+    def author_ids(self) -> list[str]:
+        """Author ids by code (`author_ids()[code]`)."""
+        if len(self._author_ids) != len(self._author_code_of):  # codes are only ever added, in dict order
+            self._author_ids = list(self._author_code_of)
+        return self._author_ids
 
     def register_authors(self, author_ids: Iterable[str]) -> None:
         """Give these authors their codes now, before their first post: a run registers its agents, so that an agent's
