@@ -78,6 +78,10 @@ class FeedRetriever:
         self._shared: list[FeedRetriever] = []
         self._shared_counts: list[int] = []
         self._posts: list[Post] = []
+        # rows below this one hold Post objects shared with another store (a fork's parent, the caller's corpus): a
+        # change to one goes to a copy made then (`own_post`), so no store copies every post up front
+        self._shared_posts = 0
+        self._owned: set[int] = set()  # shared rows copied since
         self._row_of: dict[str, int] = {}
         # float32 only: exact similarities convert the rows they need to float64 (the same values a
         # float64 copy would hold, without its 3 GB at a million posts: docs/bench.md)
@@ -115,10 +119,10 @@ class FeedRetriever:
     def fork(self, collection_name: str) -> FeedRetriever:
         """A retriever over the same posts that writes into its own new collection.
 
-        The child reads this retriever's collection without copying its index, gets fresh copies of
-        the posts (engagement counters as they are now) and of the in-memory arrays; whatever it
-        adds or changes never reaches this one. A sweep builds a corpus index once per process and
-        forks it per run.
+        The child reads this retriever's collection without copying its index, gets the posts as they
+        are now (engagement counters included: each side copies a post on its first change, `own_post`)
+        and copies of the in-memory arrays; whatever it adds or changes never reaches this one. A sweep
+        builds a corpus index once per process and forks it per run.
         """
         child = FeedRetriever.__new__(FeedRetriever)
         child.config = self.config.model_copy(update={"collection_name": collection_name})
@@ -127,7 +131,9 @@ class FeedRetriever:
         child._synced = 0
         child._shared = [*self._shared, self]
         child._shared_counts = [*self._shared_counts, len(self) - sum(self._shared_counts)]
-        child._posts = [post.model_copy() for post in self._posts]
+        child._posts = list(self._posts)
+        child._shared_posts, child._owned = len(self._posts), set()
+        self.share_posts()  # the parent's later changes must not reach the child either
         child._row_of = dict(self._row_of)
         child._vectors = self._vectors.copy()
         child._timestamps_us = self._timestamps_us.copy()
@@ -211,7 +217,19 @@ class FeedRetriever:
         return np.sort(np.fromiter((code_of[a] for a in author_ids if a in code_of), dtype=np.int64))
 
     def get_post(self, post_id: str) -> Post:
-        return self._posts[self._row_of[post_id]]
+        """The post, this store's own copy: a change to it stays here (`own_post`)."""
+        return self.own_post(self._row_of[post_id])
+
+    def own_post(self, row: int) -> Post:
+        """The post at `row` to change (engagement counters): a post shared with another store is copied first."""
+        if row < self._shared_posts and row not in self._owned:
+            self._posts[row] = self._posts[row].model_copy()
+            self._owned.add(row)
+        return self._posts[row]
+
+    def share_posts(self) -> None:
+        """Treat every post so far as shared with another store: each is copied on its first change."""
+        self._shared_posts, self._owned = len(self._posts), set()
 
     def has_post(self, post_id: str) -> bool:
         return post_id in self._row_of

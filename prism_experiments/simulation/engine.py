@@ -251,7 +251,8 @@ class _Engine:
         replies: list[Post] = []
         in_network, via = feeds.in_network, feeds.via
         for i in np.flatnonzero(liked | reshared | replied | follows).tolist():  # rule follows imply an engagement
-            a, row, post = int(agent_idx[i]), int(rows[i]), shown[i]
+            a, row = int(agent_idx[i]), int(rows[i])
+            post = self.retriever.own_post(row)  # its counters change
             agent_id = ids[a]
             if liked[i] and self._once(a, row, LIKE):
                 self._engage(step, agent_id, post, row, "like", None, bool(in_network[i]), counts)
@@ -453,10 +454,9 @@ class _Engine:
         leaving = self.recent_engagements[0] if len(self.recent_engagements) == window else {}
         self.recent_engagements.append(counts)
         touched = set(leaving) | set(counts)
-        posts = self.retriever.posts
         for row in touched:
             total = sum(step_counts.get(row, 0) for step_counts in self.recent_engagements)
-            posts[row].velocity = total / window
+            self.retriever.own_post(row).velocity = total / window
 
     def _result(self) -> SimulationResult:
         return SimulationResult(
