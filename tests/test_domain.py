@@ -12,6 +12,7 @@ import pytest
 from prism_experiments.domain import (
     EPOCH,
     EVENT_TABLES,
+    EXPOSURE_SOURCES,
     TABLE_COLUMNS,
     EventLog,
     EventRecorder,
@@ -63,14 +64,24 @@ def recorded() -> tuple[EventLog, list[Post]]:
     start, reply = post("p1"), post("r0002-a2-0", author="a2", parent_id="p1")
     start.likes, start.reshares, start.replies = 4, 1, 1
     recorder = EventRecorder([start.id])
-    recorder.exposure(2, "a2", start, 0, 0.5, 0.4, False, "oon", 0.75, {"similarity": 0.5, "oon_scale": 0.8})
-    recorder.exposure(2, "a3", start, 1, 0.6, 0.6, True, "in", 0.25, {"similarity": 0.6})
+    recorder.exposures(  # agents a2 and a3 (indices 0, 1) are shown the post of row 0 at positions 0 and 1
+        2,
+        np.array([0, 1]),
+        np.array([0, 0]),
+        np.array([0, 1]),
+        np.array([0.5, 0.6]),
+        np.array([0.4, 0.6]),
+        np.array([False, True]),
+        np.array([EXPOSURE_SOURCES.index("out_of_network"), EXPOSURE_SOURCES.index("in_network")]),
+        np.array([0.75, 0.25]),
+        {"similarity": np.array([0.5, 0.6]), "oon_scale": np.array([0.8, np.nan])},
+    )
     recorder.engagement(2, "a2", start, "reshare", "a3", False)
     recorder.engagement(2, "a2", start, "reply", None, False)
     recorder.follow(2, "a2", "a1", start.id)
     recorder.cascade_edge(start.id, "a1", "a2", 2)
     recorder.created(reply, 2)
-    return EventLog(**recorder.tables([start, reply])), [start, reply]
+    return EventLog(**recorder.tables([start, reply], ["a2", "a3"])), [start, reply]
 
 
 def test_recorded_tables_follow_the_schema(recorded) -> None:
@@ -84,7 +95,7 @@ def test_exposure_rows_carry_post_fields_and_components(recorded) -> None:
     exposures = recorded[0].exposures
     first = exposures.iloc[0]
     assert (first["agent_id"], first["post_id"], first["author_id"], first["topic"]) == ("a2", "p1", "a1", "music")
-    assert first["interest_similarity"] == 0.75 and first["source"] == "oon"
+    assert first["interest_similarity"] == 0.75 and first["source"] == "out_of_network"
     assert list(exposures.columns[-2:]) == ["comp_oon_scale", "comp_similarity"]
     assert exposures["comp_similarity"].tolist() == [0.5, 0.6]
     assert exposures["comp_oon_scale"].iloc[0] == 0.8 and np.isnan(exposures["comp_oon_scale"].iloc[1])

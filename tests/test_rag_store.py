@@ -193,9 +193,13 @@ def test_a_fork_reads_the_parent_index_and_keeps_its_own_changes(embedder: Embed
     base.add_posts(posts[:30])
     child = base.fork("store_fork_child")
     child.add_posts(posts[30:])
+    before = [post.likes for post in posts]
     child.get_post("p000").likes += 100
+    base.get_post("p001").likes += 7  # a parent's change after the fork stays in the parent too
     assert len(base) == 30 and len(child) == 40
-    assert base.get_post("p000").likes == 0  # the parent's posts are untouched
+    assert base.get_post("p000").likes == before[0]  # the parent's posts are untouched
+    assert child.get_post("p001").likes == before[1] and posts[0].likes == before[0]  # and so are the caller's
+    assert child.posts[0] is not posts[0] and child.posts[2] is posts[2]  # a post is copied on its first change only
     # the child's answers equal a single store holding all 40 posts
     whole = FeedRetriever(RAGConfig(collection_name="store_fork_whole"), embedder=embedder)
     whole.add_posts(posts)

@@ -216,3 +216,43 @@ def test_x_algos_step_at_once_equals_its_per_agent_steps(world) -> None:
         expected = [(int(pool.rows[i]), float(final[i]), not pool.is_oon[i], pool.via[i]) for i in order]
         assert [(c.row, c.final_score, c.in_network, c.via_agent_id) for c in feed] == expected
     assert any(c.via_agent_id for feed in feeds for c in feed)  # the reshare path was exercised
+
+
+def test_step_views_equal_the_per_agent_views(world) -> None:
+    """A whole step's views (ranking/whole_step.py) hold what `_view` gives each agent: excluded rows, followees'
+    codes, and the reshared rows with their resharer, ties on the step to the smallest id (`reshared_by`)."""
+    agents, _graph, retriever = world
+    reshares = ReshareLog()
+    for step, agent in enumerate(agents):
+        reshares.record(agent.id, 11 * step + 2, step)
+        reshares.record(agent.id, 40, 3)  # every agent reshares row 40 at step 3: a tie at every follower
+    ranker = ranker_for(world, reshares=reshares)
+    excluded = [np.arange(i, len(retriever), 29) for i in range(len(agents))]
+    step = ranker.step_views(agents, NOW, excluded)
+    for v, (agent, rows) in enumerate(zip(agents, excluded)):
+        view = ranker._view(agent, rows)
+        np.testing.assert_array_equal(step.excluded_rows()[v], view.excluded_rows)
+        codes = step.filters.following[step.filters.following // step.filters.n_codes == v] % step.filters.n_codes
+        np.testing.assert_array_equal(codes, view.following_codes)
+        mine = step.filters.reshared // len(retriever) == v
+        resharers = [retriever.author_ids()[code] for code in step.resharer[mine]]
+        assert dict(zip((step.filters.reshared[mine] % len(retriever)).tolist(), resharers)) == view.reshared
+    assert any(ranker._view(agent, ()).reshared for agent in agents)  # the reshare path was exercised
+
+
+@pytest.mark.parametrize("mode", ["x_algo", "preference", "random", "chronological"])
+def test_a_step_as_arrays_is_the_step_as_candidates(world, mode: str) -> None:
+    """`rank_step`'s arrays are `rank_many`'s feeds, entry for entry, with the interest similarity the engine logs."""
+    agents, _graph, retriever = world
+    reshares = ReshareLog()
+    for step, agent in enumerate(agents[:5]):
+        reshares.record(agent.id, 5 * step + 1, step)
+    ranker = ranker_for(world, mode, reshares=reshares)
+    feeds = ranker.rank_step(agents, NOW)
+    assert feeds.n_feeds == len(agents) and len(feeds) > 0
+    assert feeds.candidates(retriever.posts, retriever.author_ids()) == ranker.rank_many(agents, NOW)
+    assert feeds.similarity is not None
+    for f, agent in enumerate(agents):
+        part = slice(feeds.bounds[f], feeds.bounds[f + 1])
+        expected = retriever.interest_similarities(agent.interests, feeds.rows[part])
+        np.testing.assert_array_equal(feeds.similarity[part], expected)

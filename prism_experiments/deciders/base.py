@@ -13,18 +13,20 @@ from pydantic import BaseModel, ConfigDict
 
 from prism_experiments.agents import AgentsConfig, PopulationArrays, SocialAgent
 from prism_experiments.domain import Post
-from prism_experiments.ranking import RankedCandidate
+from prism_experiments.ranking.step_feeds import StepFeeds
 
 
 @dataclass(frozen=True)
 class Impressions:
-    """A step's (agent, feed position, post) pairs, feeds one after another; arrays are aligned."""
+    """A step's (agent, feed position, post) pairs, feeds one after another; arrays are aligned. `rows` are the posts'
+    store rows (per-post arrays of the store index by them)."""
 
     agent_idx: np.ndarray
     positions: np.ndarray
     posts: Sequence[Post]
     in_network: np.ndarray
     similarity: np.ndarray
+    rows: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
 
 
 @dataclass(frozen=True)
@@ -81,7 +83,7 @@ class Decider(Protocol):
     config_model: ClassVar[type[BaseDeciderConfig]]
 
     def decide_step(
-        self, step: int, now: datetime, active: np.ndarray, feeds: list[list[RankedCandidate]], impressions: Impressions
+        self, step: int, now: datetime, active: np.ndarray, feeds: StepFeeds, impressions: Impressions
     ) -> StepActions: ...
 
     def rule_authors(self, active: np.ndarray) -> np.ndarray:

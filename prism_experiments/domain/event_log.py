@@ -44,6 +44,16 @@ EXPOSURES_COLUMNS: tuple[str, ...] = (
     "format",
     "interest_similarity",
 )
+#: Where an exposed post came from (the `source` column); a recorded exposure keeps the label's index here.
+EXPOSURE_SOURCES: tuple[str, ...] = (
+    "in_network",  # its author is followed
+    "in_network_reshare",  # a followee reshared it
+    "out_of_network",
+    "similarity",
+    "random",
+    "recent",
+    "backfill",
+)
 ENGAGEMENTS_COLUMNS: tuple[str, ...] = (
     "step",
     "agent_id",

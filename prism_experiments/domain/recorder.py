@@ -10,6 +10,7 @@ import pandas as pd
 
 from prism_experiments.domain.event_log import (
     COMPONENT_PREFIX,
+    EXPOSURE_SOURCES,
     SERVING_CANDIDATES,
     SERVING_CANDIDATES_COLUMNS,
     TABLE_COLUMNS,
@@ -17,6 +18,16 @@ from prism_experiments.domain.event_log import (
     typed,
 )
 from prism_experiments.domain.post import Post
+
+#: array typecode -> numpy dtype
+_DTYPES = {"b": np.int8, "i": np.int32, "q": np.int64, "d": np.float64}
+
+
+def _objects(values: Sequence) -> np.ndarray:
+    """An object array of `values` (ids, labels) to gather from by index."""
+    out = np.empty(len(values), dtype=object)
+    out[:] = list(values)
+    return out
 
 
 class SparseFloatColumns:
@@ -39,16 +50,19 @@ class SparseFloatColumns:
                 self._columns[name].append(float(value))
         self._rows += 1
 
-    def extend(self, rows: Sequence[Mapping[str, float]]) -> None:
-        """`append` of each row; rows naming exactly the columns so far (the usual case) go column by column."""
-        names = tuple(self._columns)
-        if all(len(row) == len(names) and tuple(row) == names for row in rows):
-            for name, column in self._columns.items():
-                column.extend([float(row[name]) for row in rows])
-            self._rows += len(rows)
-            return
-        for row in rows:
-            self.append(row)
+    def extend_columns(self, columns: Mapping[str, np.ndarray], n: int) -> None:
+        """`n` rows given as a column per name (a name absent here is NaN in them)."""
+        for name in columns:
+            if name not in self._columns:  # a new name: NaN in every earlier row
+                self._columns[name] = array("d", [np.nan]) * self._rows
+        for name, column in self._columns.items():
+            values = columns.get(name)
+            column.frombytes(
+                np.full(n, np.nan).tobytes()
+                if values is None
+                else np.ascontiguousarray(values, dtype=np.float64).tobytes()
+            )
+        self._rows += n
 
     def __len__(self) -> int:
         return self._rows
@@ -58,17 +72,34 @@ class SparseFloatColumns:
         return {name: np.frombuffer(column, dtype=np.float64).copy() for name, column in self._columns.items()}
 
 
-class EventRecorder:
-    """Appends one row per event; `tables()` builds the five tables of `EventLog`.
+#: an exposure row as stored: typed arrays (agent index, store row, codes) resolved to ids when the table is built
+_EXPOSURE_ARRAYS: dict[str, str] = {
+    "step": "i",
+    "agent": "i",
+    "row": "q",
+    "position": "i",
+    "base_score": "d",
+    "final_score": "d",
+    "in_network": "b",
+    "source": "b",
+    "interest_similarity": "d",
+}
 
-    Columns are lists, not DataFrames, because a run appends hundreds of thousands of rows one at a time.
+
+class EventRecorder:
+    """Appends events; `tables()` builds the five tables of `EventLog`.
+
+    Exposures, a step's impressions at once, are kept as typed arrays of agent indices, store rows and codes (about
+    60 bytes a row with a ranker's four score parts, not a dozen Python objects): their ids, topic, media and format
+    are joined from the agents and posts when the table is built. The other events are column lists, appended a row
+    at a time.
     """
 
     def __init__(self, starting_post_ids: Iterable[str]) -> None:
         self._columns: dict[str, dict[str, list]] = {
-            name: {column: [] for column in TABLE_COLUMNS[name]}
-            for name in ("exposures", "engagements", "follows", "cascade_edges")
+            name: {column: [] for column in TABLE_COLUMNS[name]} for name in ("engagements", "follows", "cascade_edges")
         }
+        self._exposures = {column: array(code) for column, code in _EXPOSURE_ARRAYS.items()}
         self._components = SparseFloatColumns()  # one row per exposure row
         self._serving = SparseFloatColumns()  # one row per exposure row; no columns without serving
         self._candidates: dict[str, list] = {column: [] for column in SERVING_CANDIDATES_COLUMNS}
@@ -83,78 +114,39 @@ class EventRecorder:
         """`post` was written at `step` (the starting corpus counts as step -1)."""
         self._created_step[post.id] = step
 
-    def exposure(
-        self,
-        step: int,
-        agent_id: str,
-        post: Post,
-        position: int,
-        base_score: float,
-        final_score: float,
-        in_network: bool,
-        source: str,
-        similarity: float,
-        components: Mapping[str, float],
-        serving: Mapping[str, float] | None = None,
-    ) -> None:
-        """One impression; `components` are the ranker's score parts, stored as `comp_<name>` columns; `serving`
-        its propensity columns (stochastic serving only)."""
-        self._append(
-            "exposures",
-            (
-                step,
-                agent_id,
-                post.id,
-                position,
-                base_score,
-                final_score,
-                in_network,
-                source,
-                post.author_id,
-                post.topic,
-                post.has_media,
-                post.format,
-                similarity,
-            ),
-        )
-        self._components.append(components)
-        self._serving.append(serving or {})
-
     def exposures(
         self,
         step: int,
-        agent_ids: Sequence[str],
-        posts: Sequence[Post],
-        positions: Sequence[int],
-        base_scores: Sequence[float],
-        final_scores: Sequence[float],
-        in_network: Sequence[bool],
-        sources: Sequence[str],
-        similarity: Sequence[float],
-        components: Sequence[Mapping[str, float]],
-        serving: Sequence[Mapping[str, float]] | None = None,
+        agents: np.ndarray,
+        rows: np.ndarray,
+        positions: np.ndarray,
+        base_scores: np.ndarray,
+        final_scores: np.ndarray,
+        in_network: np.ndarray,
+        sources: np.ndarray,
+        similarity: np.ndarray,
+        components: Mapping[str, np.ndarray],
+        serving: Mapping[str, np.ndarray] | None = None,
     ) -> None:
-        """`exposure` for many impressions at once: the same rows, appended column by column."""
-        columns = self._columns["exposures"]
+        """A step's impressions: each one's agent (index into `tables`' agent ids), store row (into its posts), feed
+        position, scores, in-network flag, source (code into `SOURCES`) and interest similarity; `components` are the
+        ranker's score parts, stored as `comp_<name>` columns; `serving` the propensity columns (stochastic serving)."""
+        n = len(rows)
         values = {
-            "step": [step] * len(posts),
-            "agent_id": agent_ids,
-            "post_id": [post.id for post in posts],
+            "step": np.full(n, step),
+            "agent": agents,
+            "row": rows,
             "position": positions,
             "base_score": base_scores,
             "final_score": final_scores,
             "in_network": in_network,
             "source": sources,
-            "author_id": [post.author_id for post in posts],
-            "topic": [post.topic for post in posts],
-            "has_media": [post.has_media for post in posts],
-            "format": [post.format for post in posts],
             "interest_similarity": similarity,
         }
-        for column in TABLE_COLUMNS["exposures"]:
-            columns[column].extend(values[column])
-        self._components.extend(components)
-        self._serving.extend(serving if serving is not None else [{}] * len(posts))
+        for column, code in _EXPOSURE_ARRAYS.items():
+            self._exposures[column].frombytes(np.ascontiguousarray(values[column], dtype=_DTYPES[code]).tobytes())
+        self._components.extend_columns(components, n)
+        self._serving.extend_columns(serving or {}, n)
 
     def serving_candidate(
         self,
@@ -190,22 +182,51 @@ class EventRecorder:
         """`child_id` reshared `root_post_id`, seen through `parent_id`."""
         self._append("cascade_edges", (root_post_id, parent_id, child_id, step))
 
-    def tables(self, posts: Sequence[Post]) -> dict[str, pd.DataFrame]:
-        """The five event-log tables; `posts` are every post of the run with their final counters."""
-        exposures = pd.DataFrame(self._columns["exposures"])
-        components = self._components.columns()
-        for name in sorted(components):  # absent in a row -> NaN
-            exposures[f"{COMPONENT_PREFIX}{name}"] = components[name]
-        for name, values in self._serving.columns().items():  # propensity, propensity_conditional, target_<name>...
-            exposures[name] = values
+    def tables(self, posts: Sequence[Post], agent_ids: Sequence[str] = ()) -> dict[str, pd.DataFrame]:
+        """The five event-log tables; `posts` are every post of the run by store row with their final counters,
+        `agent_ids` the ids of the agents by index."""
         return {
             "posts": self._posts_table(posts),
-            "exposures": typed(exposures, "exposures"),
+            "exposures": typed(self._exposures_table(posts, agent_ids), "exposures"),
             **{
                 name: typed(pd.DataFrame(self._columns[name]), name)
                 for name in ("engagements", "follows", "cascade_edges")
             },
         }
+
+    def _exposures_table(self, posts: Sequence[Post], agent_ids: Sequence[str]) -> pd.DataFrame:
+        stored = {
+            column: np.frombuffer(values, dtype=_DTYPES[values.typecode]) for column, values in self._exposures.items()
+        }
+        rows = stored["row"]
+
+        def per_post(values: list) -> np.ndarray:
+            return _objects(values)[rows]
+
+        exposures = pd.DataFrame(
+            {
+                "step": stored["step"].astype(np.int64),
+                "agent_id": _objects(agent_ids)[stored["agent"]],
+                "post_id": per_post([p.id for p in posts]),
+                "position": stored["position"].astype(np.int64),
+                "base_score": stored["base_score"].copy(),
+                "final_score": stored["final_score"].copy(),
+                "in_network": stored["in_network"].astype(bool),
+                "source": _objects(EXPOSURE_SOURCES)[stored["source"]],
+                "author_id": per_post([p.author_id for p in posts]),
+                "topic": per_post([p.topic for p in posts]),
+                "has_media": np.asarray([p.has_media for p in posts], dtype=bool)[rows],
+                "format": per_post([p.format for p in posts]),
+                "interest_similarity": stored["interest_similarity"].copy(),
+            },
+            columns=list(TABLE_COLUMNS["exposures"]),
+        )
+        components = self._components.columns()
+        for name in sorted(components):  # absent in a row -> NaN
+            exposures[f"{COMPONENT_PREFIX}{name}"] = components[name]
+        for name, values in self._serving.columns().items():  # propensity, propensity_conditional, target_<name>...
+            exposures[name] = values
+        return exposures
 
     def serving_candidates(self) -> pd.DataFrame:
         """The `serving_candidates` table (no rows without stochastic serving)."""

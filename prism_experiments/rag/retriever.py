@@ -13,7 +13,7 @@ collection. It is then filled with every post so far and written through from th
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -78,6 +78,10 @@ class FeedRetriever:
         self._shared: list[FeedRetriever] = []
         self._shared_counts: list[int] = []
         self._posts: list[Post] = []
+        # rows below this one hold Post objects shared with another store (a fork's parent, the caller's corpus): a
+        # change to one goes to a copy made then (`own_post`), so no store copies every post up front
+        self._shared_posts = 0
+        self._owned: set[int] = set()  # shared rows copied since
         self._row_of: dict[str, int] = {}
         # float32 only: exact similarities convert the rows they need to float64 (the same values a
         # float64 copy would hold, without its 3 GB at a million posts: docs/bench.md)
@@ -87,6 +91,7 @@ class FeedRetriever:
         # per row, an integer code of its author and whether it is a reply: what rankers test for
         # every candidate, as arrays rather than a Post attribute lookup per row
         self._author_code_of: dict[str, int] = {}
+        self._author_ids: list[str] = []  # by code: `author_ids()`
         self._author_codes = np.zeros(1024, dtype=np.int64)
         self._is_reply = np.zeros(1024, dtype=bool)
         self._rng = np.random.default_rng(config.random_seed)
@@ -114,10 +119,10 @@ class FeedRetriever:
     def fork(self, collection_name: str) -> FeedRetriever:
         """A retriever over the same posts that writes into its own new collection.
 
-        The child reads this retriever's collection without copying its index, gets fresh copies of
-        the posts (engagement counters as they are now) and of the in-memory arrays; whatever it
-        adds or changes never reaches this one. A sweep builds a corpus index once per process and
-        forks it per run.
+        The child reads this retriever's collection without copying its index, gets the posts as they
+        are now (engagement counters included: each side copies a post on its first change, `own_post`)
+        and copies of the in-memory arrays; whatever it adds or changes never reaches this one. A sweep
+        builds a corpus index once per process and forks it per run.
         """
         child = FeedRetriever.__new__(FeedRetriever)
         child.config = self.config.model_copy(update={"collection_name": collection_name})
@@ -126,12 +131,15 @@ class FeedRetriever:
         child._synced = 0
         child._shared = [*self._shared, self]
         child._shared_counts = [*self._shared_counts, len(self) - sum(self._shared_counts)]
-        child._posts = [post.model_copy() for post in self._posts]
+        child._posts = list(self._posts)
+        child._shared_posts, child._owned = len(self._posts), set()
+        self.share_posts()  # the parent's later changes must not reach the child either
         child._row_of = dict(self._row_of)
         child._vectors = self._vectors.copy()
         child._timestamps_us = self._timestamps_us.copy()
         child._author_rows = {author: list(rows) for author, rows in self._author_rows.items()}
         child._author_code_of = dict(self._author_code_of)
+        child._author_ids = list(self._author_ids)
         child._author_codes = self._author_codes.copy()
         child._is_reply = self._is_reply.copy()
         child._rng = np.random.default_rng(child.config.random_seed)
@@ -186,6 +194,17 @@ class FeedRetriever:
         """How many distinct authors have posts here (grows only)."""
         return len(self._author_code_of)
 
+    @property
+    def author_code_of(self) -> Mapping[str, int]:
+        """Author id -> its code (read only)."""
+        return self._author_code_of
+
+    def author_ids(self) -> list[str]:
+        """Author ids by code (`author_ids()[code]`)."""
+        if len(self._author_ids) != len(self._author_code_of):  # codes are only ever added, in dict order
+            self._author_ids = list(self._author_code_of)
+        return self._author_ids
+
     def register_authors(self, author_ids: Iterable[str]) -> None:
         """Give these authors their codes now, before their first post: a run registers its agents, so that an agent's
         followees' codes (`author_codes_of`) do not change as followees write their first posts."""
@@ -198,7 +217,19 @@ class FeedRetriever:
         return np.sort(np.fromiter((code_of[a] for a in author_ids if a in code_of), dtype=np.int64))
 
     def get_post(self, post_id: str) -> Post:
-        return self._posts[self._row_of[post_id]]
+        """The post, this store's own copy: a change to it stays here (`own_post`)."""
+        return self.own_post(self._row_of[post_id])
+
+    def own_post(self, row: int) -> Post:
+        """The post at `row` to change (engagement counters): a post shared with another store is copied first."""
+        if row < self._shared_posts and row not in self._owned:
+            self._posts[row] = self._posts[row].model_copy()
+            self._owned.add(row)
+        return self._posts[row]
+
+    def share_posts(self) -> None:
+        """Treat every post so far as shared with another store: each is copied on its first change."""
+        self._shared_posts, self._owned = len(self._posts), set()
 
     def has_post(self, post_id: str) -> bool:
         return post_id in self._row_of

@@ -15,9 +15,9 @@ from prism_experiments.domain import as_utc, epoch_microseconds
 from prism_experiments.rag.retriever import FeedRetriever
 from prism_experiments.ranking.candidate import RankedCandidate
 from prism_experiments.ranking.context import RankerContext
-from prism_experiments.ranking.flat import Pairs, StepFilters, pair_keys
 from prism_experiments.ranking.mode_config import ModeConfig
 from prism_experiments.ranking.sourcing import in_sorted, sorted_union
+from prism_experiments.ranking.step_feeds import StepFeeds
 
 if TYPE_CHECKING:
     from prism_experiments.agents import SocialAgent
@@ -81,6 +81,16 @@ class Ranker(ABC, Generic[ConfigT]):
             return [[] for _ in agents]
         views = [self._view(agent, (exclude_by_agent or {}).get(agent.id, ())) for agent in agents]
         return self._rank_views(views, as_utc(now))
+
+    def rank_step(
+        self, agents: Sequence[SocialAgent], now: datetime, exclude: Sequence[np.ndarray] | None = None
+    ) -> StepFeeds:
+        """The engine's one call: a whole step's feeds as arrays; `exclude` holds each agent's excluded store rows,
+        ascending. A mode that ranks agent by agent serves its `RankedCandidate` feeds as arrays."""
+        rows = exclude if exclude is not None else [np.zeros(0, dtype=np.int64)] * len(agents)
+        feeds = self.rank_many(agents, now, {agent.id: excluded for agent, excluded in zip(agents, rows)})
+        self.retriever.register_authors(c.via_agent_id for feed in feeds for c in feed if c.via_agent_id)
+        return StepFeeds.from_candidates(feeds, self.retriever.author_code_of)
 
     @abstractmethod
     def _rank_views(self, views: list[AgentView], now: datetime) -> list[list[RankedCandidate]]:
@@ -185,49 +195,3 @@ class Ranker(ABC, Generic[ConfigT]):
                 via,
             )
         ]
-
-    # ------------------------------------------------------------ a whole step at once (ranking/flat.py)
-    def step_filters(self, views: Sequence[AgentView], now: datetime) -> StepFilters:
-        retriever = self.retriever
-        return StepFilters(views, len(retriever), max(retriever.author_count, 1), epoch_microseconds(now))
-
-    def flat_network_flags(
-        self, views: Sequence[AgentView], pairs: Pairs, filters: StepFilters
-    ) -> tuple[np.ndarray, list[str | None]]:
-        """`network_flags` of every pair: followed author, or reshared by a followee (then who reshared it)."""
-        followed = filters.followed(pairs, self.retriever.author_codes)
-        reshared = in_sorted(pair_keys(pairs.view, pairs.row, filters.count), filters.reshared)
-        via: list[str | None] = [None] * len(pairs)
-        for i in np.flatnonzero(reshared & ~followed).tolist():
-            via[i] = views[int(pairs.view[i])].reshared[int(pairs.row[i])]
-        return followed | reshared, via
-
-    def flat_feeds(
-        self,
-        views: Sequence[AgentView],
-        pairs: Pairs,
-        base: np.ndarray,
-        final: np.ndarray,
-        sources: Sequence[str],
-        components: Mapping[str, np.ndarray],
-        filters: StepFilters,
-    ) -> list[list[RankedCandidate]]:
-        """Each view's feed from pairs grouped by view, each view's pairs in feed order (`candidates` per view)."""
-        in_network, via = self.flat_network_flags(views, pairs, filters)
-        bounds = np.searchsorted(pairs.view, np.arange(len(views) + 1)).tolist()
-        feeds = []
-        for v, view in enumerate(views):
-            part = slice(bounds[v], bounds[v + 1])
-            feeds.append(
-                self.candidates(
-                    view,
-                    pairs.row[part],
-                    base[part],
-                    final[part],
-                    sources[part],
-                    {name: values[part] for name, values in components.items()},
-                    in_network=in_network[part],
-                    via=via[part],
-                )
-            )
-        return feeds

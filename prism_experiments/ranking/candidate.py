@@ -5,20 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from prism_experiments.domain import Post
+from prism_experiments.domain.event_log import EXPOSURE_SOURCES
 
-#: Where a candidate came from.
+#: Where a candidate came from (the exposure table's `source` labels, EXPOSURE_SOURCES).
 IN_NETWORK = "in_network"  # its author is followed
 IN_NETWORK_RESHARE = "in_network_reshare"  # a followee reshared it
 OUT_OF_NETWORK = "out_of_network"
-SOURCES: tuple[str, ...] = (
-    IN_NETWORK,
-    IN_NETWORK_RESHARE,
-    OUT_OF_NETWORK,
-    "similarity",
-    "random",
-    "recent",
-    "backfill",
-)
+SOURCES: tuple[str, ...] = EXPOSURE_SOURCES
 
 
 @dataclass(slots=True)

@@ -149,15 +149,28 @@ def nearest_visible_flat(
     return Pairs(view[order], rows[order]), np.concatenate([scores[mine] for _, scores, mine in finals])[order]
 
 
+@dataclass(frozen=True)
 class StepFilters:
     """The per-view filters of one step as sorted (view, value) keys: excluded rows, followed authors' codes,
     followees' reshares."""
 
-    def __init__(self, views: Sequence[AgentView], count: int, n_codes: int, now_us: int) -> None:
-        self.count, self.n_codes, self.now_us = count, n_codes, now_us
-        self.excluded = flat_keys([view.excluded_rows for view in views], count)
-        self.following = flat_keys([view.following_codes for view in views], n_codes)
-        self.reshared = flat_keys([view.reshared_rows for view in views], count)
+    count: int
+    n_codes: int
+    now_us: int
+    excluded: np.ndarray
+    following: np.ndarray
+    reshared: np.ndarray
+
+    @classmethod
+    def of_views(cls, views: Sequence[AgentView], count: int, n_codes: int, now_us: int) -> StepFilters:
+        return cls(
+            count,
+            n_codes,
+            now_us,
+            flat_keys([view.excluded_rows for view in views], count),
+            flat_keys([view.following_codes for view in views], n_codes),
+            flat_keys([view.reshared_rows for view in views], count),
+        )
 
     def visible(self, pairs: Pairs, stamps: np.ndarray) -> np.ndarray:
         """`Ranker.visible` of each pair: not excluded for its view, not from the future."""

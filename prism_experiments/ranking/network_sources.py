@@ -9,7 +9,6 @@ from typing import TypeVar
 
 import numpy as np
 
-from prism_experiments.domain import epoch_microseconds
 from prism_experiments.ranking.base import AgentView, Ranker
 from prism_experiments.ranking.candidate import IN_NETWORK, IN_NETWORK_RESHARE, OUT_OF_NETWORK
 from prism_experiments.ranking.flat import (
@@ -23,6 +22,8 @@ from prism_experiments.ranking.flat import (
 )
 from prism_experiments.ranking.mode_config import CandidateSourcingConfig
 from prism_experiments.ranking.sourcing import in_sorted, nearest_visible, sorted_union, top_k
+from prism_experiments.ranking.step_feeds import NO_VIA, SOURCE_CODES
+from prism_experiments.ranking.whole_step import StepViews
 
 SourcingT = TypeVar("SourcingT", bound=CandidateSourcingConfig)
 
@@ -45,20 +46,22 @@ class CandidatePool:
 
 @dataclass(frozen=True)
 class FlatPools:
-    """`CandidatePool`s of a whole step: entries grouped by view, each view's in-network entries first."""
+    """`CandidatePool`s of a whole step: entries grouped by view, each view's in-network entries first; `via` is the
+    resharer's author code (-1: none)."""
 
     view: np.ndarray
     rows: np.ndarray
     similarity: np.ndarray
     is_oon: np.ndarray
-    via: list[str | None]
+    via: np.ndarray
 
-    def sources(self, index: np.ndarray) -> list[str]:
-        """The source label of each entry in `index`."""
-        return [
-            OUT_OF_NETWORK if oon else (IN_NETWORK_RESHARE if self.via[i] else IN_NETWORK)
-            for i, oon in zip(index.tolist(), self.is_oon[index].tolist())
-        ]
+    def sources(self) -> np.ndarray:
+        """Each entry's source code (`StepFeeds.source`)."""
+        return np.where(
+            self.is_oon,
+            SOURCE_CODES[OUT_OF_NETWORK],
+            np.where(self.via != NO_VIA, SOURCE_CODES[IN_NETWORK_RESHARE], SOURCE_CODES[IN_NETWORK]),
+        ).astype(np.int8)
 
 
 class NetworkSourcedRanker(Ranker[SourcingT], ABC):
@@ -102,39 +105,34 @@ class NetworkSourcedRanker(Ranker[SourcingT], ABC):
             via=inn_via + [None] * int(fresh.sum()),
         )
 
-    def flat_pools(self, views: list[AgentView], now: datetime) -> FlatPools:
+    def flat_pools(self, views: StepViews, now: datetime) -> FlatPools:
         """`candidate_pool` of every view at once (ranking/flat.py): the same entries, in the same order per view."""
         retriever = self.retriever
-        count, codes, stamps = len(retriever), retriever.author_codes, retriever.timestamps_us
-        n_codes = max(retriever.author_count, 1)
-        filters = StepFilters(views, count, n_codes, epoch_microseconds(now))
-        queries = np.stack([view.interest_vector for view in views])
+        filters = views.filters
+        count, codes, stamps = filters.count, retriever.author_codes, retriever.timestamps_us
         # in-network: rows by followed authors and rows reshared by followees, visible, best by similarity
         by_code, pointers = retriever.rows_by_author_code()
-        followed_view, followed_code = np.divmod(filters.following, n_codes)
+        followed_view, followed_code = np.divmod(filters.following, filters.n_codes)
         which, index = ranges(pointers[followed_code], pointers[followed_code + 1])
         keys = sorted_union(pair_keys(followed_view[which], by_code[index], count), filters.reshared)
         pairs = Pairs(*np.divmod(keys, count))
         pairs = pairs.take(np.flatnonzero(filters.visible(pairs, stamps)))
-        similarity = pair_similarities(retriever.vectors, queries, pairs)
+        similarity = pair_similarities(retriever.vectors, views.queries, pairs)
         best = best_per_view(pairs, similarity, self.config.in_network_limit)
         inn, inn_similarity = pairs.take(best), similarity[best]
-        followed = filters.followed(inn, codes)
-        inn_via = [
-            None if f else views[v].reshared[r]
-            for f, v, r in zip(followed.tolist(), inn.view.tolist(), inn.row.tolist())
-        ]
-        oon, oon_similarity = self._flat_out_of_network(queries, filters, stamps, codes)
+        inn_via = views.resharer_of(inn)
+        inn_via[filters.followed(inn, codes)] = NO_VIA
+        oon, oon_similarity = self._flat_out_of_network(views.queries, filters, stamps, codes)
         fresh = ~in_sorted(pair_keys(oon.view, oon.row, count), np.sort(pair_keys(inn.view, inn.row, count)))
+        n_fresh = int(fresh.sum())
         view = np.concatenate([inn.view, oon.view[fresh]])
         order = np.argsort(view, kind="stable")  # per view: in-network first, each source in its own order
-        via = inn_via + [None] * int(fresh.sum())
         return FlatPools(
             view=view[order],
             rows=np.concatenate([inn.row, oon.row[fresh]])[order],
             similarity=np.concatenate([inn_similarity, oon_similarity[fresh]])[order],
-            is_oon=np.concatenate([np.zeros(len(inn), bool), np.ones(int(fresh.sum()), bool)])[order],
-            via=[via[i] for i in order.tolist()],
+            is_oon=np.concatenate([np.zeros(len(inn), bool), np.ones(n_fresh, bool)])[order],
+            via=np.concatenate([inn_via, np.full(n_fresh, NO_VIA, dtype=np.int64)])[order],
         )
 
     def _flat_out_of_network(

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+import numpy as np
+
 
 class ReshareLog:
     """Append-only record of reshares, read by rankers, written by the simulation engine."""
@@ -11,12 +13,27 @@ class ReshareLog:
     def __init__(self) -> None:
         self._rows_by_resharer: dict[str, dict[int, int]] = {}
         self._count = 0  # asked once per agent per step: kept, not recounted
+        # every (resharer, row, step) in record order: what a whole-step ranker reads as arrays
+        self._resharers: list[str] = []
+        self._rows: list[int] = []
+        self._steps: list[int] = []
 
     def record(self, resharer_id: str, row: int, step: int) -> None:
         rows = self._rows_by_resharer.setdefault(resharer_id, {})
         if row not in rows:
             rows[row] = step
             self._count += 1
+            self._resharers.append(resharer_id)
+            self._rows.append(row)
+            self._steps.append(step)
+
+    def entries(self, start: int = 0) -> tuple[list[str], np.ndarray, np.ndarray]:
+        """(resharer ids, rows, steps) of the reshares recorded from the `start`-th on, in record order."""
+        return (
+            self._resharers[start:],
+            np.asarray(self._rows[start:], dtype=np.int64),
+            np.asarray(self._steps[start:], dtype=np.int64),
+        )
 
     def reshared_by(self, resharer_ids: Iterable[str]) -> dict[int, str]:
         """Store row -> the resharer who reshared it most recently, over the given resharers.

@@ -20,24 +20,24 @@ from tqdm.auto import tqdm
 from prism_experiments.agents import PopulationArrays, SocialAgent, population_arrays
 from prism_experiments.corpus.authoring import AUTHORING_DRAWS, authored_post, original_post, reply_post, writers
 from prism_experiments.deciders import Decider, DeciderContext, Impressions, StepActions, build_decider
-from prism_experiments.domain import EventRecorder, Post
+from prism_experiments.domain import TARGET_PREFIX, EventRecorder, Post
 from prism_experiments.embeddings import Embedder
 from prism_experiments.network import DictSocialGraph
 from prism_experiments.processes import peak_rss_bytes
 from prism_experiments.rag import FeedRetriever, format_feed_for_prompt
 from prism_experiments.random_streams import LIKE, RESHARE, Stream, component_seed, keyed_generator, keyed_uniforms
-from prism_experiments.ranking import RankedCandidate, Ranker, RankerContext, ReshareLog, build_ranker
+from prism_experiments.ranking import Ranker, RankerContext, ReshareLog, build_ranker
 from prism_experiments.ranking.feedback import ServedFeedback
 from prism_experiments.ranking.flat import Pairs, pair_similarities
-from prism_experiments.ranking.sourcing import sorted_union
+from prism_experiments.ranking.step_feeds import NO_VIA, StepFeeds
 from prism_experiments.simulation.result import SimulationResult
+from prism_experiments.simulation.seen import SeenRows
 from prism_experiments.simulation.serving import ServedFeed, StochasticServer, build_server
 from prism_experiments.simulation.settings import EngineSettings, RunSettings
 from prism_experiments.simulation.starting_world import StartingWorld, build_starting_world
 from prism_experiments.simulation.stores import rag_embedder, run_store
 
 log = logging.getLogger(__name__)
-_NO_ROWS = np.zeros(0, dtype=np.int64)
 
 
 @contextmanager
@@ -49,6 +49,10 @@ def _one_blas_thread() -> Iterator[None]:
 
     with ThreadpoolController().select(internal_api="openblas").limit(limits=1):
         yield
+
+
+def _concatenated(parts: list[np.ndarray]) -> np.ndarray:
+    return np.concatenate(parts) if parts else np.zeros(0)
 
 
 def run_simulation(
@@ -144,7 +148,9 @@ class _Engine:
         self.post_rate = arrays.post_rate
         self.decider = decider
         self.server = server
-        self.seen: dict[str, np.ndarray] = {}  # agent id -> the store rows of every post it was shown, ascending
+        self.agent_ids = [agent.id for agent in agents]
+        self.author_ids = retriever.author_ids()  # by author code; every agent's is registered before the run
+        self.seen = SeenRows()  # the store rows of every post each agent was shown
         self.done: set[tuple[int, int, int]] = set()  # (agent, row, action) likes and reshares happen once
         self.cascade_members: dict[int, set[str]] = {}
         self.recent_engagements: deque[dict[int, int]] = deque(maxlen=settings.simulation.velocity_window)
@@ -170,21 +176,25 @@ class _Engine:
     def now(self, step: int) -> datetime:
         return self.settings.start + step * self.step_delta
 
-    def step(self, step: int) -> None:
-        now = self.now(step)
+    def active_agents(self, step: int) -> np.ndarray:
+        """The step's active agents, ascending: a keyed uniform per agent below its activity."""
         n = len(self.agents)
-        active = np.flatnonzero(
+        return np.flatnonzero(
             keyed_uniforms(self.seed, Stream.ACTIVATION, step, np.arange(n), np.zeros(1))[:, 0] < self.activity
         )
+
+    def step(self, step: int) -> None:
+        now = self.now(step)
+        active = self.active_agents(step)
         tick = time.perf_counter()
         agents = [self.agents[i] for i in active]
-        exclude = (
-            {a.id: self.seen.get(a.id, _NO_ROWS) for a in agents} if self.settings.simulation.exclude_seen else None
-        )
-        feeds = self.ranker.rank_many(agents, now, exclude)
-        served = self.server.serve(agents, now, feeds, exclude) if self.server is not None else None
-        if served is not None:
-            feeds = [feed.feed for feed in served]
+        exclude = self.seen.rows_of(active) if self.settings.simulation.exclude_seen else None
+        feeds = self.ranker.rank_step(agents, now, exclude)
+        served = None
+        if self.server is not None:
+            excluded = {agent.id: rows for agent, rows in zip(agents, exclude)} if exclude is not None else None
+            served = self.server.serve(agents, now, feeds.candidates(self.retriever.posts, self.author_ids), excluded)
+            feeds = StepFeeds.from_candidates([feed.feed for feed in served], self.retriever.author_code_of)
         self.timings["rank_s"] += time.perf_counter() - tick
         tick = time.perf_counter()
         new_posts, written = self._act(step, now, active, feeds, served)
@@ -203,64 +213,61 @@ class _Engine:
         step: int,
         now: datetime,
         active: np.ndarray,
-        feeds: list[list[RankedCandidate]],
+        feeds: StepFeeds,
         served: list[ServedFeed] | None = None,
     ) -> tuple[list[Post], StepActions | None]:
         """Exposures, then the decider's likes / reshares / replies / follows per impression."""
-        lengths = [len(feed) for feed in feeds]
-        shown = [cand for feed in feeds for cand in feed]
-        agent_idx = np.repeat(np.asarray(active, dtype=np.int64), lengths)
-        positions = np.concatenate([np.arange(n) for n in lengths]) if shown else np.zeros(0, dtype=np.int64)
-        pairs = list(zip(agent_idx.tolist(), positions.tolist(), shown))
-        rows = np.fromiter((cand.row for cand in shown), dtype=np.int64, count=len(shown))
-        similarity = self._similarity(agent_idx, rows)  # in pair order: feeds one after another
-        self._record_exposures(step, now, active, feeds, similarity, served)
+        agent_idx = np.repeat(np.asarray(active, dtype=np.int64), feeds.lengths())
+        positions, rows = feeds.positions(), feeds.rows
+        # in impression order: feeds one after another
+        similarity = feeds.similarity if feeds.similarity is not None else self._similarity(agent_idx, rows)
+        self._record_exposures(step, now, active, feeds, agent_idx, positions, similarity, served)
         if served is not None:
             self._record_serving_candidates(step, active, served)
-        if not pairs:
+        if len(rows) == 0:
             self._update_velocity({})
             return [], None
+        posts = self.retriever.posts
+        shown = [posts[row] for row in rows.tolist()]
         impressions = Impressions(
             agent_idx=agent_idx,
             positions=positions,
-            posts=[cand.post for cand in shown],
-            in_network=np.fromiter((cand.in_network for cand in shown), dtype=bool, count=len(shown)),
+            posts=shown,
+            in_network=feeds.in_network,
             similarity=similarity,
+            rows=rows,
         )
         actions = self.decider.decide_step(step, now, active, feeds, impressions)
         decided = actions.decisions
         liked, reshared, replied, follows = decided.liked, decided.reshared, decided.replied, decided.follows
+        ids = self.agent_ids
         self.ranker.observe(
             ServedFeedback(
-                step,
-                [self.agents[a].id for a in agent_idx],
-                rows,
-                impressions.positions,
-                liked,
-                reshared,
-                replied,
-                follows,
+                step, [ids[a] for a in agent_idx.tolist()], rows, positions, liked, reshared, replied, follows
             )
         )
 
         counts: dict[int, int] = {}
         replies: list[Post] = []
+        in_network, via = feeds.in_network, feeds.via
         for i in np.flatnonzero(liked | reshared | replied | follows).tolist():  # rule follows imply an engagement
-            a, pos, cand = pairs[i]
-            agent = self.agents[a]
-            if liked[i] and self._once(a, cand.row, LIKE):
-                self._engage(step, agent.id, cand, "like", counts)
-                cand.post.likes += 1
-            if reshared[i] and self._once(a, cand.row, RESHARE):
-                self._engage(step, agent.id, cand, "reshare", counts)
-                cand.post.reshares += 1
-                self._reshare(step, agent.id, cand)
+            a, row = int(agent_idx[i]), int(rows[i])
+            post = self.retriever.own_post(row)  # its counters change
+            agent_id = ids[a]
+            if liked[i] and self._once(a, row, LIKE):
+                self._engage(step, agent_id, post, row, "like", None, bool(in_network[i]), counts)
+                post.likes += 1
+            if reshared[i] and self._once(a, row, RESHARE):
+                resharer = self.author_ids[via[i]] if via[i] != NO_VIA else None
+                self._engage(step, agent_id, post, row, "reshare", resharer, bool(in_network[i]), counts)
+                post.reshares += 1
+                self._reshare(step, agent_id, post, row, resharer)
             if replied[i]:
-                self._engage(step, agent.id, cand, "reply", counts)
-                cand.post.replies += 1
-                replies.append(self._reply(step, now, a, pos, cand.post, actions.reply_texts.get(i)))
-            if follows[i] and not cand.in_network and self.graph.follow(agent.id, cand.post.author_id):
-                self.events.follow(step, agent.id, cand.post.author_id, cand.post.id)
+                self._engage(step, agent_id, post, row, "reply", None, bool(in_network[i]), counts)
+                post.replies += 1
+                replies.append(self._reply(step, now, a, int(positions[i]), post, actions.reply_texts.get(i)))
+            if follows[i] and not in_network[i] and self.graph.follow(agent_id, post.author_id):
+                self.events.follow(step, agent_id, post.author_id, post.id)
         self._update_velocity(counts)
         return replies, actions
 
@@ -271,23 +278,31 @@ class _Engine:
         self.done.add(key)
         return True
 
-    def _engage(self, step: int, agent_id: str, cand: RankedCandidate, action: str, counts: dict[int, int]) -> None:
-        via = cand.via_agent_id if action == "reshare" else None
-        self.events.engagement(step, agent_id, cand.post, action, via, cand.in_network)
-        counts[cand.row] = counts.get(cand.row, 0) + 1
+    def _engage(
+        self,
+        step: int,
+        agent_id: str,
+        post: Post,
+        row: int,
+        action: str,
+        via: str | None,
+        in_network: bool,
+        counts: dict[int, int],
+    ) -> None:
+        self.events.engagement(step, agent_id, post, action, via, in_network)
+        counts[row] = counts.get(row, 0) + 1
 
-    def _reshare(self, step: int, agent_id: str, cand: RankedCandidate) -> None:
+    def _reshare(self, step: int, agent_id: str, post: Post, row: int, via: str | None) -> None:
         """The reshare enters followers' in-network candidates and the post's cascade tree.
 
-        Its parent in the tree is the followee through whom the agent saw the post, else the author.
+        Its parent in the tree is the followee through whom the agent saw the post (`via`), else the author.
         """
-        post = cand.post
-        members = self.cascade_members.setdefault(cand.row, {post.author_id})
-        parent = cand.via_agent_id if cand.via_agent_id in members else post.author_id
+        members = self.cascade_members.setdefault(row, {post.author_id})
+        parent = via if via in members else post.author_id
         if agent_id not in members:
             members.add(agent_id)
             self.events.cascade_edge(post.id, parent, agent_id, step)
-        self.reshares.record(agent_id, cand.row, step)
+        self.reshares.record(agent_id, row, step)
 
     def _reply(
         self, step: int, now: datetime, agent: int, position: int, parent: Post, text: str | None = None
@@ -365,43 +380,43 @@ class _Engine:
         step: int,
         now: datetime,
         active: np.ndarray,
-        feeds: list[list[RankedCandidate]],
+        feeds: StepFeeds,
+        agent_idx: np.ndarray,
+        positions: np.ndarray,
         similarity: np.ndarray,
         served: list[ServedFeed] | None = None,
     ) -> None:
-        """One exposure row per impression; `similarity` holds the feeds' similarities one feed after another;
-        `served` (stochastic serving) adds each row's propensities."""
-        rendered = self._agents_to_render(step, active)
-        agent_ids: list[str] = []
-        positions: list[int] = []
-        shown: list[RankedCandidate] = []
-        serving: list[dict[str, float]] | None = [] if served is not None else None
-        for i, (a, feed) in enumerate(zip(active, feeds)):
-            if not feed:
-                continue
-            agent = self.agents[a]
-            agent_ids += [agent.id] * len(feed)
-            positions += range(len(feed))
-            shown += feed
-            if serving is not None and served is not None:
-                serving += [served[i].exposure_columns(position) for position in range(len(feed))]
-            rows = np.fromiter((cand.row for cand in feed), dtype=np.int64, count=len(feed))
-            self.seen[agent.id] = sorted_union(self.seen.get(agent.id, _NO_ROWS), rows)
-            if a in rendered:
-                self.rendered[f"step_{step:03d}/{agent.id}"] = format_feed_for_prompt(
-                    [cand.post for cand in feed], now, max_chars=self.settings.prompt_max_chars
+        """One exposure row per impression (arrays in impression order); `served` (stochastic serving) adds each
+        row's propensities. The shown rows join what each agent has seen; a few sampled feeds are rendered as text."""
+        for f in sorted(self._agents_to_render(step, active)):
+            feed = int(np.searchsorted(active, f))
+            if len(rows := feeds.feed_rows(feed)):
+                self.rendered[f"step_{step:03d}/{self.agent_ids[f]}"] = format_feed_for_prompt(
+                    [self.retriever.posts[row] for row in rows.tolist()], now, max_chars=self.settings.prompt_max_chars
+                )
+        self.seen.add(agent_idx, feeds.rows)
+        serving = None
+        if served is not None:
+            lengths = [len(feed.feed) for feed in served]
+            serving = {
+                "propensity": _concatenated([feed.propensity[:n] for feed, n in zip(served, lengths)]),
+                "propensity_conditional": _concatenated([feed.conditional[:n] for feed, n in zip(served, lengths)]),
+            }
+            for name in served[0].targets if served else ():
+                serving[f"{TARGET_PREFIX}{name}"] = _concatenated(
+                    [feed.targets[name][:n] for feed, n in zip(served, lengths)]
                 )
         self.events.exposures(
             step,
-            agent_ids,
-            [cand.post for cand in shown],
+            agent_idx,
+            feeds.rows,
             positions,
-            [cand.base_score for cand in shown],
-            [cand.final_score for cand in shown],
-            [cand.in_network for cand in shown],
-            [cand.source for cand in shown],
-            similarity[: len(shown)].tolist(),
-            [cand.components for cand in shown],
+            feeds.base,
+            feeds.final,
+            feeds.in_network,
+            feeds.source,
+            similarity,
+            feeds.components,
             serving,
         )
 
@@ -439,14 +454,13 @@ class _Engine:
         leaving = self.recent_engagements[0] if len(self.recent_engagements) == window else {}
         self.recent_engagements.append(counts)
         touched = set(leaving) | set(counts)
-        posts = self.retriever.posts
         for row in touched:
             total = sum(step_counts.get(row, 0) for step_counts in self.recent_engagements)
-            posts[row].velocity = total / window
+            self.retriever.own_post(row).velocity = total / window
 
     def _result(self) -> SimulationResult:
         return SimulationResult(
-            **self.events.tables(self.retriever.posts),
+            **self.events.tables(self.retriever.posts, self.agent_ids),
             agents=self.agents,
             final_graph_edges=self.graph.edges(),
             rendered_feeds=self.rendered,

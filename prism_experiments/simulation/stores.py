@@ -71,7 +71,8 @@ def base_store(
         store.drop_collection()
         store = FeedRetriever(store.config, embedder=embedder)
     if len(store) == 0:
-        store.add_posts([post.model_copy() for post in corpus], show_progress=show_progress)
+        store.add_posts(corpus, show_progress=show_progress)
+        store.share_posts()  # the caller's posts: a change goes to a copy
     _BASE_STORES[key] = store
     while len(_BASE_STORES) > MAX_BASE_STORES:
         _, evicted = _BASE_STORES.popitem(last=False)

@@ -17,7 +17,7 @@ from prism_experiments.deciders.base import BaseDeciderConfig, DeciderContext, D
 from prism_experiments.deciders.kinds.rules import RulesDecider, RulesDeciderConfig
 from prism_experiments.deciders.registry import register_decider
 from prism_experiments.llm import CallStats, LLMAgents, LLMConfig, llm_config
-from prism_experiments.ranking import RankedCandidate
+from prism_experiments.ranking.step_feeds import StepFeeds
 
 
 class ModelDeciderConfig(BaseDeciderConfig):
@@ -55,7 +55,7 @@ class ModelDecider:
         self.series: list[dict[str, float]] = []
 
     def decide_step(
-        self, step: int, now: datetime, active: np.ndarray, feeds: list[list[RankedCandidate]], impressions: Impressions
+        self, step: int, now: datetime, active: np.ndarray, feeds: StepFeeds, impressions: Impressions
     ) -> StepActions:
         base = self.rules.decide_step(step, now, active, feeds, impressions)
         if self.llm is None:
@@ -63,7 +63,7 @@ class ModelDecider:
         decided = base.decisions
         liked, reshared = decided.liked.copy(), decided.reshared.copy()
         replied, follows = decided.replied.copy(), decided.follows.copy()
-        offsets = np.r_[0, np.cumsum([len(f) for f in feeds])].astype(int)
+        offsets = feeds.bounds
         chosen = [row for row, a in enumerate(active) if self.mask[a]]
         stats = CallStats()
         population = self.context.population
@@ -72,7 +72,7 @@ class ModelDecider:
             step,
             now,
             [(int(active[r]), population[active[r]]) for r in chosen],
-            [[c.post for c in feeds[r]] for r in chosen],
+            [[impressions.posts[i] for i in range(offsets[r], offsets[r + 1])] for r in chosen],
             self.context.prompt_max_chars,
             stats,
         )

@@ -18,7 +18,7 @@ from prism_experiments.agents import (
 from prism_experiments.deciders.base import BaseDeciderConfig, DeciderContext, Decisions, Impressions, StepActions
 from prism_experiments.deciders.registry import register_decider
 from prism_experiments.random_streams import BEHAVIOUR_SLOTS, FOLLOW, LIKE, LOOK, REPLY, RESHARE, Stream, keyed_uniforms
-from prism_experiments.ranking import RankedCandidate
+from prism_experiments.ranking.step_feeds import StepFeeds
 
 
 def rule_decisions(
@@ -78,7 +78,7 @@ class RulesDecider:
         self.context = context
 
     def decide_step(
-        self, step: int, now: datetime, active: np.ndarray, feeds: list[list[RankedCandidate]], impressions: Impressions
+        self, step: int, now: datetime, active: np.ndarray, feeds: StepFeeds, impressions: Impressions
     ) -> StepActions:
         context = self.context
         return StepActions(

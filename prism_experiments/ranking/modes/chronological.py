@@ -8,12 +8,12 @@ from typing import Literal
 import numpy as np
 
 from prism_experiments.domain import epoch_microseconds
-from prism_experiments.ranking.base import AgentView, Ranker
-from prism_experiments.ranking.candidate import RankedCandidate
 from prism_experiments.ranking.flat import Pairs, pair_keys, pair_similarities, ranges, rank_within
 from prism_experiments.ranking.mode_config import ModeConfig
 from prism_experiments.ranking.registry import register_mode
 from prism_experiments.ranking.sourcing import age_hours, concat_rows, in_sorted, newest_first, sorted_union
+from prism_experiments.ranking.step_feeds import SOURCE_CODES, StepFeeds
+from prism_experiments.ranking.whole_step import StepViews, WholeStepRanker
 
 
 class ChronologicalConfig(ModeConfig):
@@ -23,7 +23,7 @@ class ChronologicalConfig(ModeConfig):
 
 
 @register_mode
-class ChronologicalRanker(Ranker[ChronologicalConfig]):
+class ChronologicalRanker(WholeStepRanker[ChronologicalConfig]):
     """Newest first from followed accounts (and followees' reshares), backfilled with the newest
     posts overall: the reverse-chronological baseline of every peer simulator.
 
@@ -32,10 +32,10 @@ class ChronologicalRanker(Ranker[ChronologicalConfig]):
 
     config_model = ChronologicalConfig
 
-    def _rank_views(self, views: list[AgentView], now: datetime) -> list[list[RankedCandidate]]:
+    def _rank_step(self, views: StepViews, now: datetime) -> StepFeeds:
         retriever, size = self.retriever, self.feed_size
         count, stamps = len(retriever), retriever.timestamps_us
-        filters = self.step_filters(views, now)
+        filters = views.filters
         # followed authors' posts and followees' reshares, visible, newest first (ties: later row first)
         by_code, pointers = retriever.rows_by_author_code()
         followed_view, followed_code = np.divmod(filters.following, filters.n_codes)
@@ -65,10 +65,10 @@ class ChronologicalRanker(Ranker[ChronologicalConfig]):
         is_backfill = (np.arange(len(view)) >= len(network))[order]
         ages = age_hours(retriever, pairs.row, now)
         final = 1.0 / (1.0 + ages)
-        base = pair_similarities(retriever.vectors, np.stack([view.interest_vector for view in views]), pairs)
-        sources = np.where(is_backfill, "backfill", "recent").tolist()
+        base = pair_similarities(retriever.vectors, views.queries, pairs)
+        source = np.where(is_backfill, SOURCE_CODES["backfill"], SOURCE_CODES["recent"]).astype(np.int8)
         components = {"similarity": base, "age_hours": ages, "backfill": is_backfill.astype(float)}
-        return self.flat_feeds(views, pairs, base, final, sources, components, filters)
+        return self.step_feeds(views, pairs, base, final, source, components, similarity=base)
 
     def _newest_overall(self, now: datetime) -> np.ndarray:
         stamps = self.retriever.timestamps_us

@@ -7,11 +7,11 @@ from typing import Literal
 
 import numpy as np
 
-from prism_experiments.ranking.base import AgentView, Ranker
-from prism_experiments.ranking.candidate import RankedCandidate
 from prism_experiments.ranking.flat import nearest_visible_flat
 from prism_experiments.ranking.mode_config import ModeConfig
 from prism_experiments.ranking.registry import register_mode
+from prism_experiments.ranking.step_feeds import SOURCE_CODES, StepFeeds
+from prism_experiments.ranking.whole_step import StepViews, WholeStepRanker
 
 
 class PreferenceConfig(ModeConfig):
@@ -21,21 +21,19 @@ class PreferenceConfig(ModeConfig):
 
 
 @register_mode
-class PreferenceRanker(Ranker[PreferenceConfig]):
+class PreferenceRanker(WholeStepRanker[PreferenceConfig]):
     """Similarity to the agent's interests only: the RAG retriever's order (spec 001, FR-5.2)."""
 
     config_model = PreferenceConfig
 
-    def _rank_views(self, views: list[AgentView], now: datetime) -> list[list[RankedCandidate]]:
-        queries = np.stack([view.interest_vector for view in views])
-        filters = self.step_filters(views, now)
-        stamps = self.retriever.timestamps_us
+    def _rank_step(self, views: StepViews, now: datetime) -> StepFeeds:
+        filters, stamps = views.filters, self.retriever.timestamps_us
         pairs, scores = nearest_visible_flat(
             self.retriever,
-            queries,
+            views.queries,
             self.feed_size,
             keep=lambda pairs: filters.visible(pairs, stamps),
             first_fetch=2 * self.feed_size,
         )
-        sources = ["similarity"] * len(pairs)
-        return self.flat_feeds(views, pairs, scores, scores, sources, {"similarity": scores}, filters)
+        source = np.full(len(pairs), SOURCE_CODES["similarity"], dtype=np.int8)
+        return self.step_feeds(views, pairs, scores, scores, source, {"similarity": scores}, similarity=scores)

@@ -15,13 +15,13 @@ import numpy as np
 from pydantic import Field
 
 from prism_experiments.rag.retriever import FeedRetriever
-from prism_experiments.ranking.base import AgentView
-from prism_experiments.ranking.candidate import RankedCandidate
 from prism_experiments.ranking.flat import occurrence_by_group, pair_keys, rank_within
 from prism_experiments.ranking.mode_config import CandidateSourcingConfig
 from prism_experiments.ranking.network_sources import NetworkSourcedRanker
 from prism_experiments.ranking.registry import register_mode
 from prism_experiments.ranking.rescoring import author_diversity_multiplier, scale_factors, x_algo_scores
+from prism_experiments.ranking.step_feeds import StepFeeds
+from prism_experiments.ranking.whole_step import StepViews, WholeStepRanker
 
 
 class XAlgoConfig(CandidateSourcingConfig):
@@ -60,12 +60,12 @@ def rescored(
 
 
 @register_mode
-class XAlgorithmRanker(NetworkSourcedRanker[XAlgoConfig]):
+class XAlgorithmRanker(NetworkSourcedRanker[XAlgoConfig], WholeStepRanker[XAlgoConfig]):
     """In-network and out-of-network candidates, rescored (OON, reply), author-diversified."""
 
     config_model = XAlgoConfig
 
-    def _rank_views(self, views: list[AgentView], now: datetime) -> list[list[RankedCandidate]]:
+    def _rank_step(self, views: StepViews, now: datetime) -> StepFeeds:
         pools = self.flat_pools(views, now)
         cfg, retriever = self.config, self.retriever
         rows, base = pools.rows, pools.similarity
@@ -81,20 +81,15 @@ class XAlgorithmRanker(NetworkSourcedRanker[XAlgoConfig]):
         order = np.lexsort((rows, -final, pools.view))
         order = order[rank_within(pools.view[order]) < self.feed_size]
         parts = {"similarity": base, "oon_scale": oon, "reply_scale": reply, "author_diversity": diversity}
-        bounds = np.searchsorted(pools.view[order], np.arange(len(views) + 1))
-        feeds = []
-        for v, view in enumerate(views):
-            index = order[bounds[v] : bounds[v + 1]]
-            feeds.append(
-                self.candidates(
-                    view,
-                    rows[index],
-                    base[index],
-                    final[index],
-                    pools.sources(index),
-                    {name: values[index] for name, values in parts.items()},
-                    in_network=~pools.is_oon[index],
-                    via=[pools.via[i] for i in index.tolist()],
-                )
-            )
-        return feeds
+        return StepFeeds.grouped(
+            len(views),
+            pools.view[order],
+            rows[order],
+            base[order],
+            final[order],
+            ~pools.is_oon[order],
+            pools.sources()[order],
+            pools.via[order],
+            {name: values[order] for name, values in parts.items()},
+            similarity=base[order],  # the pool's similarity is the interest similarity
+        )

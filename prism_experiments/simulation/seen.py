@@ -1,0 +1,45 @@
+"""Which posts each agent was shown: one sorted array of (agent, store row) keys for the whole run."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from prism_experiments.ranking.flat import ranges
+
+_ROW_BITS = 32  # store rows stay below 2**32
+
+
+class SeenRows:
+    """Every (agent index, store row) an agent was shown, as sorted `agent << 32 | row` keys.
+
+    A step reads its active agents' rows and adds its impressions with a few array operations, instead of a
+    sorted-array union per agent and a dict entry per agent that was ever active.
+    """
+
+    def __init__(self) -> None:
+        self._keys = np.zeros(0, dtype=np.int64)
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def rows_of(self, agents: np.ndarray) -> list[np.ndarray]:
+        """Per agent (ascending indices), the rows it was shown, ascending."""
+        agents = np.asarray(agents, dtype=np.int64)
+        if len(agents) == 0:
+            return []
+        starts = np.searchsorted(self._keys, agents << _ROW_BITS)
+        ends = np.searchsorted(self._keys, (agents + 1) << _ROW_BITS)
+        _, index = ranges(starts, ends)
+        rows = self._keys[index] & ((1 << _ROW_BITS) - 1)
+        return np.split(rows, np.cumsum(ends - starts)[:-1])
+
+    def add(self, agents: np.ndarray, rows: np.ndarray) -> None:
+        """Agent `agents[i]` was shown row `rows[i]`."""
+        if len(rows) == 0:
+            return
+        new = np.sort((np.asarray(agents, dtype=np.int64) << _ROW_BITS) | np.asarray(rows, dtype=np.int64))
+        merged = np.concatenate([self._keys, new])
+        merged.sort(kind="stable")  # two sorted runs: a merge
+        keep = np.ones(len(merged), dtype=bool)
+        np.not_equal(merged[1:], merged[:-1], out=keep[1:])
+        self._keys = merged if keep.all() else merged[keep]
