@@ -75,8 +75,16 @@ def warm_pool_cache(session_cache_dir: Path) -> Path:
     corpus = ExperimentConfig().corpus
 
     def encode_the_pool() -> None:
-        texts = pooled_texts(corpus.topics, corpus.hashtag_fraction, corpus.text_pool_size)
-        Embedder(cache_dir=session_cache_dir).encode(texts)
+        import torch
+
+        # every core: the session's first integration tests wait for this pool (the numerics are thread-count exact)
+        threads = torch.get_num_threads()
+        torch.set_num_threads(os.cpu_count() or 1)
+        try:
+            texts = pooled_texts(corpus.topics, corpus.hashtag_fraction, corpus.text_pool_size)
+            Embedder(cache_dir=session_cache_dir).encode(texts)
+        finally:
+            torch.set_num_threads(threads)
 
     _once_per_session(session_cache_dir, "warm-pool", encode_the_pool)
     return session_cache_dir
