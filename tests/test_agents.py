@@ -157,7 +157,7 @@ def test_default_format_tables_are_consistent() -> None:
             assert archetype in config.format_archetype_bias[fmt]
         for fmt in config.archetype_disliked_formats[archetype]:
             assert archetype not in config.format_archetype_bias[fmt]
-    # Every archetype is favoured by some format, so spec 004's boost can reach each one.
+    # Every archetype is favoured by some format, so REQ-RERANK-4's boost can reach each one.
     assert {a for archs in config.format_archetype_bias.values() for a in archs} == set(ARCHETYPES)
 
 

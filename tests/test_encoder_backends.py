@@ -1,5 +1,5 @@
 """The encoder under ONNX Runtime / OpenVINO (`make bench ARGS="--sections 1 --encoder-backends"`): each backend's
-cache kept apart from torch's, one-line errors, the exports' vectors, and the benchmark's recall (issue 28;
+cache kept apart from torch's, one-line errors, the exports' vectors, and the benchmark's recall (REQ-FIRSTHOUR-2;
 docs/bench.md "Encoder backends")."""
 
 from __future__ import annotations

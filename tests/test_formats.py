@@ -1,4 +1,4 @@
-"""Spec 002's classification heuristics: every trigger, every fallback, the table order."""
+"""The classification heuristics (REQ-RETRIEVAL-6, REQ-RETRIEVAL-7): every trigger, every fallback, the table order."""
 
 from __future__ import annotations
 

@@ -68,7 +68,7 @@ def store(embedder: Any, posts: list[Post], feed_size: int = 5) -> FeedRetriever
     return retriever
 
 
-# ============================================================== engagement_recency (spec 002)
+# ============================================================ engagement_recency (REQ-RETRIEVAL-1 ... REQ-RETRIEVAL-5)
 def test_performance_is_the_weighted_sum_of_counters() -> None:
     performance = performance_scores(np.array([3, 0, 1]), np.array([1, 0, 2]), np.array([0, 0, 1]), 1.0, 2.0, 0.5)
     np.testing.assert_allclose(performance, [5.0, 0.0, 5.5])
@@ -85,7 +85,7 @@ def test_cold_start_scores_every_post_one_half() -> None:
 
 
 def test_recency_decay_reproduces_the_seed_table() -> None:
-    # spec 002's table at a 14-day half-life
+    # REQ-RETRIEVAL-4's values at a 14-day half-life
     decay = recency_decay(np.array([0.0, 7.0, 14.0, 28.0, 56.0]), 14.0)
     np.testing.assert_allclose(np.round(decay, 3), [1.000, 0.707, 0.500, 0.250, 0.063])
     # one simulated day of hourly steps at the default half-life
@@ -170,7 +170,7 @@ def test_engagement_recency_reads_live_counters(embedder: Any) -> None:
     assert live.rank(me, NOW)[0].post.id == "e3"
 
 
-# ================================================================= pooled_boost (spec 003)
+# ================================================================= pooled_boost (REQ-POOLED-1 ... REQ-POOLED-3)
 def test_pooled_scores_boost_cap_and_deduplication() -> None:
     rows, similarity, score, is_priority = pooled_scores(
         np.array([1, 2, 5]),
@@ -276,7 +276,7 @@ def test_pooled_boost_reshared_post_is_priority_via_the_resharer(embedder: Any) 
     assert reshared[0].components["priority_boost"] == pytest.approx(0.1)
 
 
-# =============================================================== context_rerank (spec 004)
+# =============================================================== context_rerank (REQ-RERANK-1 ... REQ-RERANK-6)
 def signals(n: int = 1, **on: bool) -> dict[str, np.ndarray]:
     names = (
         "primary_topic",

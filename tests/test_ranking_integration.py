@@ -1,4 +1,4 @@
-"""Ranking modes on a real Chroma store with real embeddings (spec 000, verification 2)."""
+"""Ranking modes on a real Chroma store with real embeddings (REQ-XALGO-8)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Spec 001's retrieval criteria on the synthetic corpus with the real model and Chroma."""
+"""The plain-retrieval criteria (REQ-FEED-5) on the synthetic corpus with the real model and Chroma."""
 
 from __future__ import annotations
 

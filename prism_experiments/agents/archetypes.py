@@ -1,8 +1,8 @@
 """Audience archetypes and the post formats they favour or dislike.
 
-Spec 004's rerank boosts a chunk tagged with an audience archetype ("Analyst")
+The context rerank's archetype boost (REQ-RERANK-4) favours content tagged with an audience archetype ("Analyst")
 for users whose archetype vector leans that way; here the tags are post formats
-(spec 002's seven classes) and the user vector is `SocialAgent.archetype_weights`.
+(REQ-RETRIEVAL-6's seven classes) and the user vector is `SocialAgent.archetype_weights`.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from prism_experiments.domain import POST_FORMATS
 ARCHETYPES: tuple[str, ...] = ("analyst", "storyteller", "skeptic", "enthusiast", "pragmatist")
 
 
-#: Format -> archetypes that favour it (spec 004's `chunk.archetype_bias`).
+#: Format -> archetypes that favour it (REQ-RERANK-4's content tag).
 DEFAULT_FORMAT_ARCHETYPE_BIAS: dict[str, list[str]] = {
     "list": ["analyst", "pragmatist"],
     "most_people_think_x": ["skeptic", "enthusiast"],

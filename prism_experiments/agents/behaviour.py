@@ -83,7 +83,7 @@ def engagement_probabilities(
     """P(like), P(reshare), P(reply) of a looked-at post: logistic of a linear predictor.
 
     Inputs broadcast together (one entry per agent x post). `similarity` is interest
-    similarity in [0, 1] (spec 000: 1 - cosine_distance / 2); `likes` the post's like
+    similarity in [0, 1] (REQ-XALGO-2: 1 - cosine_distance / 2); `likes` the post's like
     count (social proof enters as log1p); `format_affinity` in [-1, 1] (see
     `format_affinity`), omitted = 0. Each action is its own Bernoulli draw.
     """

@@ -134,8 +134,8 @@ class AgentsConfig(BaseModel):
     propensity_correlation: float = Field(default=0.5, ge=0.0, le=1.0)
     #: symmetric Dirichlet alpha of archetype weights; < 1 = most agents lean on one or two archetypes
     archetype_concentration: float = Field(default=0.5, gt=0.0)
-    #: Spec 004's archetype boost tags content with the audience archetypes that favour it; here the
-    #: content tag is the post format (spec 002), each listing 1-3 archetypes. Analysts like structure and
+    #: REQ-RERANK-4's archetype boost tags content with the audience archetypes that favour it; here the
+    #: content tag is the post format (REQ-RETRIEVAL-6), each listing 1-3 archetypes. Analysts like structure and
     #: argument, storytellers narrative and transformation, skeptics challenges to received wisdom,
     #: enthusiasts conversation and personal stories, pragmatists actionable advice.
     format_archetype_bias: dict[str, list[str]] = Field(

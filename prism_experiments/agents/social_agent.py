@@ -1,4 +1,4 @@
-"""The simulated reader (spec 000's `SocialAgent`, plus activity, propensities, archetypes)."""
+"""The simulated reader (REQ-XALGO-7's `SocialAgent`, plus activity, propensities, archetypes)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ def uniform_archetype_weights() -> dict[str, float]:
 
 
 class SocialAgent(BaseModel):
-    """An agent. `following` is the initial follow set (spec 000); the live graph is the SocialGraph.
+    """An agent. `following` is the initial follow set (REQ-XALGO-7); the live graph is the SocialGraph.
 
     like_bias / reshare_bias / reply_bias are agent-level logit offsets (the agent's
     own engagement propensities, a random intercept per action).

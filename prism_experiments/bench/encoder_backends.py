@@ -45,9 +45,9 @@ RECALL_K = 10
 #: warm-up texts: another seed than the timed ones (TEXTS_SEED 801), so no timed text is seen before
 WARMUP_SEED = 802
 WARMUP_TEXTS = 64
-#: what a backend must reach to become a run option, `rag.encoder_backend` (issue 28)
-SPEEDUP_TARGET = Target(op=">=", threshold=2.0, source="issue 28")
-RECALL_TARGET = Target(op=">=", threshold=0.99, source="issue 28")
+#: what a backend must reach to become a run option, `rag.encoder_backend` (REQ-FIRSTHOUR-2)
+SPEEDUP_TARGET = Target(op=">=", threshold=2.0, source="REQ-FIRSTHOUR-2")
+RECALL_TARGET = Target(op=">=", threshold=0.99, source="REQ-FIRSTHOUR-2")
 
 
 def feed_recall(

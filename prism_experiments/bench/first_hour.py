@@ -26,7 +26,7 @@ from prism_experiments.bench.report import Figure, Target, figure
 from prism_experiments.daemons import free_port
 
 SECTION = 7
-ISSUE = "issue 28 (the first hour), docs/bench.md"
+ISSUE = "REQ-FIRSTHOUR (docs/requirements.md)"
 TEST_SESSION_FILE = "test-session.json"
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 

@@ -12,11 +12,11 @@ from prism_experiments.embeddings import Embedder
 from prism_experiments.rag import FeedRetriever
 
 SECTION = 2
-#: spec 001, "Performance": retrieval < 200 ms for 10 posts from a 10K corpus
-LATENCY_TARGET = Target(op="<", threshold=200.0, source="spec 001")
+#: REQ-FEED-PERF-1: retrieval < 200 ms for 10 posts from a 10K corpus
+LATENCY_TARGET = Target(op="<", threshold=200.0, source="REQ-FEED-PERF-1")
 LATENCY_TARGET_POSTS = 10_000
-#: spec 001, "Performance": an in-memory collection supports 50K posts on 16 GB of RAM
-MEMORY_TARGET = Target(op="<=", threshold=16_000.0, source="spec 001")
+#: REQ-FEED-PERF-2: an in-memory collection supports 50K posts on 16 GB of RAM
+MEMORY_TARGET = Target(op="<=", threshold=16_000.0, source="REQ-FEED-PERF-2")
 MEMORY_TARGET_POSTS = 50_000
 FEED_SIZE = 10
 

@@ -1,6 +1,6 @@
 """The starting corpus: a deterministic synthetic generator or a user's file, as list[Post] with topics.
 
-Also spec 002's post-format and reply-archetype classifiers, and the text
+Also the post-format and reply-archetype classifiers (REQ-RETRIEVAL-6, REQ-RETRIEVAL-7), and the text
 templates the simulation uses to author new posts.
 """
 

@@ -1,4 +1,4 @@
-"""Spec 002's post-format and reply-archetype heuristics, as pure functions.
+"""The post-format and reply-archetype heuristics (REQ-RETRIEVAL-6, REQ-RETRIEVAL-7), as pure functions.
 
 Both classifiers check their table's rows top to bottom and return the first
 row that matches; the last row is the fallback. Reading of the spec's tables:
@@ -34,7 +34,7 @@ REPLY_ARCHETYPES: tuple[str, ...] = (
     "agree_and_expand",
 )
 
-#: Spec 002: a tip is short ("< 200 chars"); counted in characters of the stripped text.
+#: REQ-RETRIEVAL-6: a tip is short ("< 200 chars"); counted in characters of the stripped text.
 TIP_MAX_CHARS = 200
 
 _ARROW = r"(?:->|→)"
@@ -87,7 +87,7 @@ def _normalise(text: str) -> str:
 
 
 def classify_tweet_format(text: str) -> str:
-    """One of TWEET_FORMATS by spec 002's table, first match wins (list, most_people_think_x,
+    """One of TWEET_FORMATS by REQ-RETRIEVAL-6's table, first match wins (list, most_people_think_x,
     contrarian_take, before_after, question, tip, storytelling)."""
     lowered = _normalise(text)
     if _LIST_ONE.found_in(lowered) and _LIST_TWO.found_in(lowered):
@@ -107,7 +107,7 @@ def classify_tweet_format(text: str) -> str:
 
 
 def classify_reply_archetype(text: str) -> str:
-    """One of REPLY_ARCHETYPES by spec 002's table, first match wins (ask_question,
+    """One of REPLY_ARCHETYPES by REQ-RETRIEVAL-7's table, first match wins (ask_question,
     share_experience, add_data, respectful_disagree, agree_and_expand)."""
     lowered = _normalise(text)
     if lowered.endswith("?") or _QUESTION_START.match(lowered):

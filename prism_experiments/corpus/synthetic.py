@@ -242,7 +242,7 @@ def generate_corpus(
 
     start = config.reference_time - timedelta(milliseconds=span_ms)
     age_hours = (span_ms - offsets) / _MS_PER_HOUR
-    # Velocity (spec 001: rate of engagement growth) = engagement per hour of age at
+    # Velocity (REQ-FEED-1.1: rate of engagement growth) = engagement per hour of age at
     # reference_time, with ages under an hour counted as one hour.
     velocity = np.round((likes + reshares + replies) / np.maximum(age_hours, 1.0), 4)
 

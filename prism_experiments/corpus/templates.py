@@ -1,4 +1,4 @@
-"""Post and reply text templates in spec 002's formats, filled from a topic vocabulary.
+"""Post and reply text templates in the post formats (REQ-RETRIEVAL-6), filled from a topic vocabulary.
 
 A text is a pure function of (topic, reply?, a fixed-length row of uniform draws),
 so the corpus generator can draw every row at once (fast, vectorised) and the

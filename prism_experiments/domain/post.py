@@ -1,4 +1,4 @@
-"""The post record every part of the harness passes around (spec 001, FR-1)."""
+"""The post record every part of the harness passes around (REQ-FEED-1)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from prism_experiments.domain.timestamps import as_utc
 
 MediaType = Literal["image", "video", "gif", "none"]
 MEDIA_TYPES: tuple[str, ...] = ("image", "video", "gif", "none")
-#: Spec 002's tweet-format classes (storytelling is its fallback class): what `Post.format` holds, what the classifier
-#: assigns and what archetypes prefer or dislike
+#: The post-format classes of REQ-RETRIEVAL-6 (storytelling is the fallback class): what `Post.format` holds, what
+#: the classifier assigns and what archetypes prefer or dislike
 POST_FORMATS: tuple[str, ...] = (
     "list",
     "most_people_think_x",
@@ -25,7 +25,7 @@ POST_FORMATS: tuple[str, ...] = (
 
 
 class Post(BaseModel):
-    """A post (FR-1) plus `topic`, `parent_id` (reply target) and `format` (spec 002)."""
+    """A post (REQ-FEED-1) plus `topic`, `parent_id` (reply target) and `format` (REQ-RETRIEVAL-6)."""
 
     model_config = ConfigDict(extra="forbid")
 

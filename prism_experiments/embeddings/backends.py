@@ -1,4 +1,4 @@
-"""The same all-MiniLM-L6-v2 run by ONNX Runtime or OpenVINO instead of torch, fp32 or int8 (issue 28).
+"""The same all-MiniLM-L6-v2 run by ONNX Runtime or OpenVINO instead of torch, fp32 or int8 (REQ-FIRSTHOUR-2).
 
 Measured by `make bench ARGS="--sections 1 --encoder-backends"` (docs/bench.md "Encoder backends").
 Runs use torch unless `rag.encoder_backend=onnx`: fp32 ONNX Runtime kept the feeds (recall@10 1.0) and
@@ -42,7 +42,7 @@ import numpy as np
 from prism_experiments.embeddings.model import EmbeddingModelError, model_cache_key, resolve_model_path
 
 #: the backends `make bench ARGS="--sections 1 --encoder-backends"` measures; `torch` is the runs' default (its
-#: vectors and cache), `onnx` the one that reached issue 28's bar for a run option (>= 2x torch's texts/s with
+#: vectors and cache), `onnx` the one that reached REQ-FIRSTHOUR-2's bar for a run option (>= 2x torch's texts/s with
 #: recall@10 >= 0.99 against torch's feeds, on the AMD EPYC VM): docs/bench.md "Encoder backends".
 ENCODER_BACKENDS = ("torch", "onnx", "onnx-int8", "openvino", "openvino-int8")
 DEFAULT_BACKEND = "torch"

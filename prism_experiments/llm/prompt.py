@@ -1,5 +1,5 @@
 """The prompt an LLM agent reads: its persona and the answer's form in the system message, its rendered feed
-(spec 001 FR-6) in the user message.
+(REQ-FEED-6) in the user message.
 
 The feed is `format_feed_for_prompt` with the media indicators, engagement line and the 2,000-character
 cap; only the posts that fit are numbered, so the answer may name only those. Two styles: `schema` (the default)

@@ -95,7 +95,7 @@ def feed_jaccard_mean(
 
 
 def safety_override_rate(exposures: pd.DataFrame) -> float:
-    """Share of feeds in which any row has comp_forced_by_safety == 1 (spec 003 guarantee); NaN if no feeds."""
+    """Share of feeds in which any row has comp_forced_by_safety == 1 (REQ-POOLED-3); NaN if no feeds."""
     require_columns(exposures, "exposures", [*FEED_KEYS, SAFETY_COLUMN])
     if exposures.empty:
         return float("nan")

@@ -1,4 +1,4 @@
-"""The follow graph: the `SocialGraph` protocol (spec 000) and a dict-of-sets implementation."""
+"""The follow graph: the `SocialGraph` protocol (REQ-XALGO-7) and a dict-of-sets implementation."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import networkx as nx
 
 @runtime_checkable
 class SocialGraph(Protocol):
-    """Who follows whom (spec 000). Edges point follower -> followee."""
+    """Who follows whom (REQ-XALGO-7). Edges point follower -> followee."""
 
     def following(self, agent_id: str) -> AbstractSet[str]: ...
 

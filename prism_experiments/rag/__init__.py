@@ -1,4 +1,4 @@
-"""The feed store: posts, ChromaDB index, retrieval and rendering (spec 001)."""
+"""The feed store: posts, ChromaDB index, retrieval and rendering (REQ-FEED-1 ... REQ-FEED-6)."""
 
 from prism_experiments.rag.config import RAGConfig
 from prism_experiments.rag.rendering import format_feed_for_prompt, relative_time

@@ -1,4 +1,4 @@
-"""Feed-store settings (spec 001, FR-2)."""
+"""Feed-store settings (REQ-FEED-2)."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ class RAGConfig(BaseModel):
     host: str = "localhost"
     #: client=http
     port: int = Field(default=8000, ge=1, le=65535)
-    #: posts per feed, 1-20 (spec 001 FR-2.2)
+    #: posts per feed, 1-20 (REQ-FEED-2.2)
     feed_size: int = Field(default=10, ge=1, le=20)
     #: plain FeedRetriever.get_feed retrieval (not a ranking mode): preference | random
     retrieval_mode: Literal["preference", "random"] = "preference"
@@ -40,7 +40,7 @@ class RAGConfig(BaseModel):
     random_seed: int = 0
     #: embedding cache (or its `embeddings` folder: the same cache); None = <paths.runs_dir>/cache
     cache_dir: Path | None = None
-    #: spec 002's RAG_MAX_CHARS: the cap used when feeds are rendered for run artifacts
+    #: REQ-RETRIEVAL-8: the cap used when feeds are rendered for run artifacts
     prompt_max_chars: int | None = Field(default=2000, ge=1)
     #: HNSW breadth. Chroma's defaults (100 / 100 / 16, cookbook.chromadb.dev/core/configuration)
     #: are approximate and its index build is not deterministic: two builds of the same 50K
@@ -51,7 +51,7 @@ class RAGConfig(BaseModel):
     hnsw_max_neighbors: int = Field(default=32, ge=2)
     #: similarity search by an exact scan of the store's vectors (float32 preselection, float64
     #: scores) instead of Chroma's HNSW, whose index build is not deterministic: two default runs
-    #: diverged at step 41 on one HNSW miss. False = rank with Chroma's HNSW (spec 001; bench
+    #: diverged at step 41 on one HNSW miss. False = rank with Chroma's HNSW (REQ-FEED-5; bench
     #: section 3 compares). docs/model.md, "Exact reproducibility".
     exact_search: bool = True
 

@@ -1,4 +1,4 @@
-"""Feeds rendered as agent-readable text (spec 001, FR-6)."""
+"""Feeds rendered as agent-readable text (REQ-FEED-6)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from datetime import datetime
 
 from prism_experiments.domain import Post, as_utc
 
-#: FR-6.2 media indicators; the design names the image and video emoji, the GIF one is ours.
+#: REQ-FEED-6.2: media indicators; the design names the image and video emoji, the GIF one is ours.
 MEDIA_LABELS: dict[str, tuple[str, str]] = {
     "image": ("\N{CAMERA}", "IMAGE"),
     "video": ("\N{CLAPPER BOARD}", "VIDEO"),
@@ -17,7 +17,7 @@ LIKE, RESHARE, REPLY = "\u2764\ufe0f", "\N{CLOCKWISE RIGHTWARDS AND LEFTWARDS OP
 
 
 def relative_time(timestamp: datetime, now: datetime) -> str:
-    """ "just now" under a minute (or in the future), then "Nm ago", "Nh ago", "Nd ago" (FR-6.4)."""
+    """ "just now" under a minute (or in the future), then "Nm ago", "Nh ago", "Nd ago" (REQ-FEED-6.4)."""
     seconds = (as_utc(now) - as_utc(timestamp)).total_seconds()
     if seconds < 60:
         return "just now"
@@ -45,7 +45,7 @@ def format_post(post: Post, number: int, now: datetime) -> str:
 def format_feed_for_prompt(posts: Sequence[Post], now: datetime, max_chars: int | None = None) -> str:
     """Numbered posts separated by blank lines; with `max_chars`, stop before the post that would cross it.
 
-    A post is never cut in half: the cap (spec 002's RAG_MAX_CHARS) drops whole posts from the end.
+    A post is never cut in half: the cap (REQ-RETRIEVAL-8) drops whole posts from the end.
     """
     if max_chars is not None and max_chars < 1:
         raise ValueError(f"max_chars: must be at least 1 or None, got {max_chars}")

@@ -1,4 +1,4 @@
-"""FeedRetriever: embeds, indexes and retrieves posts (spec 001, FR-3 ... FR-5).
+"""FeedRetriever: embeds, indexes and retrieves posts (REQ-FEED-3 ... REQ-FEED-5).
 
 ChromaDB holds the vectors and the metadata and answers similarity queries. Next to it the
 retriever keeps the posts it indexed in memory, with their vectors, timestamps and authors as
@@ -34,9 +34,9 @@ Where = dict[str, Any]
 
 
 def similarity_from_distance(distance: np.ndarray | float) -> np.ndarray | float:
-    """Cosine distance in [0, 2] -> similarity in [0, 1]: 1 - d/2 (spec 000, "Critical: ChromaDB Distance Access").
+    """Cosine distance in [0, 2] -> similarity in [0, 1]: 1 - d/2 (REQ-XALGO-2).
 
-    Clipped to [0, 1]: float32 rounding puts an identical text a hair past distance 0 (spec 000's
+    Clipped to [0, 1]: float32 rounding puts an identical text a hair past distance 0 (REQ-XALGO-2's
     "handle zero distances").
     """
     return np.clip(1.0 - np.asarray(distance, dtype=np.float64) / 2.0, 0.0, 1.0)
@@ -273,7 +273,7 @@ class FeedRetriever:
 
     # ------------------------------------------------------------------ storage
     def add_post(self, post: Post) -> None:
-        """Embed and index one post (FR-4.1)."""
+        """Embed and index one post (REQ-FEED-4.1)."""
         self.add_posts([post])
 
     def add_posts(
@@ -282,7 +282,7 @@ class FeedRetriever:
         embeddings: np.ndarray | None = None,
         show_progress: bool = False,
     ) -> None:
-        """Embed and index posts in a few large Chroma calls (FR-4.3). Ids must be new and unique."""
+        """Embed and index posts in a few large Chroma calls (REQ-FEED-4.3). Ids must be new and unique."""
         if not posts:
             return
         ids = [post.id for post in posts]
@@ -304,7 +304,7 @@ class FeedRetriever:
     def _write_to_collection(
         collection: Any, posts: Sequence[Post], vectors: np.ndarray, show_progress: bool = False
     ) -> None:
-        """Posts and their unit vectors into Chroma in a few large calls (FR-4.3)."""
+        """Posts and their unit vectors into Chroma in a few large calls (REQ-FEED-4.3)."""
         batch = max_batch_size(collection)
         starts = range(0, len(posts), batch)
         for start in tqdm(starts, desc="indexing posts", disable=not show_progress or len(starts) < 2):
@@ -526,7 +526,7 @@ class FeedRetriever:
         n_results: int = 10,
         where: Where | None = None,
     ) -> list[tuple[Post, float]]:
-        """Posts nearest to a text or a vector with similarity = 1 - distance/2 (spec 000)."""
+        """Posts nearest to a text or a vector with similarity = 1 - distance/2 (REQ-XALGO-2)."""
         if (query_text is None) == (query_embedding is None):
             raise ValueError("query: pass exactly one of query_text or query_embedding")
         vector = self.embedder.encode_one(query_text) if query_text is not None else query_embedding
@@ -578,7 +578,7 @@ class FeedRetriever:
         now: datetime | None = None,
         rng: np.random.Generator | None = None,
     ) -> list[Post]:
-        """A plain feed (FR-5): by similarity to the interests, or a uniform sample of recent posts.
+        """A plain feed (REQ-FEED-5): by similarity to the interests, or a uniform sample of recent posts.
 
         `now` defaults to the newest post's time; random draws come from `rng`, else from the
         retriever's own generator seeded with `config.random_seed` (reproducible across processes).

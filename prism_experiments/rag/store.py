@@ -1,4 +1,4 @@
-"""The ChromaDB side of the feed store: client, collection, and Post <-> metadata (FR-3, FR-4.2)."""
+"""The ChromaDB side of the feed store: client, collection, and Post <-> metadata (REQ-FEED-3, REQ-FEED-4.2)."""
 
 from __future__ import annotations
 
@@ -59,7 +59,7 @@ def max_batch_size(collection: Any) -> int:
 
 
 def post_to_metadata(post: Post) -> dict[str, str | int | float | bool]:
-    """Chroma metadata for filtering (FR-4.2) and for a lossless round trip; None values are left out."""
+    """Chroma metadata for filtering (REQ-FEED-4.2) and for a lossless round trip; None values are left out."""
     metadata: dict[str, str | int | float | bool] = {
         "author_id": post.author_id,
         "timestamp": epoch_microseconds(post.timestamp) // 1_000_000,

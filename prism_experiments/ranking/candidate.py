@@ -1,4 +1,4 @@
-"""RankedCandidate: a post in a feed with every part of its score (spec 000)."""
+"""RankedCandidate: a post in a feed with every part of its score (REQ-XALGO-6)."""
 
 from __future__ import annotations
 

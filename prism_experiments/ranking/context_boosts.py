@@ -1,13 +1,13 @@
-"""Spec 004's rerank boosts mapped to feeds, as pure functions, and the post text signals they read.
+"""The context rerank's boosts mapped to feeds, as pure functions, and the post text signals they read.
 
-Spec 004 (PerazziGPT v2 rerank) -> this project:
+The generic boost's signals (REQ-RERANK-2, docs/requirements.md) -> this project:
   platform slug match  +0.10  -> the post's topic is the agent's primary (first) interest
   discipline overlap   +0.06  -> the post's topic is one of the agent's other interests
   entity alignment     +0.12 / +0.15 -> the agent follows the author / they follow each other
   topic/tag overlap    +0.05  -> a hashtag in the text belongs to an interest's vocabulary
   keyword presence     +0.03  -> an interest's name appears in the text (outside hashtags)
   mode alignment       +0.06  -> the format is preferred by the agent's dominant archetype (-0.06 if disliked)
-The sum is clamped to [boost_min, boost_max] = [-0.1, 0.5].
+The sum is clamped to [boost_min, boost_max] = [-0.1, 0.5] (REQ-RERANK-3).
 """
 
 from __future__ import annotations
@@ -84,7 +84,7 @@ def generic_boost(
     disliked_format: np.ndarray,
     config: ContextRerankConfig,
 ) -> np.ndarray:
-    """Spec 004's `computeBoostV2`: the sum of the matched signals' boosts, clamped to [boost_min, boost_max].
+    """The generic boost (REQ-RERANK-2): the matched signals' boosts summed, clamped to [boost_min, boost_max].
 
     Each argument is a boolean array with one entry per candidate; entity alignment takes the mutual
     boost when the follow is mutual, else the followed boost (they do not add up).
@@ -108,7 +108,7 @@ def generic_boost(
 
 
 def archetype_confidence(weights: np.ndarray, confidence_min: float) -> float:
-    """clamp(margin / confidence_min, 0, 1), margin = largest minus second-largest weight (spec 004)."""
+    """clamp(margin / confidence_min, 0, 1), margin = largest minus second-largest weight (REQ-RERANK-4)."""
     top = np.sort(np.asarray(weights, dtype=np.float64))[::-1]
     margin = float(top[0] - top[1]) if top.size >= 2 else 0.0
     return float(np.clip(margin / confidence_min, 0.0, 1.0))
@@ -122,7 +122,7 @@ def archetype_boost(
     confidence_min: float = 0.08,
     max_boost: float = 0.15,
 ) -> np.ndarray:
-    """Spec 004's `computeArchetypeBoost` for each candidate.
+    """The archetype boost (REQ-RERANK-4) for each candidate.
 
     weights: the agent's archetype weights (n_archetypes,); bias: (n_candidates, n_archetypes) booleans,
     True where the archetype is in the post's archetype-bias keys.

@@ -15,9 +15,9 @@ class ModeConfig(BaseModel):
 
 
 class CandidateSourcingConfig(ModeConfig):
-    """Spec 000's candidate sources: in-network by followed author, out-of-network by similarity."""
+    """The candidate sources (REQ-XALGO-1): in-network by followed author, out-of-network by similarity."""
 
-    #: spec 000: in-network candidates per agent, best by similarity
+    #: REQ-XALGO-1: in-network candidates per agent, best by similarity
     in_network_limit: int = Field(default=50, ge=1)
-    #: spec 000: out-of-network candidates per agent (Chroma similarity query)
+    #: REQ-XALGO-1: out-of-network candidates per agent (Chroma similarity query)
     out_of_network_limit: int = Field(default=50, ge=1)

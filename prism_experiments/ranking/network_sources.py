@@ -1,4 +1,4 @@
-"""Spec 000's two candidate sources, shared by x_algo and pooled_boost (its priority / specific pools)."""
+"""The two candidate sources (REQ-XALGO-1), shared by x_algo and pooled_boost (its priority / specific pools)."""
 
 from __future__ import annotations
 

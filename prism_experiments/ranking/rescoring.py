@@ -1,4 +1,4 @@
-"""Heuristic rescoring steps as pure functions (spec 000, steps 4-6)."""
+"""Heuristic rescoring steps as pure functions (REQ-XALGO-3 ... REQ-XALGO-5)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import numpy as np
 def scale_factors(
     is_out_of_network: np.ndarray, is_reply: np.ndarray, oon_scale: float, reply_scale: float
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Per-candidate OON and reply multipliers: OON x oon_scale, a reply x reply_scale (spec 000 step 4)."""
+    """Per-candidate OON and reply multipliers: OON x oon_scale, a reply x reply_scale (REQ-XALGO-3)."""
     oon = np.where(np.asarray(is_out_of_network, dtype=bool), oon_scale, 1.0)
     reply = np.where(np.asarray(is_reply, dtype=bool), reply_scale, 1.0)
     return oon, reply
@@ -19,7 +19,7 @@ def scale_factors(
 def author_diversity_multiplier(occurrence: np.ndarray, decay: float, floor: float, formula: str) -> np.ndarray:
     """Discount of an author's k-th candidate (k = 0 for the first).
 
-    spec:       max(floor, decay^k)                (spec 000, step 5)
+    spec:       max(floor, decay^k)                (REQ-XALGO-4)
     home_mixer: (1 - floor) * decay^k + floor      (twitter/the-algorithm, home-mixer
                 DiversityDiscountProvider; k = rank within the author's candidates)
     """
@@ -63,7 +63,7 @@ def x_algo_scores(
     """Final scores and their components: base x oon x reply x author diversity.
 
     Author occurrence is counted in the order of the rescored value (base x oon x reply), as
-    spec 000 describes ("track author occurrences" after the scale factors).
+    REQ-XALGO-4 requires (author occurrences are counted after the scale factors).
     """
     oon, reply = scale_factors(is_out_of_network, is_reply, oon_scale, reply_scale)
     rescored = np.asarray(base, dtype=np.float64) * oon * reply

@@ -1,4 +1,4 @@
-"""context_rerank: spec 004's second-pass rerank of similarity candidates.
+"""context_rerank: the second-pass rerank (REQ-RERANK-1 ... REQ-RERANK-6) of similarity candidates.
 
 1. `candidate_limit` candidates by similarity to the agent's interests (one batched query);
 2. final = base (similarity) + boost (generic, clamped) + archetype_boost (clamped);
@@ -42,42 +42,42 @@ if TYPE_CHECKING:
 
 
 class ContextRerankConfig(ModeConfig):
-    """Spec 004: second-pass rerank, final = similarity + clamped generic boost + archetype boost."""
+    """REQ-RERANK-5: second-pass rerank, final = similarity + clamped generic boost + archetype boost."""
 
     mode: Literal["context_rerank"] = "context_rerank"
-    #: spec 004 PERAZZI_ENABLE_RERANK = true; false returns similarity order
+    #: REQ-RERANK-1: on by default; false returns similarity order
     enable_rerank: bool = True
-    #: spec 004 PERAZZI_RERANK_CANDIDATE_LIMIT = 60: candidates pulled by similarity before the rerank
+    #: REQ-RERANK-1: 60 candidates pulled by similarity before the rerank
     #: (must be >= rag.feed_size)
     candidate_limit: int = Field(default=60, ge=1)
-    #: spec 004 "platform slug match" +0.10 -> the post's topic is the agent's primary interest
+    #: REQ-RERANK-2 +0.10 -> the post's topic is the agent's primary interest
     primary_interest_boost: float = Field(default=0.10, ge=0.0, le=1.0)
-    #: spec 004 "discipline overlap" +0.06 -> the post's topic is one of the agent's other interests
+    #: REQ-RERANK-2 +0.06 -> the post's topic is one of the agent's other interests
     other_interest_boost: float = Field(default=0.06, ge=0.0, le=1.0)
-    #: spec 004 "entity alignment" +0.12 (low end) -> the agent follows the author
+    #: REQ-RERANK-2 +0.12 -> the agent follows the author
     followed_author_boost: float = Field(default=0.12, ge=0.0, le=1.0)
-    #: spec 004 "entity alignment" +0.15 (high end) -> the agent and the author follow each other
+    #: REQ-RERANK-2 +0.15 -> the agent and the author follow each other
     #: (replaces, does not add to, followed_author_boost)
     mutual_follow_boost: float = Field(default=0.15, ge=0.0, le=1.0)
-    #: spec 004 "topic/tag overlap" +0.04-0.06 (we take 0.05) -> a hashtag of an interest's vocabulary
+    #: REQ-RERANK-2 +0.05 -> a hashtag of an interest's vocabulary
     hashtag_boost: float = Field(default=0.05, ge=0.0, le=1.0)
-    #: spec 004 "keyword presence" +0.03-0.06 (we take 0.03) -> an interest's name in the text
+    #: REQ-RERANK-2 +0.03 -> an interest's name in the text
     keyword_boost: float = Field(default=0.03, ge=0.0, le=1.0)
-    #: spec 004 "mode alignment" +0.06 -> the format is preferred by the agent's dominant archetype (conf/agents)
+    #: REQ-RERANK-2 +0.06 -> the format is preferred by the agent's dominant archetype (conf/agents)
     preferred_format_boost: float = Field(default=0.06, ge=0.0, le=1.0)
     #: mirror of mode alignment (ours): subtracted when the dominant archetype dislikes the format
     disliked_format_penalty: float = Field(default=0.06, ge=0.0, le=1.0)
-    #: spec 004 hard clamp: boost in [-0.1, +0.5]
+    #: REQ-RERANK-3: boost in [-0.1, +0.5]
     boost_min: float = Field(default=-0.1, ge=-1.0, le=0.0)
-    #: spec 004 hard clamp: boost in [-0.1, +0.5]
+    #: REQ-RERANK-3: boost in [-0.1, +0.5]
     boost_max: float = Field(default=0.5, ge=0.0, le=1.0)
-    #: spec 004 PERAZZI_ARCHETYPE_BOOST_K = 0.08
+    #: REQ-RERANK-4: k = 0.08
     archetype_k: float = Field(default=0.08, ge=0.0, le=1.0)
-    #: spec 004 PERAZZI_ARCHETYPE_CONFIDENCE_MIN = 0.08: confidence = clamp(margin / this, 0, 1)
+    #: REQ-RERANK-4: 0.08, confidence = clamp(margin / this, 0, 1)
     archetype_confidence_min: float = Field(default=0.08, gt=0.0, le=1.0)
-    #: spec 004 "Clamp boost to <= 0.15"
+    #: REQ-RERANK-4: the archetype boost is at most 0.15
     archetype_boost_max: float = Field(default=0.15, ge=0.0, le=1.0)
-    #: spec 004 PERAZZI_ENABLE_RETRIEVAL_DEBUG = false: record rank movements of sampled feeds (JSON artifact)
+    #: REQ-RERANK-6, off by default: record rank movements of sampled feeds (JSON artifact)
     debug: bool = False
     #: share of feeds recorded when debug is on, chosen by a hash of (agent, time) (ours)
     debug_sample_rate: float = Field(default=0.05, ge=0.0, le=1.0)
@@ -219,7 +219,7 @@ class ContextRerankRanker(Ranker[ContextRerankConfig]):
         final: np.ndarray,
         order: np.ndarray,
     ) -> dict[str, Any]:
-        """Spec 004's debug payload for one feed; ranks are 1-based, movement > 0 means moved up."""
+        """The debug payload for one feed (REQ-RERANK-6); ranks are 1-based, movement > 0 means moved up."""
         posts = self.retriever.posts
         items = [
             {

@@ -1,4 +1,4 @@
-"""engagement_recency: spec 002's "winning DNA" retrieval as a feed.
+"""engagement_recency: engagement x recency-decay retrieval as a feed (REQ-RETRIEVAL-1).
 
 1. performance = weighted likes + reshares + replies, read live from the store;
 2. engagement_score = performance / max performance over the published posts (all 0.5 if the max is 0);
@@ -23,31 +23,31 @@ from prism_experiments.ranking.registry import register_mode
 from prism_experiments.ranking.rescoring import descending_order
 from prism_experiments.ranking.sourcing import newest_first
 
-#: spec 002: exp(-0.693 * days / half_life); 0.693 is ln 2 to three digits, so a post loses half its
+#: REQ-RETRIEVAL-4: exp(-0.693 * days / half_life); 0.693 is ln 2 to three digits, so a post loses half its
 #: weight every `recency_half_life_days` (the sweepable knob) and 0.693 itself stays fixed.
 DECAY_CONSTANT = 0.693
 MICROSECONDS_PER_DAY = 86_400_000_000
 
 
 class EngagementRecencyConfig(ModeConfig):
-    """Spec 002 ("winning DNA"): engagement score x exponential recency decay."""
+    """REQ-RETRIEVAL-1: engagement score x exponential recency decay."""
 
     mode: Literal["engagement_recency"] = "engagement_recency"
     #: performance_score = like_weight*likes + reshare_weight*reshares + reply_weight*replies
-    #: (spec 002 names performance_score without its parts; equal weights are ours)
+    #: (REQ-RETRIEVAL-2 leaves the parts' weights open; equal weights are ours)
     like_weight: float = Field(default=1.0, ge=0.0)
     #: see like_weight
     reshare_weight: float = Field(default=1.0, ge=0.0)
     #: see like_weight
     reply_weight: float = Field(default=1.0, ge=0.0)
-    #: spec 002 RECENCY_HALF_LIFE_DAYS = 14.0: decay = exp(-0.693 * age_days / half_life). The default
+    #: REQ-RETRIEVAL-4: half-life 14.0 days, decay = exp(-0.693 * age_days / half_life). The default
     #: corpus (<= 3 days old) + 48 hourly steps keep every decay >= 0.78: sweep e.g. 0.5 to make recency bite
     recency_half_life_days: float = Field(default=14.0, gt=0.0)
-    #: spec 002 MIN_ENGAGEMENT_SCORE = 0.1: candidates need engagement_score >= this
+    #: REQ-RETRIEVAL-5 minimum engagement score 0.1: candidates need engagement_score >= this
     min_engagement_score: float = Field(default=0.1, ge=0.0, le=1.0)
-    #: spec 002 "Fetch up to 50 candidates": the most recent qualifying posts
+    #: REQ-RETRIEVAL-5 up to 50 candidates: the most recent qualifying posts
     candidate_limit: int = Field(default=50, ge=1)
-    #: spec 002 COLD_START_WEIGHT = 0.5: every score when max performance is 0, and the
+    #: REQ-RETRIEVAL-3 cold-start weight 0.5: every score when max performance is 0, and the
     #: weight of fallback / backfill posts
     cold_start_weight: float = Field(default=0.5, ge=0.0, le=1.0)
 
@@ -60,7 +60,7 @@ def performance_scores(
     reshare_weight: float = 1.0,
     reply_weight: float = 1.0,
 ) -> np.ndarray:
-    """Spec 002's performance_score of each post: weighted likes + reshares + replies."""
+    """The performance score of each post (REQ-RETRIEVAL-2): weighted likes + reshares + replies."""
     return (
         like_weight * np.asarray(likes, dtype=np.float64)
         + reshare_weight * np.asarray(reshares, dtype=np.float64)
@@ -69,7 +69,7 @@ def performance_scores(
 
 
 def engagement_scores(performance: np.ndarray, cold_start_weight: float = 0.5) -> np.ndarray:
-    """performance / max performance (spec 002); every score is `cold_start_weight` when the max is 0."""
+    """performance / max performance (REQ-RETRIEVAL-2); all `cold_start_weight` when the max is 0 (REQ-RETRIEVAL-3)."""
     performance = np.asarray(performance, dtype=np.float64)
     top = float(performance.max()) if performance.size else 0.0
     if top <= 0.0:
@@ -78,13 +78,13 @@ def engagement_scores(performance: np.ndarray, cold_start_weight: float = 0.5) -
 
 
 def recency_decay(age_days: np.ndarray, half_life_days: float) -> np.ndarray:
-    """exp(-0.693 x age_days / half_life_days) (spec 002): 1 now, ~0.5 after one half-life."""
+    """exp(-0.693 x age_days / half_life_days) (REQ-RETRIEVAL-4): 1 now, ~0.5 after one half-life."""
     return np.exp(-DECAY_CONSTANT * np.asarray(age_days, dtype=np.float64) / half_life_days)
 
 
 @register_mode
 class EngagementRecencyRanker(Ranker[EngagementRecencyConfig]):
-    """Most engaging recent posts for everyone (minus what each agent may not see); spec 002.
+    """Most engaging recent posts for everyone (minus what each agent may not see); REQ-RETRIEVAL-1.
 
     Components: final = engagement_score x recency_decay. Fallback and backfill posts carry
     engagement_score = cold_start_weight, recency_decay = 1 and cold_start = 1 (the spec's flat 0.5);

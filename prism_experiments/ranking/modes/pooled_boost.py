@@ -1,4 +1,4 @@
-"""pooled_boost: spec 003's global ranking of two pools with a modest priority boost.
+"""pooled_boost: a global ranking of two pools (REQ-POOLED-1 ... REQ-POOLED-3) with a modest priority boost.
 
 1. priority pool = in-network candidates (x_algo's sourcing), specific pool = out-of-network
    candidates (x_algo's batched similarity query); both scored by similarity to the interests;
@@ -26,14 +26,14 @@ from prism_experiments.ranking.rescoring import descending_order
 
 
 class PooledBoostConfig(CandidateSourcingConfig):
-    """Spec 003's boost and safety guarantee; pool sizes are x_algo's in/out-of-network limits."""
+    """The boost and safety guarantee (REQ-POOLED-2, REQ-POOLED-3); pool sizes are x_algo's in/out-of-network limits."""
 
     mode: Literal["pooled_boost"] = "pooled_boost"
-    #: spec 003: priority score = min(score_ceiling, similarity + priority_boost), "modest boost (0.1)"
+    #: REQ-POOLED-2: priority score = min(score_ceiling, similarity + priority_boost), a modest boost (0.1)
     priority_boost: float = Field(default=0.1, ge=0.0, le=1.0)
-    #: spec 003: the 1.0 of `Math.min(1.0, chunk.similarity + 0.1)` ("ceiling protection")
+    #: REQ-POOLED-2: the ceiling 1.0 of min(1.0, similarity + 0.1)
     score_ceiling: float = Field(default=1.0, gt=0.0, le=1.0)
-    #: spec 003 safety guarantee: at least 1 priority item if any is available (0 turns it off)
+    #: REQ-POOLED-3 safety guarantee: at least 1 priority item if any is available (0 turns it off)
     min_priority_items: int = Field(default=1, ge=0, le=20)
 
 
@@ -46,7 +46,7 @@ def pooled_scores(
     boost: float = 0.1,
     ceiling: float = 1.0,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """(rows, similarity, score, is_priority) of the merged pools, priority rows first (spec 003).
+    """(rows, similarity, score, is_priority) of the merged pools, priority rows first (REQ-POOLED-1).
 
     Priority score = min(ceiling, similarity + boost); specific score = similarity. A row in both
     pools keeps the higher score; on a tie it stays priority (the spec replaces only on `<`).
@@ -78,7 +78,7 @@ def pooled_scores(
 def apply_safety_guarantee(
     ranked: np.ndarray, is_priority: np.ndarray, feed_size: int, min_priority_items: int = 1
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The feed (candidate indices, best first) and which of its items were forced in (spec 003).
+    """The feed (candidate indices, best first) and which of its items were forced in (REQ-POOLED-3).
 
     `ranked` orders every candidate best first. The feed is its first `feed_size`; if that holds fewer
     than min(min_priority_items, feed_size, pool size) priority items, the lowest-scoring specific
@@ -100,7 +100,7 @@ def apply_safety_guarantee(
 
 @register_mode
 class PooledBoostRanker(NetworkSourcedRanker[PooledBoostConfig]):
-    """Spec 003 with in-network as the priority pool and out-of-network as the specific pool.
+    """REQ-POOLED-1 with in-network as the priority pool and out-of-network as the specific pool.
 
     Components: final = similarity + priority_boost (the boost actually applied, after the ceiling);
     forced_by_safety = 1 on the item the guarantee forced in; safety_fired, priority_count and

@@ -1,4 +1,4 @@
-"""preference: spec 001's plain retrieval as a feed, the posts most similar to the agent's interests."""
+"""preference: plain retrieval as a feed (REQ-FEED-5.2), the posts most similar to the agent's interests."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ class PreferenceConfig(ModeConfig):
 
 @register_mode
 class PreferenceRanker(WholeStepRanker[PreferenceConfig]):
-    """Similarity to the agent's interests only: the RAG retriever's order (spec 001, FR-5.2)."""
+    """Similarity to the agent's interests only: the RAG retriever's order (REQ-FEED-5.2)."""
 
     config_model = PreferenceConfig
 

@@ -1,4 +1,4 @@
-"""random: spec 001's uniform sample of recent posts."""
+"""random: a uniform sample of recent posts (REQ-FEED-5.3)."""
 
 from __future__ import annotations
 
@@ -20,13 +20,13 @@ class RandomConfig(ModeConfig):
     """How far back "recent" reaches."""
 
     mode: Literal["random"] = "random"
-    #: spec 001 (FR-5.3): the sample is drawn from posts of the last recent_window_hours
+    #: REQ-FEED-5.3: the sample is drawn from posts of the last recent_window_hours
     recent_window_hours: float = Field(default=24.0, gt=0.0)
 
 
 @register_mode
 class RandomRanker(WholeStepRanker[RandomConfig]):
-    """A uniform sample of recent posts (spec 001, FR-5.3); draws keyed by (agent, time).
+    """A uniform sample of recent posts (REQ-FEED-5.3); draws keyed by (agent, time).
 
     final_score is the uniform key that ordered the feed; base_score is still the similarity.
     """

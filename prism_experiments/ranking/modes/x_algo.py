@@ -1,4 +1,4 @@
-"""x_algo: spec 000's X-algorithm ranking.
+"""x_algo: the X-algorithm ranking (REQ-XALGO-1 ... REQ-XALGO-5).
 
 1. in-network candidates (followed authors, and posts reshared by a followee), scored by similarity;
 2. out-of-network candidates: a similarity query excluding followed authors and the agent's own posts;
@@ -25,18 +25,18 @@ from prism_experiments.ranking.whole_step import StepViews, WholeStepRanker
 
 
 class XAlgoConfig(CandidateSourcingConfig):
-    """Spec 000's scale factors and author diversity (its candidate limits come from the base)."""
+    """The scale factors and author diversity (REQ-XALGO-3, REQ-XALGO-4) (its candidate limits come from the base)."""
 
     mode: Literal["x_algo"] = "x_algo"
-    #: spec 000: out-of-network candidates x 0.75
+    #: REQ-XALGO-3: out-of-network candidates x 0.75
     out_of_network_scale: float = Field(default=0.75, ge=0.0, le=1.0)
-    #: spec 000: replies (parent_id set) x 0.75
+    #: REQ-XALGO-3: replies (parent_id set) x 0.75
     reply_scale: float = Field(default=0.75, ge=0.0, le=1.0)
-    #: spec 000: score *= max(floor, decay^occurrence)
+    #: REQ-XALGO-4: score *= max(floor, decay^occurrence)
     author_diversity_decay: float = Field(default=0.5, gt=0.0, le=1.0)
-    #: spec 000: the floor of the author-diversity multiplier
+    #: REQ-XALGO-4: the floor of the author-diversity multiplier
     author_diversity_floor: float = Field(default=0.25, ge=0.0, le=1.0)
-    #: `spec`: max(floor, decay^k) (spec 000); `home_mixer`: (1 - floor) * decay^k + floor
+    #: `spec`: max(floor, decay^k) (REQ-XALGO-4); `home_mixer`: (1 - floor) * decay^k + floor
     #: (twitter/the-algorithm, home-mixer DiversityDiscountProvider)
     author_diversity_formula: Literal["spec", "home_mixer"] = "spec"
 
@@ -44,7 +44,7 @@ class XAlgoConfig(CandidateSourcingConfig):
 def rescored(
     base: np.ndarray, is_oon: np.ndarray, rows: np.ndarray, retriever: FeedRetriever, cfg: XAlgoConfig
 ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-    """Spec 000's rescoring of `base` scores with `cfg`'s OON and reply scales and author diversity."""
+    """The rescoring of `base` scores (REQ-XALGO-5) with `cfg`'s OON and reply scales and author diversity."""
     return x_algo_scores(
         base,
         is_oon,
