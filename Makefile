@@ -19,7 +19,7 @@ export TOKENIZERS_PARALLELISM := false
 COMPILE = $(BIN)/python -m compileall -q prism_experiments hydra_plugins >/dev/null
 
 .DEFAULT_GOAL := help
-.PHONY: help setup run sweep compare replicate ope ui reproduce calibrate lint test test-fast test-timing chaos bench bench-quick bench-world clean tracking-server tracking-server-stop ray-head ray-node ray-head-stop slurm-local slurm-local-stop bench-cluster llm-check
+.PHONY: help setup run sweep compare replicate ope ui reproduce calibrate lint test test-fast test-timing chaos bench bench-quick bench-world clean tracking-server tracking-server-stop ray-head ray-node ray-head-stop slurm-local slurm-local-stop bench-cluster llm-check docs
 
 help: ## Show this help
 	@grep -hE '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  \033[36m%-12s\033[0m %s\n", $$1, $$2}'
@@ -57,6 +57,11 @@ run: $(STAMP) ## Run one experiment with the default config (extra Hydra overrid
 
 RUFF = $(BIN)/ruff check prism_experiments hydra_plugins tests && $(BIN)/ruff format --check prism_experiments hydra_plugins tests
 
+#: the documentation site's output folder (gitignored)
+SITE_DIR ?= site
+docs: $(STAMP) ## Build the documentation site from docs/ into site/ (mkdocs, --strict: a broken link or anchor, or a page missing from nav, fails)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir $(SITE_DIR)
+
 lint: $(STAMP) ## ruff (lint and format check) and mypy over the package, with the settings in pyproject.toml
 	$(RUFF)
 	$(BIN)/mypy
@@ -91,8 +96,9 @@ test-fast: $(STAMP) ## Run the unit tests only (no model, no Chroma, no MLflow),
 chaos: $(STAMP) ## Sweeps under a seeded schedule of random faults, then the invariants (ARGS="--seed 7 --rounds 40"; about 10 min)
 	$(BIN)/python -m prism_experiments.chaos $(ARGS)
 
-clean: ## Remove caches and outputs under runs/ (keeps runs/README.md)
+clean: ## Remove caches and outputs under runs/ (keeps runs/README.md) and the built documentation site
 	find runs -mindepth 1 ! -name README.md -prune -exec rm -rf {} +
+	rm -rf $(SITE_DIR)
 
 sweep: $(STAMP) ## Run a multirun sweep: make sweep EXPERIMENT=oon_scale (see conf/experiment/)
 	$(BIN)/python -m prism_experiments -m experiment=$(EXPERIMENT) $(ARGS)
