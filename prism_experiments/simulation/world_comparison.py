@@ -19,7 +19,7 @@ from prism_experiments.random_streams import Stream, component_seed
 
 FILE, GENERATOR = "file", "generator"
 #: above this many accounts the generator's graph is not drawn for the comparison: it is O(accounts²)
-#: (docs/bench.md, "the follow graph is built in O(agents²)"); the loaded graph's moments are still given
+#: (docs/history/bench.md, "the follow graph is built in O(agents²)"); the loaded graph's moments are still given
 GENERATOR_MAX_ACCOUNTS = 20_000
 
 
