@@ -16,7 +16,7 @@ from pathlib import Path
 import hydra
 from hydra.core.hydra_config import HydraConfig
 from hydra.types import RunMode
-from omegaconf import DictConfig
+from omegaconf import DictConfig, OmegaConf
 
 from prism_experiments.composition import experiment_config
 from prism_experiments.config import ConfigError
@@ -24,7 +24,7 @@ from prism_experiments.harness.context import current_sweep
 from prism_experiments.harness.job import run_job
 from prism_experiments.harness.preflight import check_experiment, check_group_choices, check_runs_dir
 from prism_experiments.harness.recovery import JobRecord, write_outcome
-from prism_experiments.locations import CONFIG_DIR, runs_dir_from
+from prism_experiments.locations import CONFIG_DIR, RunLayout, runs_dir_from
 from prism_experiments.processes import interrupt_name, interrupt_on_sigterm
 from prism_experiments.tracking.store import apply_http_budget, quiet_store_tracebacks, resolve_tracking_uri
 
@@ -44,7 +44,7 @@ def hydra_main(cfg: DictConfig) -> dict[str, float] | None:
     except ConfigError as exc:
         log.error("%s", exc)
         if not multirun:  # Hydra made the run's output folder before the config could be checked
-            remove_output_dir(Path(hydra_cfg.runtime.output_dir))
+            remove_output_dir(Path(hydra_cfg.runtime.output_dir), RunLayout(runs_dir_of(cfg, overrides)))
         raise SystemExit(2) from None
     apply_http_budget(experiment)
     sweep = current_sweep(Path(hydra_cfg.sweep.dir)) if multirun else None
@@ -63,10 +63,17 @@ def hydra_main(cfg: DictConfig) -> dict[str, float] | None:
     return outcome.summary
 
 
-def remove_output_dir(output_dir: Path, empty_parents: int = 2) -> None:
-    """Remove a run's output folder and up to `empty_parents` parents left empty (`hydra/<experiment>/`)."""
+def runs_dir_of(cfg: DictConfig, overrides: list[str]) -> Path:
+    """The composed config's `paths.runs_dir`, else (a value that does not resolve) the command line's."""
+    value = OmegaConf.select(cfg, "paths.runs_dir", throw_on_resolution_failure=False)
+    return Path(str(value)) if value else runs_dir_from(overrides)
+
+
+def remove_output_dir(output_dir: Path, layout: RunLayout) -> None:
+    """Remove a run's output folder and its parents inside the runs dir left empty (`hydra/<experiment>/`); a
+    folder outside the runs dir (`hydra.run.dir=` elsewhere) goes alone, its parents stay."""
     shutil.rmtree(output_dir, ignore_errors=True)
-    for parent in list(output_dir.parents)[:empty_parents]:
+    for parent in layout.parents_inside(output_dir):
         try:
             parent.rmdir()
         except OSError:  # not empty: another run's folder
