@@ -29,6 +29,7 @@ from prism_experiments.tracking.provenance import git_commit, package_versions
 from prism_experiments.tracking.run_logger import log_params, set_tags
 from prism_experiments.tracking.store import client_for, ensure_experiment
 from prism_experiments.tracking.tags import (
+    BEST_TRIAL_TAG,
     CALIBRATION_EVALUATION_KIND,
     CALIBRATION_KIND,
     CALIBRATION_TRIAL_KIND,
@@ -294,7 +295,7 @@ def run_calibration(settings: CalibrationSettings) -> CalibrationResult:
             ):
                 _run_trial(settings, study, client, experiment_id, parent)
         result = summarize_study(study, parent)
-        set_tags(client, parent, {"prism.best_trial": str(study.best_trial.number)} if result.n_complete else {})
+        set_tags(client, parent, {BEST_TRIAL_TAG: str(study.best_trial.number)} if result.n_complete else {})
         if result.n_complete:
             client.log_metric(parent, "best_objective", result.best_value, step=0)
             client.log_metric(parent, "first_objective", result.first_value, step=0)
