@@ -24,7 +24,7 @@ from prism_experiments.harness.context import current_sweep
 from prism_experiments.harness.job import run_job
 from prism_experiments.harness.preflight import check_experiment, check_group_choices, check_runs_dir
 from prism_experiments.harness.recovery import JobRecord, write_outcome
-from prism_experiments.locations import CONFIG_DIR, RunLayout, runs_dir_from
+from prism_experiments.locations import CONFIG_DIR, RUN_DIR_OVERRIDE, RunLayout, override_value, runs_dir_from
 from prism_experiments.processes import interrupt_name, interrupt_on_sigterm
 from prism_experiments.tracking.store import apply_http_budget, quiet_store_tracebacks, resolve_tracking_uri
 
@@ -101,19 +101,33 @@ def remove_created_folders(top: Path, existed: Path | None) -> None:
             return
 
 
+def nearest_existing(folder: Path) -> Path | None:
+    """The nearest of `folder`'s parents that exists, None when `folder` itself does."""
+    return None if folder.exists() else next(path for path in folder.parents if path.exists())
+
+
 def main() -> None:
     """`prism-run`: choices and the runs directory are checked before Hydra creates anything; a config error
-    (exit 2) leaves no folder behind, the runs directory the check created included."""
+    (exit 2) leaves no folder behind, the runs directory the check created included (and a `hydra.run.dir=`
+    outside it)."""
     overrides = [arg for arg in sys.argv[1:] if "=" in arg and not arg.startswith("-")]
     runs_dir = runs_dir_from(overrides)
-    # the nearest folder that exists before this command runs, if the runs dir does not
-    existed = None if runs_dir.exists() else next(path for path in runs_dir.parents if path.exists())
+    run_dir = override_value(overrides, RUN_DIR_OVERRIDE)
+    # each folder this command may create, with the nearest folder that exists before it runs (None: it exists)
+    existed = {
+        folder: nearest_existing(folder) for folder in (runs_dir, *([Path(run_dir).resolve()] if run_dir else []))
+    }
+
+    def remove_created() -> None:
+        for folder, before in existed.items():
+            remove_created_folders(folder, before)
+
     try:
         check_group_choices(overrides, CONFIG_DIR)
         check_runs_dir(runs_dir)
     except ConfigError as exc:
         print(exc, file=sys.stderr)
-        remove_created_folders(runs_dir, existed)
+        remove_created()
         raise SystemExit(2) from None
     quiet_store_tracebacks()  # the sweep driver's callbacks talk to the store too
     interrupt_on_sigterm(forward_to_children=True)
@@ -121,7 +135,7 @@ def main() -> None:
         hydra_main()
     except SystemExit as stop:
         if stop.code == 2:
-            remove_created_folders(runs_dir, existed)
+            remove_created()
         raise
     except KeyboardInterrupt as interrupt:
         name = interrupt_name(interrupt)

@@ -20,6 +20,7 @@ import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 #: the checkout: this package's parent (git commands, the bench's clones and worktrees)
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
@@ -31,6 +32,8 @@ RUNS_DIR_ENV = "PRISM_RUNS_DIR"
 CACHE_DIR_ENV = "PRISM_CACHE_DIR"
 TRACKING_URI_ENV = "MLFLOW_TRACKING_URI"
 RUNS_DIR_OVERRIDE = "paths.runs_dir"
+#: a run's Hydra output folder, when a command line moves it out of the layout
+RUN_DIR_OVERRIDE = "hydra.run.dir"
 #: MLflow's sqlite URIs are `sqlite:///` and an absolute path (four slashes in all)
 SQLITE_URI_PREFIX = "sqlite:///"
 #: the format of a Hydra output folder's start time (the `${now:}` argument in conf/config.yaml)
@@ -47,6 +50,12 @@ class RunLayout:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "runs_dir", absolute_runs_dir(self.runs_dir))
+
+    @classmethod
+    def of_config(cls, config: Any) -> RunLayout:
+        """The layout of a composed config (a DictConfig or an ExperimentConfig): its `paths.runs_dir`, whatever
+        `hydra.run.dir` or `hydra.sweep.dir` say."""
+        return cls(Path(str(config.paths.runs_dir)))
 
     @property
     def tracking_db(self) -> Path:
@@ -116,13 +125,19 @@ def default_runs_dir() -> Path:
     return absolute_runs_dir(os.environ.get(RUNS_DIR_ENV) or Path.cwd() / "runs")
 
 
-def runs_dir_from(overrides: Sequence[str]) -> Path:
-    """The runs directory a command line selects: its `paths.runs_dir=` override, else `default_runs_dir()`."""
+def override_value(overrides: Sequence[str], wanted: str) -> str | None:
+    """The value a command line's `wanted=` (or `+wanted=`) override sets, None without one."""
     for override in overrides:
         key, _, value = override.partition("=")
-        if key.lstrip("+") == RUNS_DIR_OVERRIDE:
-            return absolute_runs_dir(value)
-    return default_runs_dir()
+        if key.lstrip("+") == wanted:
+            return value
+    return None
+
+
+def runs_dir_from(overrides: Sequence[str]) -> Path:
+    """The runs directory a command line selects: its `paths.runs_dir=` override, else `default_runs_dir()`."""
+    value = override_value(overrides, RUNS_DIR_OVERRIDE)
+    return absolute_runs_dir(value) if value is not None else default_runs_dir()
 
 
 def sqlite_uri(database: Path | str) -> str:

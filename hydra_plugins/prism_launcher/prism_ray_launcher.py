@@ -196,8 +196,7 @@ class PrismRayLauncher(RayLauncher):
         if not start:  # every job FINISHED before the sweep: no Ray at all
             return [returns[initial_job_idx + offset] for offset in range(len(job_overrides))]
         init = ray_init_arguments(OmegaConf.to_container(self.ray_cfg.init, resolve=True))  # type: ignore[arg-type]
-        # the config's runs dir, as the sweep callback's prepare_sweep saw it (never derived from hydra.sweep.dir)
-        runs_dir = RunLayout(Path(str(self.config.paths.runs_dir))).runs_dir
+        runs_dir = RunLayout.of_config(self.config).runs_dir  # as the sweep callback's prepare_sweep saw it
         connect(init, runs_dir, float(self.ray_cfg.start_timeout_s), int(self.ray_cfg.start_attempts))
         import ray
 
