@@ -83,6 +83,16 @@ class RunLayout:
         return self.runs_dir / "bench"
 
     @property
+    def calibration_dir(self) -> Path:
+        """`make calibrate`'s Optuna studies (`<name>.db`) and reports (`<name>/`)."""
+        return self.runs_dir / "calibration"
+
+    @property
+    def chaos_dir(self) -> Path:
+        """`make chaos`'s sessions, one folder each."""
+        return self.runs_dir / "chaos"
+
+    @property
     def test_session_file(self) -> Path:
         """What tests/conftest.py records about the last full test session (`make bench` section 7 reads it)."""
         return self.bench_dir / "test-session.json"

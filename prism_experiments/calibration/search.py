@@ -19,7 +19,7 @@ from prism_experiments.calibration.targets import FITTABLE_WHEN_NULL, Parameter,
 from prism_experiments.composition import compose_experiment
 from prism_experiments.config import ExperimentConfig
 from prism_experiments.harness.job import end_run
-from prism_experiments.locations import artifact_root, tracking_uri_for
+from prism_experiments.locations import RunLayout, artifact_root, tracking_uri_for
 from prism_experiments.metrics.moments import calibration_moments
 from prism_experiments.simulation import run_simulation
 from prism_experiments.tracking.errors import error_line
@@ -75,11 +75,11 @@ class CalibrationSettings:
 
     @property
     def storage_path(self) -> Path:
-        return self.runs_dir / "calibration" / f"{self.name}.db"
+        return RunLayout(self.runs_dir).calibration_dir / f"{self.name}.db"
 
     @property
     def report_dir(self) -> Path:
-        return self.runs_dir / "calibration" / self.name
+        return RunLayout(self.runs_dir).calibration_dir / self.name
 
 
 @dataclass
