@@ -16,7 +16,7 @@ from pathlib import Path
 import hydra
 from hydra.core.hydra_config import HydraConfig
 from hydra.types import RunMode
-from omegaconf import DictConfig
+from omegaconf import DictConfig, OmegaConf
 
 from prism_experiments.composition import experiment_config
 from prism_experiments.config import ConfigError
@@ -24,7 +24,7 @@ from prism_experiments.harness.context import current_sweep
 from prism_experiments.harness.job import run_job
 from prism_experiments.harness.preflight import check_experiment, check_group_choices, check_runs_dir
 from prism_experiments.harness.recovery import JobRecord, write_outcome
-from prism_experiments.locations import CONFIG_DIR, runs_dir_from
+from prism_experiments.locations import CONFIG_DIR, RUN_DIR_OVERRIDE, RunLayout, override_value, runs_dir_from
 from prism_experiments.processes import interrupt_name, interrupt_on_sigterm
 from prism_experiments.tracking.store import apply_http_budget, quiet_store_tracebacks, resolve_tracking_uri
 
@@ -44,7 +44,7 @@ def hydra_main(cfg: DictConfig) -> dict[str, float] | None:
     except ConfigError as exc:
         log.error("%s", exc)
         if not multirun:  # Hydra made the run's output folder before the config could be checked
-            remove_output_dir(Path(hydra_cfg.runtime.output_dir))
+            remove_output_dir(Path(hydra_cfg.runtime.output_dir), RunLayout(runs_dir_of(cfg, overrides)))
         raise SystemExit(2) from None
     apply_http_budget(experiment)
     sweep = current_sweep(Path(hydra_cfg.sweep.dir)) if multirun else None
@@ -63,10 +63,17 @@ def hydra_main(cfg: DictConfig) -> dict[str, float] | None:
     return outcome.summary
 
 
-def remove_output_dir(output_dir: Path, empty_parents: int = 2) -> None:
-    """Remove a run's output folder and up to `empty_parents` parents left empty (`hydra/<experiment>/`)."""
+def runs_dir_of(cfg: DictConfig, overrides: list[str]) -> Path:
+    """The composed config's `paths.runs_dir`, else (a value that does not resolve) the command line's."""
+    value = OmegaConf.select(cfg, "paths.runs_dir", throw_on_resolution_failure=False)
+    return Path(str(value)) if value else runs_dir_from(overrides)
+
+
+def remove_output_dir(output_dir: Path, layout: RunLayout) -> None:
+    """Remove a run's output folder and its parents inside the runs dir left empty (`hydra/<experiment>/`); a
+    folder outside the runs dir (`hydra.run.dir=` elsewhere) goes alone, its parents stay."""
     shutil.rmtree(output_dir, ignore_errors=True)
-    for parent in list(output_dir.parents)[:empty_parents]:
+    for parent in layout.parents_inside(output_dir):
         try:
             parent.rmdir()
         except OSError:  # not empty: another run's folder
@@ -94,19 +101,33 @@ def remove_created_folders(top: Path, existed: Path | None) -> None:
             return
 
 
+def nearest_existing(folder: Path) -> Path | None:
+    """The nearest of `folder`'s parents that exists, None when `folder` itself does."""
+    return None if folder.exists() else next(path for path in folder.parents if path.exists())
+
+
 def main() -> None:
     """`prism-run`: choices and the runs directory are checked before Hydra creates anything; a config error
-    (exit 2) leaves no folder behind, the runs directory the check created included."""
+    (exit 2) leaves no folder behind, the runs directory the check created included (and a `hydra.run.dir=`
+    outside it)."""
     overrides = [arg for arg in sys.argv[1:] if "=" in arg and not arg.startswith("-")]
     runs_dir = runs_dir_from(overrides)
-    # the nearest folder that exists before this command runs, if the runs dir does not
-    existed = None if runs_dir.exists() else next(path for path in runs_dir.parents if path.exists())
+    run_dir = override_value(overrides, RUN_DIR_OVERRIDE)
+    # each folder this command may create, with the nearest folder that exists before it runs (None: it exists)
+    existed = {
+        folder: nearest_existing(folder) for folder in (runs_dir, *([Path(run_dir).resolve()] if run_dir else []))
+    }
+
+    def remove_created() -> None:
+        for folder, before in existed.items():
+            remove_created_folders(folder, before)
+
     try:
         check_group_choices(overrides, CONFIG_DIR)
         check_runs_dir(runs_dir)
     except ConfigError as exc:
         print(exc, file=sys.stderr)
-        remove_created_folders(runs_dir, existed)
+        remove_created()
         raise SystemExit(2) from None
     quiet_store_tracebacks()  # the sweep driver's callbacks talk to the store too
     interrupt_on_sigterm(forward_to_children=True)
@@ -114,7 +135,7 @@ def main() -> None:
         hydra_main()
     except SystemExit as stop:
         if stop.code == 2:
-            remove_created_folders(runs_dir, existed)
+            remove_created()
         raise
     except KeyboardInterrupt as interrupt:
         name = interrupt_name(interrupt)

@@ -13,7 +13,13 @@ from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import InterpolationResolutionError
 
 from prism_experiments.config import ConfigError, ExperimentConfig
-from prism_experiments.locations import CONFIG_DIR, FOLDER_TOKEN_RESOLVER, folder_token
+from prism_experiments.locations import (
+    CONFIG_DIR,
+    FOLDER_TOKEN_RESOLVER,
+    OUTPUT_DIR_RESOLVER,
+    folder_token,
+    hydra_output_dir,
+)
 
 ARM_RESOLVER = "prism.arm"
 
@@ -41,6 +47,8 @@ def register_resolvers() -> None:
     if not OmegaConf.has_resolver(FOLDER_TOKEN_RESOLVER):
         # cached, as Hydra's own `now`: one value per config, carried into every job's config (load_sweep_config)
         OmegaConf.register_new_resolver(FOLDER_TOKEN_RESOLVER, folder_token, use_cache=True)
+    if not OmegaConf.has_resolver(OUTPUT_DIR_RESOLVER):
+        OmegaConf.register_new_resolver(OUTPUT_DIR_RESOLVER, hydra_output_dir)
 
 
 register_resolvers()  # before any config that uses them is resolved, in the driver and in every worker

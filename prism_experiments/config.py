@@ -19,8 +19,7 @@ from prism_experiments.deciders import DecidingAgentsConfig
 from prism_experiments.deciders import config_models as decider_models
 from prism_experiments.file_digest import checked_sha256
 from prism_experiments.llm import backend_config_models
-from prism_experiments.locations import RUNS_DIR_ENV, absolute_runs_dir, default_runs_dir
-from prism_experiments.locations import cache_dir as cache_dir_under
+from prism_experiments.locations import RUNS_DIR_ENV, TRACKING_URI_ENV, RunLayout, absolute_runs_dir, default_runs_dir
 from prism_experiments.network.file_config import NetworkGroupConfig
 from prism_experiments.rag import RAGConfig
 from prism_experiments.ranking import DEFAULT_MODE, KNOWN_MODES, RankingConfig, ranking_config
@@ -66,17 +65,22 @@ class PathsConfig(BaseModel):
         return absolute_runs_dir(value)
 
     @property
+    def layout(self) -> RunLayout:
+        """Where each thing lives under `runs_dir` (prism_experiments/locations.py)."""
+        return RunLayout(self.runs_dir)
+
+    @property
     def cache_dir(self) -> Path:
         """`$PRISM_CACHE_DIR` (read in the process that runs), else `<runs_dir>/cache`."""
-        return cache_dir_under(self.runs_dir)
+        return self.layout.cache_dir
 
     @property
     def artifacts_dir(self) -> Path:
-        return self.runs_dir / "mlartifacts"
+        return self.layout.artifacts_dir
 
     @property
     def reports_dir(self) -> Path:
-        return self.runs_dir / "reports"
+        return self.layout.reports_dir
 
 
 class TrackingConfig(BaseModel):
@@ -99,7 +103,7 @@ class TrackingConfig(BaseModel):
 
     @model_validator(mode="after")
     def _server_needs_uri(self) -> TrackingConfig:
-        if self.backend == "server" and not (self.uri or os.environ.get("MLFLOW_TRACKING_URI")):
+        if self.backend == "server" and not (self.uri or os.environ.get(TRACKING_URI_ENV)):
             raise ValueError("uri: required with tracking=server (or set MLFLOW_TRACKING_URI)")
         return self
 

@@ -228,6 +228,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         "when": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "commit": commit.stdout.strip() or "unknown",
     }
-    target = Path(config.rootpath) / "runs" / "bench" / "test-session.json"
+    from prism_experiments.locations import RunLayout
+
+    target = RunLayout(Path(config.rootpath) / "runs").test_session_file
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(json.dumps(record) + "\n")

@@ -251,13 +251,13 @@ def test_a_sweeps_overhead_per_run_is_the_worker_time_outside_simulate_and_log()
 
 
 def test_last_test_session_reads_what_the_conftest_hook_writes(tmp_path: Path) -> None:
-    from prism_experiments.bench.first_hour import TEST_SESSION_FILE, last_test_session
+    from prism_experiments.bench.first_hour import last_test_session
 
     assert last_test_session(tmp_path) is None
     (tmp_path / "bench").mkdir()
-    (tmp_path / "bench" / TEST_SESSION_FILE).write_text('{"wall_s": 612.5, "passed": 3, "failed": 0}\n')
+    (tmp_path / "bench" / "test-session.json").write_text('{"wall_s": 612.5, "passed": 3, "failed": 0}\n')
     assert last_test_session(tmp_path) == {"wall_s": 612.5, "passed": 3, "failed": 0}
-    (tmp_path / "bench" / TEST_SESSION_FILE).write_text("{half")
+    (tmp_path / "bench" / "test-session.json").write_text("{half")
     assert last_test_session(tmp_path) is None
 
 

@@ -33,7 +33,7 @@ from hydra_plugins.hydra_ray_launcher.ray_launcher import RayLauncher
 from omegaconf import OmegaConf
 
 from hydra_plugins.prism_launcher.prism_joblib_launcher import _died, _ended, execute_job_safely, jobs_not_finished
-from prism_experiments.locations import absolute_runs_dir
+from prism_experiments.locations import RunLayout
 
 log = logging.getLogger(__name__)
 
@@ -134,7 +134,7 @@ def start_local_instance(home: Path, init: dict[str, Any], timeout_s: float, att
 
 def local_instance_home(runs_dir: Path) -> Path:
     """Where this driver's private Ray instance keeps its state."""
-    return runs_dir / "ray" / f"local-{os.getpid()}"
+    return RunLayout(runs_dir).ray_dir / f"local-{os.getpid()}"
 
 
 def stop_local_instance(home: Path, grace_s: float = 60) -> None:
@@ -196,7 +196,7 @@ class PrismRayLauncher(RayLauncher):
         if not start:  # every job FINISHED before the sweep: no Ray at all
             return [returns[initial_job_idx + offset] for offset in range(len(job_overrides))]
         init = ray_init_arguments(OmegaConf.to_container(self.ray_cfg.init, resolve=True))  # type: ignore[arg-type]
-        runs_dir = absolute_runs_dir(str(self.config.paths.runs_dir))  # as the sweep callback's prepare_sweep saw it
+        runs_dir = RunLayout.of_config(self.config).runs_dir  # as the sweep callback's prepare_sweep saw it
         connect(init, runs_dir, float(self.ray_cfg.start_timeout_s), int(self.ray_cfg.start_attempts))
         import ray
 

@@ -31,7 +31,7 @@ from prism_experiments.analysis.report import (
 from prism_experiments.analysis.runs import experiment_id_for, load_simulation_runs, require_existing_store
 from prism_experiments.analysis.selection import Selection, select_runs
 from prism_experiments.analysis.step_series import load_step_values, step_bands, with_engagement_rate
-from prism_experiments.locations import default_runs_dir, tracking_uri_for
+from prism_experiments.locations import RunLayout, default_runs_dir, tracking_uri_for
 from prism_experiments.tracking.experiment_note import write_analysis_line
 
 DEFAULT_SETTINGS = ComparisonSettings()
@@ -52,7 +52,7 @@ def report_directory(out: Path | None, experiment: str, now: datetime) -> Path:
     """`out` as given, else a fresh `<runs>/reports/<experiment>/<YYYYmmdd-HHMMSS>[-n]` directory."""
     if out is not None:
         return out.resolve()
-    base = default_runs_dir() / "reports" / safe_name(experiment) / f"{now:%Y%m%d-%H%M%S}"
+    base = RunLayout(default_runs_dir()).reports_dir / safe_name(experiment) / f"{now:%Y%m%d-%H%M%S}"
     candidate, n = base, 1
     while candidate.exists():
         candidate, n = base.with_name(f"{base.name}-{n}"), n + 1

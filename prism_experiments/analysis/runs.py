@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -12,6 +11,7 @@ from mlflow.entities import Run, ViewType
 from mlflow.tracking import MlflowClient
 
 from prism_experiments.analysis.errors import AnalysisInputError
+from prism_experiments.locations import sqlite_path
 from prism_experiments.tracking.tags import (
     CONDITION_TAG,
     KIND_TAG,
@@ -105,13 +105,11 @@ def runs_to_table(records: Sequence[RunRecord]) -> RunTable:
 
 def require_existing_store(tracking_uri: str) -> None:
     """Refuse a sqlite URI whose file does not exist: reading must not create an empty store as a side effect."""
-    prefix = "sqlite:///"
-    if tracking_uri.startswith(prefix):
-        path = Path(tracking_uri.removeprefix(prefix).split("?", 1)[0])
-        if not path.is_file():
-            raise AnalysisInputError(
-                f"tracking-uri: no MLflow store at {path}; run an experiment first or pass --tracking-uri"
-            )
+    path = sqlite_path(tracking_uri)
+    if path is not None and not path.is_file():
+        raise AnalysisInputError(
+            f"tracking-uri: no MLflow store at {path}; run an experiment first or pass --tracking-uri"
+        )
 
 
 def simulation_filter(sweep_id: str | None = None) -> str:

@@ -17,7 +17,7 @@ from pathlib import Path
 from prism_experiments.bench.context import BenchContext
 from prism_experiments.bench.report import BenchReport, Figure, machine_info, render_table, write_report
 from prism_experiments.bench.sizes import SIZES, Mode
-from prism_experiments.locations import default_runs_dir
+from prism_experiments.locations import RunLayout, default_runs_dir
 
 Section = Callable[[BenchContext], list[Figure]]
 SECTION_NAMES = {
@@ -191,7 +191,7 @@ def run_bench(
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     started_at = datetime.now()
-    bench_dir = runs_dir / "bench"
+    bench_dir = RunLayout(runs_dir).bench_dir
     bench_dir.mkdir(parents=True, exist_ok=True)
     work_dir = Path(tempfile.mkdtemp(prefix="work-", dir=bench_dir))
     ctx = BenchContext(

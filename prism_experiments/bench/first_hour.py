@@ -24,11 +24,10 @@ from pathlib import Path
 from prism_experiments.bench.context import BenchContext
 from prism_experiments.bench.report import Figure, Target, figure
 from prism_experiments.daemons import free_port
+from prism_experiments.locations import PROJECT_ROOT, RunLayout
 
 SECTION = 7
 ISSUE = "REQ-FIRSTHOUR (docs/requirements.md)"
-TEST_SESSION_FILE = "test-session.json"
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
 
 
 def ranking_modes_upfront_texts(ctx: BenchContext) -> tuple[int, int]:
@@ -60,7 +59,7 @@ def ui_first_answer_s(ctx: BenchContext, timeout_s: float = 180.0) -> float | No
 
     store = ctx.work_dir / "first_hour_ui"
     store.mkdir(parents=True, exist_ok=True)
-    uri = f"sqlite:///{store / 'mlflow.db'}"
+    uri = RunLayout(store).tracking_uri
     client = client_for(uri)
     run = client.create_run(client.create_experiment("first_hour"))
     client.log_metric(run.info.run_id, "feed_topic_entropy", 1.0)
@@ -118,7 +117,7 @@ def llm_reload_s(ctx: BenchContext) -> float | None:
 
 def last_test_session(runs_dir: Path) -> dict | None:
     """What tests/conftest.py recorded about the last full test session, if any."""
-    path = runs_dir / "bench" / TEST_SESSION_FILE
+    path = RunLayout(runs_dir).test_session_file
     try:
         return dict(json.loads(path.read_text()))
     except (OSError, ValueError):

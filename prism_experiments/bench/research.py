@@ -18,7 +18,7 @@ from prism_experiments.bench.context import BenchContext
 from prism_experiments.bench.hydra_runs import child_env, new_runs, simulation_runs
 from prism_experiments.bench.measure import ChildRun, run_child
 from prism_experiments.bench.report import Figure, Target, figure
-from prism_experiments.locations import sqlite_tracking_uri
+from prism_experiments.locations import PROJECT_ROOT, sqlite_tracking_uri
 
 SECTION = 8
 #: the commit issue 41 compares against (its "old commit")
@@ -37,15 +37,11 @@ def load_average() -> float:
     return os.getloadavg()[0]
 
 
-def repository_root() -> Path:
-    return Path(__file__).resolve().parents[2]
-
-
 def baseline_tree(commit: str, work: Path) -> Path:
     """A detached git worktree of `commit` under `work` (removed by `remove_tree`)."""
     tree = work / f"baseline-{commit}"
     subprocess.run(
-        ["git", "-C", str(repository_root()), "worktree", "add", "--detach", "--force", str(tree), commit],
+        ["git", "-C", str(PROJECT_ROOT), "worktree", "add", "--detach", "--force", str(tree), commit],
         check=True,
         capture_output=True,
     )
@@ -53,9 +49,7 @@ def baseline_tree(commit: str, work: Path) -> Path:
 
 
 def remove_tree(tree: Path) -> None:
-    subprocess.run(
-        ["git", "-C", str(repository_root()), "worktree", "remove", "--force", str(tree)], capture_output=True
-    )
+    subprocess.run(["git", "-C", str(PROJECT_ROOT), "worktree", "remove", "--force", str(tree)], capture_output=True)
 
 
 def timed_research_run(

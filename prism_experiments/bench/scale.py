@@ -15,6 +15,7 @@ from prism_experiments.bench.context import BenchContext
 from prism_experiments.bench.report import Figure, Target, figure
 from prism_experiments.bench.research import load_average
 from prism_experiments.bench.simulation import ENGINE_PEAKS, ENGINE_TIMINGS
+from prism_experiments.locations import RunLayout
 
 SECTION = 9
 POSTS_PER_AGENT = 2
@@ -124,5 +125,5 @@ def scale_section(ctx: BenchContext) -> list[Figure]:
             figure(SECTION, "scale.growth_10k_to_1m", large / small, "x", GROWTH_TARGET, note="time per agent-step")
         )
     if len([n for n in ctx.scale_agents if values.get(f"scale.{n}.wall_s")]) > 1:
-        scale_plot(figures, ctx.scale_agents, ctx.runs_dir / "bench" / f"scale-{ctx.work_dir.name}.png")
+        scale_plot(figures, ctx.scale_agents, RunLayout(ctx.runs_dir).bench_dir / f"scale-{ctx.work_dir.name}.png")
     return figures

@@ -23,7 +23,7 @@ from prism_experiments.bench.hydra_runs import LoggedRun, child_env, new_runs, r
 from prism_experiments.bench.probe.log import read_probe
 from prism_experiments.bench.report import Figure, Target, figure
 from prism_experiments.embeddings import Embedder
-from prism_experiments.locations import sqlite_tracking_uri
+from prism_experiments.locations import RunLayout, sqlite_tracking_uri
 
 SECTION = 5
 N_JOBS = 2
@@ -92,7 +92,7 @@ def mean_timings(runs: list[LoggedRun]) -> dict[str, float]:
 
 def latest_sweep_dir(runs_dir: Path) -> Path:
     """The newest sweep folder of the experiment (Hydra names them by their start time)."""
-    return max((runs_dir / "hydra" / EXPERIMENT).iterdir())
+    return max(RunLayout(runs_dir).experiment_outputs(EXPERIMENT).iterdir())
 
 
 def started_jobs(sweep_dir: Path) -> int:

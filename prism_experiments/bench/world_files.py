@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 from prism_experiments.bench.measure import run_child
-from prism_experiments.locations import default_runs_dir
+from prism_experiments.locations import RunLayout, default_runs_dir
 
 NODES, EDGES, SAMPLE = 1_000_000, 10_000_000, 10_000
 WALL_TARGET_S, RSS_TARGET_GB = 120.0, 4.0
@@ -76,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.child is not None:
         print(json.dumps(load_in_this_process(args.child, args.sample)))
         return 0
-    directory = default_runs_dir() / "bench" / "world-files"
+    directory = RunLayout(default_runs_dir()).bench_dir / "world-files"
     path = directory / f"edges-{args.nodes}-{args.edges}.txt"
     if not path.is_file():
         from prism_experiments.example_world import main as example_world

@@ -19,7 +19,7 @@ from prism_experiments.calibration.targets import FITTABLE_WHEN_NULL, Parameter,
 from prism_experiments.composition import compose_experiment
 from prism_experiments.config import ExperimentConfig
 from prism_experiments.harness.job import end_run
-from prism_experiments.locations import artifact_root, tracking_uri_for
+from prism_experiments.locations import RunLayout, artifact_root, tracking_uri_for
 from prism_experiments.metrics.moments import calibration_moments
 from prism_experiments.simulation import run_simulation
 from prism_experiments.tracking.errors import error_line
@@ -29,6 +29,7 @@ from prism_experiments.tracking.provenance import git_commit, package_versions
 from prism_experiments.tracking.run_logger import log_params, set_tags
 from prism_experiments.tracking.store import client_for, ensure_experiment
 from prism_experiments.tracking.tags import (
+    BEST_TRIAL_TAG,
     CALIBRATION_EVALUATION_KIND,
     CALIBRATION_KIND,
     CALIBRATION_TRIAL_KIND,
@@ -74,11 +75,11 @@ class CalibrationSettings:
 
     @property
     def storage_path(self) -> Path:
-        return self.runs_dir / "calibration" / f"{self.name}.db"
+        return RunLayout(self.runs_dir).calibration_dir / f"{self.name}.db"
 
     @property
     def report_dir(self) -> Path:
-        return self.runs_dir / "calibration" / self.name
+        return RunLayout(self.runs_dir).calibration_dir / self.name
 
 
 @dataclass
@@ -294,7 +295,7 @@ def run_calibration(settings: CalibrationSettings) -> CalibrationResult:
             ):
                 _run_trial(settings, study, client, experiment_id, parent)
         result = summarize_study(study, parent)
-        set_tags(client, parent, {"prism.best_trial": str(study.best_trial.number)} if result.n_complete else {})
+        set_tags(client, parent, {BEST_TRIAL_TAG: str(study.best_trial.number)} if result.n_complete else {})
         if result.n_complete:
             client.log_metric(parent, "best_objective", result.best_value, step=0)
             client.log_metric(parent, "first_objective", result.first_value, step=0)

@@ -21,8 +21,9 @@ from prism_experiments.chaos.schedule import FAULTS, LAUNCHERS, Round, build_sch
 from prism_experiments.chaos.world import HARNESS_HTTP_BUDGET, disk_available, stores_for
 from prism_experiments.embeddings.embedder import cache_directory
 from prism_experiments.embeddings.model import DEFAULT_MODEL
-from prism_experiments.locations import cache_dir, default_runs_dir
+from prism_experiments.locations import RunLayout, cache_dir, default_runs_dir
 from prism_experiments.tracking.errors import error_line
+from prism_experiments.tracking.tags import CHAOS_KIND, KIND_TAG
 
 log = logging.getLogger("prism_experiments.chaos")
 
@@ -57,7 +58,7 @@ def seed_cache(source: Path, target: Path) -> None:
 
 def run(args: argparse.Namespace) -> int:
     os.environ.update(HARNESS_HTTP_BUDGET)
-    work = args.work_dir or default_runs_dir() / "chaos" / time.strftime("%Y-%m-%d_%H-%M-%S")
+    work = args.work_dir or RunLayout(default_runs_dir()).chaos_dir / time.strftime("%Y-%m-%d_%H-%M-%S")
     work.mkdir(parents=True, exist_ok=True)
     faults, notes = available_faults(tuple(args.faults), work)
     for note in notes:
@@ -137,7 +138,7 @@ def _log_results(results: Results, args: argparse.Namespace, seconds: float, rep
     try:
         client = client_for(uri)
         experiment_id = ensure_experiment(uri, "chaos", artifact_root(runs_dir))
-        run = client.create_run(experiment_id, run_name=f"chaos seed {args.seed}", tags={"prism.kind": "chaos"})
+        run = client.create_run(experiment_id, run_name=f"chaos seed {args.seed}", tags={KIND_TAG: CHAOS_KIND})
         run_id = run.info.run_id
         for key, value in {
             "seed": args.seed,

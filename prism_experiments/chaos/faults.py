@@ -13,7 +13,8 @@ from pathlib import Path
 from prism_experiments.chaos.world import EXPERIMENT, Stores, Sweep, client
 from prism_experiments.embeddings.embedder import cache_directory
 from prism_experiments.embeddings.model import DEFAULT_MODEL
-from prism_experiments.tracking.store import sqlite_path
+from prism_experiments.locations import sqlite_path
+from prism_experiments.tracking.tags import PID_TAG, SEED_TAG
 
 #: how often the store and the sweep folders are looked at while waiting for an event
 POLL_S = 0.2
@@ -66,11 +67,7 @@ def _round_runs(stores: Stores, store: str, seeds: set[int]) -> list:
         )
     except Exception:  # not created yet, or a server still starting
         return []
-    return [
-        run
-        for run in runs
-        if run.data.tags.get("prism.seed", "").isdigit() and int(run.data.tags["prism.seed"]) in seeds
-    ]
+    return [run for run in runs if run.data.tags.get(SEED_TAG, "").isdigit() and int(run.data.tags[SEED_TAG]) in seeds]
 
 
 def wait_for_event(trigger: str, sweeps: list[Sweep], stores: Stores, store: str, seeds: set[int]) -> list:
@@ -86,7 +83,7 @@ def wait_for_event(trigger: str, sweeps: list[Sweep], stores: Stores, store: str
         else:
             runs = _round_runs(stores, store, seeds)
             wanted = "RUNNING" if trigger == "running" else "FINISHED"
-            hits = [run for run in runs if run.info.status == wanted and "prism.pid" in run.data.tags]
+            hits = [run for run in runs if run.info.status == wanted and PID_TAG in run.data.tags]
             if hits:
                 return hits
         time.sleep(POLL_S)
@@ -100,7 +97,7 @@ def inject(fault: str, sweeps: list[Sweep], stores: Stores, at_event: list, rng:
         running = [run for run in at_event if run is not None and run.info.status == "RUNNING"]
         if not running:
             return Injection(False, "no job running")
-        pid = int(rng.choice(running).data.tags["prism.pid"])
+        pid = int(rng.choice(running).data.tags[PID_TAG])
         return _signal(pid, signal.SIGKILL, f"kill -9 of job process {pid}")
     if fault == "kill_mlflow":
         from prism_experiments.tracking import server as tracking_server

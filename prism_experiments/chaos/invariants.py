@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from prism_experiments.chaos.world import EXPERIMENT, same_metric
-from prism_experiments.tracking.store import sqlite_path
+from prism_experiments.locations import sqlite_path
 from prism_experiments.tracking.tags import (
     ERROR_TAG,
     KIND_TAG,

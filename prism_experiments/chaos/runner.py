@@ -22,6 +22,7 @@ from prism_experiments.chaos.world import (
     wait_for_exit,
 )
 from prism_experiments.processes import process_alive
+from prism_experiments.tracking.tags import PID_TAG
 
 log = logging.getLogger("prism_experiments.chaos")
 
@@ -126,7 +127,7 @@ def wait_for_orphans(stores: Stores, store: str, seeds: set[int]) -> None:
     deadline = time.monotonic() + ORPHAN_TIMEOUT_S
     while time.monotonic() < deadline:
         running = [r for r in _round_runs(stores, store, seeds) if r.info.status == "RUNNING"]
-        pids = [int(r.data.tags["prism.pid"]) for r in running if r.data.tags.get("prism.pid", "").isdigit()]
+        pids = [int(r.data.tags[PID_TAG]) for r in running if r.data.tags.get(PID_TAG, "").isdigit()]
         if not any(process_alive(pid) for pid in pids):
             return
         time.sleep(0.5)

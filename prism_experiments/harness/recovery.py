@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from prism_experiments.harness.context import SweepContext, current_sweep
+from prism_experiments.locations import job_dir as job_folder
 from prism_experiments.processes import process_alive
 from prism_experiments.tracking.liveness import this_host
 from prism_experiments.tracking.store import client_for
@@ -52,7 +53,7 @@ class JobRecord:
 
 
 def outcome_path(sweep_dir: Path, job_num: int) -> Path:
-    return sweep_dir / str(job_num) / OUTCOME_FILE
+    return job_folder(sweep_dir, job_num) / OUTCOME_FILE
 
 
 def write_outcome(job_dir: Path, record: JobRecord) -> None:
@@ -87,7 +88,8 @@ def failure_lines(children: list[Any] | None, outcomes: dict[int, JobRecord | No
             continue
         if outcome is None:
             lines.append(
-                f"job {num} -> no run and no outcome file: it could not start or write (see {sweep_dir / str(num)})"
+                f"job {num} -> no run and no outcome file: it could not start or write "
+                f"(see {job_folder(sweep_dir, num)})"
             )
         else:
             lines.append(f"job {num} -> FAILED: {outcome.error or ''}")
@@ -164,7 +166,7 @@ def jobs_left_after_worker_death(
             died[int(num)] = run.info.run_id
             log.error("job %s (run %s) FAILED: %s", num, run.info.run_id, reason)
     for job, run_id in died.items():
-        write_outcome(sweep_dir / str(job), JobRecord("FAILED", run_id, reasons.get(job, DIED)))
+        write_outcome(job_folder(sweep_dir, job), JobRecord("FAILED", run_id, reasons.get(job, DIED)))
     return [num for num in unfinished if num not in died and read_outcome(sweep_dir, num) is None]
 
 
@@ -188,5 +190,5 @@ def relabel_ended_job(sweep_dir: Path, job_num: int, reason: str) -> str | None:
     run_id = runs[0].info.run_id
     client.set_tag(run_id, ERROR_TAG, reason)
     client.set_terminated(run_id, "FAILED")
-    write_outcome(sweep_dir / str(job_num), JobRecord("FAILED", run_id, reason))
+    write_outcome(job_folder(sweep_dir, job_num), JobRecord("FAILED", run_id, reason))
     return run_id

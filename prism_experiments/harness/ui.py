@@ -13,9 +13,9 @@ import time
 import webbrowser
 from typing import TYPE_CHECKING
 
-from prism_experiments.locations import default_runs_dir, tracking_uri_for
+from prism_experiments.locations import default_runs_dir, sqlite_path, tracking_uri_for
 from prism_experiments.tracking.experiment_views import apply_view_tags, runs_view_url
-from prism_experiments.tracking.store import client_for, mlflow_server_env, sqlite_path
+from prism_experiments.tracking.store import client_for, mlflow_server_env
 
 if TYPE_CHECKING:
     from mlflow.entities import Experiment

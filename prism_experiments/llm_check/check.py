@@ -17,7 +17,14 @@ from prism_experiments.llm.backend import BackendConfig
 from prism_experiments.llm.prompt import EXAMPLE
 from prism_experiments.llm_check.probes import PROBE_SET_VERSION, PROBE_TIME, Probe, probe_set
 from prism_experiments.llm_check.scoring import Figure, echoes, figures_table, fitness_figures
-from prism_experiments.tracking.tags import KIND_TAG, LLM_CHECK_KIND, LLM_MODEL_TAG
+from prism_experiments.tracking.tags import (
+    KIND_TAG,
+    LLM_CHECK_KIND,
+    LLM_CHECK_PROBE_SET_TAG,
+    LLM_CHECK_PROMPT_STYLE_TAG,
+    LLM_CHECK_VERDICT_TAG,
+    LLM_MODEL_TAG,
+)
 
 if TYPE_CHECKING:
     from mlflow.tracking import MlflowClient
@@ -131,9 +138,9 @@ def log_check(client: MlflowClient, experiment_id: str, result: CheckResult, par
     tags = {
         KIND_TAG: LLM_CHECK_KIND,
         LLM_MODEL_TAG: result.identity,
-        "prism.llm_check.verdict": result.verdict(),
-        "prism.llm_check.prompt_style": result.prompt_style,
-        "prism.llm_check.probe_set": PROBE_SET_VERSION,
+        LLM_CHECK_VERDICT_TAG: result.verdict(),
+        LLM_CHECK_PROMPT_STYLE_TAG: result.prompt_style,
+        LLM_CHECK_PROBE_SET_TAG: PROBE_SET_VERSION,
     }
     run_id = client.create_run(experiment_id, run_name=f"llm-check {result.identity}", tags=tags).info.run_id
     log_params(client, run_id, params)
@@ -168,4 +175,4 @@ def last_check(client: MlflowClient, identity: str) -> tuple[str, str] | None:
     )
     if not runs:
         return None
-    return runs[0].data.tags.get("prism.llm_check.verdict", "?"), runs[0].info.run_id
+    return runs[0].data.tags.get(LLM_CHECK_VERDICT_TAG, "?"), runs[0].info.run_id

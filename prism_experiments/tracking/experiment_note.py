@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+from prism_experiments.tracking.tags import NOTE_TAG
+
 if TYPE_CHECKING:
     from mlflow.tracking import MlflowClient
 
-NOTE_TAG = "mlflow.note.content"
 ANALYSIS_PREFIX = "**Latest analysis**"
 NO_ANALYSIS = f"{ANALYSIS_PREFIX}: none yet (`make compare EXPERIMENT=<name>`)."
 

@@ -13,14 +13,20 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from prism_experiments.tracking.tags import CONDITION_TAG, KIND_TAG, SEED_TAG, SIMULATION_KIND, tag_equals
+from prism_experiments.tracking.tags import (
+    CONDITION_TAG,
+    EXPERIMENT_KIND_TAG,
+    KIND_TAG,
+    SEED_TAG,
+    SHARED_VIEW_TAG_PREFIX,
+    SIMULATION_KIND,
+    tag_equals,
+)
 
 if TYPE_CHECKING:
     from mlflow.tracking import MlflowClient
 
-EXPERIMENT_KIND_TAG = "mlflow.experimentKind"
 CLASSIC_KIND = "custom_model_development"
-SHARED_VIEW_TAG_PREFIX = "mlflow.sharedViewState."
 VIEW_KEY = "prism-by-condition"
 VIEW_NAME = "PRISM: conditions side by side"
 

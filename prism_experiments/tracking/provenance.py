@@ -7,6 +7,8 @@ from functools import cache
 from importlib import metadata
 from pathlib import Path
 
+from prism_experiments.locations import PROJECT_ROOT
+
 PACKAGES: tuple[str, ...] = (
     "prism-experiments",
     "mlflow",
@@ -17,7 +19,6 @@ PACKAGES: tuple[str, ...] = (
     "numpy",
     "pandas",
 )
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
 
 
 @cache

@@ -12,7 +12,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from prism_experiments.locations import tracking_uri_for
+from prism_experiments.locations import sqlite_path, sqlite_uri, tracking_uri_for
 from prism_experiments.tracking.errors import shorten_retry_warnings
 
 if TYPE_CHECKING:
@@ -73,10 +73,6 @@ def mlflow_server_env(base: dict[str, str] | None = None) -> dict[str, str]:
     return {"MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false"} | dict(os.environ if base is None else base)
 
 
-def sqlite_path(uri: str) -> Path | None:
-    return Path(uri.removeprefix("sqlite:///")) if uri.startswith("sqlite:///") else None
-
-
 @contextmanager
 def store_lock(uri: str, lock_dir: Path) -> Iterator[None]:
     """An exclusive lock around first-time initialisation (a fresh sqlite store corrupts under
@@ -122,7 +118,7 @@ def store_template(directory: Path | None = None) -> Path | None:
     try:
         folder.mkdir(parents=True, exist_ok=True)
         with _written_atomically(template) as partial:
-            engine = create_engine(f"sqlite:///{partial}")
+            engine = create_engine(sqlite_uri(partial))
             try:
                 # MLflow's own first-open step (SqlAlchemyStore.__init__), minus the default experiment
                 _initialize_tables(engine)

@@ -41,6 +41,18 @@ TRIAL_TAG = "prism.trial"
 LLM_MODEL_TAG = "prism.llm_model"
 #: on an LLM run: the verdict of its model's newest fitness check (`prism-llm-check`), or that there is none
 LLM_CHECK_TAG = "prism.llm_check"
+#: on an LLM check's run (`prism-llm-check`): its verdict, the prompt style it asked in, the probe set's version
+LLM_CHECK_VERDICT_TAG = "prism.llm_check.verdict"
+LLM_CHECK_PROMPT_STYLE_TAG = "prism.llm_check.prompt_style"
+LLM_CHECK_PROBE_SET_TAG = "prism.llm_check.probe_set"
+#: on a calibration's parent run: the number of its best trial
+BEST_TRIAL_TAG = "prism.best_trial"
+
+#: MLflow's own tags on an experiment: its description (the note), its kind, and the saved views of its runs table
+#: (mlflow/utils/mlflow_tags.py, MLFLOW_EXPERIMENT_NOTE / experiment kind; the UI's shared view state)
+NOTE_TAG = "mlflow.note.content"
+EXPERIMENT_KIND_TAG = "mlflow.experimentKind"
+SHARED_VIEW_TAG_PREFIX = "mlflow.sharedViewState."
 
 #: Values of KIND_TAG.
 SIMULATION_KIND = "simulation"
@@ -50,6 +62,8 @@ CALIBRATION_KIND = "calibration"
 CALIBRATION_TRIAL_KIND = "calibration_trial"
 CALIBRATION_EVALUATION_KIND = "calibration_evaluation"
 LLM_CHECK_KIND = "llm_check"
+#: `make chaos`: the run that records a chaos session's rounds and violations
+CHAOS_KIND = "chaos"
 #: `prism-replicate`: the verdicts of the replication suite (prism_experiments/replication, docs/validation.md)
 REPLICATION_KIND = "replication"
 
