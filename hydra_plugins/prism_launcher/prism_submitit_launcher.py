@@ -179,7 +179,7 @@ class _PrismSubmitit(BaseSubmititLauncher):
                 if timed_out:
                     reason = f"{time_limit_reason(self.params.get('timeout_min'))}; {reason}"
                 log.error("job %d: its submitit job %s died (%s)", index, job.job_id, reason)
-                died = f"its submitit job {job.job_id} died ({reason})"
+                died = f"the job's process died: its submitit job {job.job_id} ended without a result ({reason})"
                 jobs_left_after_worker_death(sweep_dir, [index], {index: died})
                 if timed_out:  # its run may have ended KILLED by SLURM's SIGTERM, which the job cannot tell apart
                     relabel_ended_job(sweep_dir, index, died)
