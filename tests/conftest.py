@@ -233,3 +233,26 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     target = RunLayout(Path(config.rootpath) / "runs").test_session_file
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(json.dumps(record) + "\n")
+
+
+# ------------------------------------------------------- CPU per test, to find what `make test`'s time is made of
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    """With PRISM_TEST_CPU_LOG=<dir>, append each test's CPU seconds (this process and the children it waited
+    for: sweeps, servers) and wall seconds to <dir>/<worker>.tsv; docs/testing.md, "Where the time goes"."""
+    log_dir = os.environ.get("PRISM_TEST_CPU_LOG")
+    if not log_dir:
+        yield
+        return
+    import resource
+    import time
+
+    def cpu() -> float:
+        own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+        return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+    cpu_before, wall_before = cpu(), time.monotonic()
+    yield
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+    with open(Path(log_dir) / f"{worker}.tsv", "a") as log:
+        log.write(f"{item.nodeid}\t{cpu() - cpu_before:.2f}\t{time.monotonic() - wall_before:.2f}\n")

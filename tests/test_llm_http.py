@@ -219,7 +219,9 @@ def test_a_server_dying_mid_run_fails_it_and_the_rerun_asks_only_what_was_not_an
                 "network": {"mean_out_degree": 2},
                 "rag": {"feed_size": 3, "cache_dir": str(session_cache_dir)},
                 "ranking": {"mode": "preference"},
-                "simulation": {"n_steps": 2, "show_progress": False, "render_agents": 0},
+                # one step: its 3 agents' prompts are enough (the dead server answers one of them), and each
+                # answer of the 1-thread server costs seconds of CPU
+                "simulation": {"n_steps": 1, "show_progress": False, "render_agents": 0},
                 "paths": {"runs_dir": str(tmp_path / "runs")},
             }
         )

@@ -107,10 +107,12 @@ def _round_line(result: object, total: int) -> str:
     launchers = ",".join(sorted({s.launcher for s in r.sweeps}))
     outcome = ("hit: " if result.injection.hit else "missed: ") + result.injection.detail
     exits = [e.code for e in result.exits]
+    phases = ", ".join(f"{name} {seconds:.0f}" for name, seconds in result.phases.items())
     return (
         f"round {r.index} ({total} in all): {r.fault} at '{r.trigger}' "
         f"({r.store}, {launchers}, {len(r.sweeps)} sweep(s)): "
         f"{outcome}; exits {exits}; {len(result.violations)} violation(s); {result.seconds:.0f} s"
+        + (f" ({phases})" if phases else "")
     )
 
 

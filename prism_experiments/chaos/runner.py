@@ -34,6 +34,8 @@ class RoundResult:
     exits: list[SweepExit]
     violations: list[str]
     seconds: float
+    #: where the round's time went: references, sweeps (start to exit), recovery (orphans, server, reaper), checks
+    phases: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass
@@ -60,6 +62,7 @@ def run_round(round_: Round, stores: Stores, seed: int) -> RoundResult:
     started = time.monotonic()
     work = stores.work / f"round-{round_.index:03d}"
     references = reference_metrics(round_, stores.cache, work / "reference")
+    phases = {"references": time.monotonic() - started}
     seeds, configs = set(round_.seeds), round_.configs
     rng = random.Random(f"{seed}-{round_.index}")
     injection = Injection(False, "")
@@ -90,11 +93,14 @@ def run_round(round_: Round, stores: Stores, seed: int) -> RoundResult:
     exits = [
         sweep_exit(s.process.returncode, s.output(), f"sweep {n} ({s.plan.launcher})") for n, s in enumerate(sweeps)
     ]
+    phases["sweeps"] = time.monotonic() - started - sum(phases.values())
     violations += recover(round_, stores)
+    phases["recovery"] = time.monotonic() - started - sum(phases.values())
     uri = stores.tracking_uri(round_.store)
     violations += round_violations(client(uri), uri, seeds, configs, exits, references, finished_once=False)
     stores.references.update(references)
-    return RoundResult(round_, injection, exits, violations, time.monotonic() - started)
+    phases["checks"] = time.monotonic() - started - sum(phases.values())
+    return RoundResult(round_, injection, exits, violations, time.monotonic() - started, phases)
 
 
 def recover(round_: Round, stores: Stores) -> list[str]:
