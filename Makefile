@@ -66,7 +66,7 @@ lint: $(STAMP) ## ruff (lint and format check) and mypy over the package, with t
 	$(RUFF)
 	$(BIN)/mypy
 
-test: $(STAMP) ## ruff, then every test with mypy beside them, the real-stack integration tests included (4 workers)
+test: $(STAMP) ## ruff, then every test with mypy beside them, the real-stack integration tests included (TEST_WORKERS, 6)
 	# --dist loadfile: a file's tests stay on one worker (its module fixtures, a sweep or a server, are built once),
 	# except the slow files whose tests share nothing costly (tests/conftest.py, SPREAD_FILES); the slowest work
 	# first, in tests/conftest.py's order (hence --no-loadscope-reorder); 6 workers on 2 cores: while some tests
