@@ -109,6 +109,9 @@ def prism(
 LONG_SMOKE = ("-m", "experiment=smoke", "simulation.n_steps=40", "simulation.show_progress=false")
 #: the smoke sweep, 4 jobs: on a held cache (`HeldEncoding`) each job stays RUNNING until the test releases it
 SMOKE_SWEEP = ("-m", "experiment=smoke", "simulation.show_progress=false")
+#: the smoke sweep at one seed: 2 jobs (one per mode) that run side by side. For fault tests that need no queued
+#: job: each job of a Ray or submitit sweep is an interpreter importing the project, seconds of CPU per job
+TWO_JOB_SWEEP = (*SMOKE_SWEEP, "seed=0")
 #: every launcher a sweep can use on one machine, as overrides
 LAUNCHERS: dict[str, tuple[str, ...]] = {
     "prism_joblib": (),

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from process_helpers import (
-    SMOKE_SWEEP,
+    TWO_JOB_SWEEP,
     HeldEncoding,
     all_runs,
     killed_if_left_running,
@@ -53,7 +53,7 @@ def test_a_killed_worker_fails_only_its_job_and_the_next_sweep_runs_only_that_jo
 ) -> None:
     uri, _ = server
     runs_dir, name, cache_dir = tmp_path / "runs", f"kill_{launcher}", held_cache.root
-    args = (*SMOKE_SWEEP, *LAUNCHERS[launcher], "tracking=server", f"tracking.uri={uri}", f"experiment_name={name}")
+    args = (*TWO_JOB_SWEEP, *LAUNCHERS[launcher], "tracking=server", f"tracking.uri={uri}", f"experiment_name={name}")
     sweep = start(*args, runs_dir=runs_dir, cache_dir=cache_dir)
     with killed_if_left_running(sweep):
         victim = wait_for_running_job(runs_dir, timeout=300, store=uri, experiment=name, sweep=sweep)
@@ -64,7 +64,7 @@ def test_a_killed_worker_fails_only_its_job_and_the_next_sweep_runs_only_that_jo
     job = victim.data.tags["prism.job_num"]
     assert sweep.returncode == 1, output[-3000:]
     assert re.search(rf"job {job}: its (Ray worker|submitit job \S+) died", output), output[-3000:]
-    assert "1 of 4 jobs failed" in output, output[-3000:]
+    assert "1 of 2 jobs failed" in output, output[-3000:]
     assert "Traceback" not in output
     runs = all_runs(runs_dir, store=uri, experiment=name)
     running = [
@@ -75,15 +75,15 @@ def test_a_killed_worker_fails_only_its_job_and_the_next_sweep_runs_only_that_jo
     assert not running, f"left RUNNING (run, job, pid): {running}; victim job {job}\n{output[-3000:]}"
     killed = next(r for r in runs if r.info.run_id == victim.info.run_id)
     assert killed.info.status == "FAILED" and "process died" in killed.data.tags["prism.error"]
-    assert len(finished_once_each(runs)) == 3
+    assert len(finished_once_each(runs)) == 1
 
     rerun = run(*args, runs_dir=runs_dir, cache_dir=cache_dir)
     assert rerun.returncode == 0, (rerun.stdout + rerun.stderr)[-3000:]
-    assert "4 jobs, 1 to run, 3 already FINISHED" in rerun.stdout + rerun.stderr
+    assert "2 jobs, 1 to run, 1 already FINISHED" in rerun.stdout + rerun.stderr
     after = all_runs(runs_dir, store=uri, experiment=name)
     assert len(after) == len(runs) + 1, "the rerun ran only the lost job"
     finished = finished_once_each(after)
-    assert len(finished) == 4 and max(finished.values()) == 1
+    assert len(finished) == 2 and max(finished.values()) == 1
     assert not [
         r for r in after + all_runs(runs_dir, "sweep", store=uri, experiment=name) if r.info.status == "RUNNING"
     ]
@@ -96,7 +96,7 @@ def test_a_tracking_server_paused_mid_sweep_delays_the_jobs_and_loses_or_doubles
     uri, home = server
     runs_dir, name = tmp_path / "runs", "server_pause"
     sweep = start(
-        *SMOKE_SWEEP,
+        *TWO_JOB_SWEEP,
         "tracking=server",
         f"tracking.uri={uri}",
         f"experiment_name={name}",
@@ -116,6 +116,6 @@ def test_a_tracking_server_paused_mid_sweep_delays_the_jobs_and_loses_or_doubles
         stdout, stderr = sweep.communicate(timeout=600)
     assert sweep.returncode == 0, (stdout + stderr)[-3000:]
     runs = all_runs(runs_dir, store=uri, experiment=name)
-    assert len(runs) == 4 and {r.info.status for r in runs} == {"FINISHED"}
-    assert len(finished_once_each(runs)) == 4
+    assert len(runs) == 2 and {r.info.status for r in runs} == {"FINISHED"}
+    assert len(finished_once_each(runs)) == 2
     assert all("inn_share" in r.data.metrics for r in runs)
