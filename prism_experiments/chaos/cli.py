@@ -18,7 +18,7 @@ from pathlib import Path
 
 from prism_experiments.chaos.runner import Results, final_rerun, run_round
 from prism_experiments.chaos.schedule import FAULTS, LAUNCHERS, Round, build_schedule
-from prism_experiments.chaos.world import HARNESS_HTTP_BUDGET, disk_available, stores_for
+from prism_experiments.chaos.world import HARNESS_HTTP_BUDGET, disk_available, job_overrides, stores_for
 from prism_experiments.embeddings.embedder import cache_directory
 from prism_experiments.embeddings.model import DEFAULT_MODEL
 from prism_experiments.locations import RunLayout, cache_dir, default_runs_dir
@@ -56,6 +56,18 @@ def seed_cache(source: Path, target: Path) -> None:
         shutil.copytree(origin, copy, ignore=shutil.ignore_patterns(".lock", "quarantine"), dirs_exist_ok=True)
 
 
+def warm_text_pool(cache: Path, work: Path, n_steps: int) -> None:
+    """Every text the rounds' runs can post, embedded at once in full batches: cold, each round's reference runs
+    sent a step's few new texts as a padded batch of 32 (embeddings/embedder.py) and spent most of a round there."""
+    from prism_experiments.composition import compose_experiment
+    from prism_experiments.simulation.stores import embed_text_pool
+
+    overrides = [*job_overrides(0, "x_algo", n_steps), f"rag.cache_dir={cache}", f"paths.runs_dir={work / 'warm'}"]
+    encoded = embed_text_pool(compose_experiment(overrides), show_progress=True)
+    if encoded:
+        print(f"chaos: embedded {encoded} texts of the text pool into the rounds' cache", flush=True)
+
+
 def run(args: argparse.Namespace) -> int:
     os.environ.update(HARNESS_HTTP_BUDGET)
     work = args.work_dir or RunLayout(default_runs_dir()).chaos_dir / time.strftime("%Y-%m-%d_%H-%M-%S")
@@ -71,6 +83,7 @@ def run(args: argparse.Namespace) -> int:
     seed_cache(args.cache_from or cache_dir(), cache)
     results, started = Results(), time.monotonic()
     print(f"chaos: seed {args.seed}, {len(schedule)} rounds, work dir {work}", flush=True)
+    warm_text_pool(cache, work, args.n_steps)
     with stores_for(work, cache, schedule) as stores:
         for round_ in schedule:
             try:
