@@ -24,8 +24,8 @@ from prism_experiments.bench.hydra_runs import LoggedRun, new_runs, run_entry_po
 from prism_experiments.bench.probe.log import read_probe
 from prism_experiments.bench.report import Figure, Target, figure
 from prism_experiments.bench.sizes import Mode
-from prism_experiments.daemons import free_port
 from prism_experiments.locations import sqlite_tracking_uri
+from prism_experiments.ops.daemons import free_port
 
 SECTION = 6
 EXPERIMENT = "smoke"
@@ -204,7 +204,7 @@ def worker_figures(work: Path, sizes: ClusterSizes, cache_dir: Path, cores: int)
 
 
 def store_figures(work: Path, sizes: ClusterSizes, cache_dir: Path) -> list[Figure]:
-    from prism_experiments.tracking import server as tracking_server
+    from prism_experiments.ops import tracking_server
 
     sqlite = smoke_sweep(work, "bench_sqlite", sizes.store_seeds, LAUNCHERS["joblib"], cache_dir=cache_dir)
     # in the system's temp dir: as root, PostgreSQL runs as `postgres`, which must enter every parent

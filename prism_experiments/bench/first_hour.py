@@ -23,8 +23,8 @@ from pathlib import Path
 
 from prism_experiments.bench.context import BenchContext
 from prism_experiments.bench.report import Figure, Target, figure
-from prism_experiments.daemons import free_port
 from prism_experiments.locations import PROJECT_ROOT, RunLayout
+from prism_experiments.ops.daemons import free_port
 
 SECTION = 7
 ISSUE = "REQ-FIRSTHOUR (docs/requirements.md)"

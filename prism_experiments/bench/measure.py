@@ -13,7 +13,7 @@ from typing import TypeVar
 
 import numpy as np
 
-from prism_experiments.processes import current_rss_bytes, peak_rss_bytes  # noqa: F401 (re-exported)
+from prism_experiments.memory import current_rss_bytes, peak_rss_bytes  # noqa: F401 (re-exported)
 
 T = TypeVar("T")
 

@@ -34,12 +34,12 @@ from prism_experiments.harness.recovery import (
 )
 from prism_experiments.harness.sweep_summary import log_sweep_summary, log_texts_encoded
 from prism_experiments.harness.upfront_embedding import embed_starting_corpora
+from prism_experiments.ops.liveness import HEARTBEAT_TAG, Heartbeat, live_holder, liveness_tags, reap_stale_runs
 from prism_experiments.tracking.errors import error_line
 from prism_experiments.tracking.experiment_note import sweep_note, write_sweep_note
 from prism_experiments.tracking.experiment_views import apply_view_tags
 from prism_experiments.tracking.labels import override_values, varying_override_keys
 from prism_experiments.tracking.limits import fit_tag
-from prism_experiments.tracking.liveness import HEARTBEAT_TAG, Heartbeat, live_holder, liveness_tags, reap_stale_runs
 from prism_experiments.tracking.params import config_hash
 from prism_experiments.tracking.provenance import git_commit
 from prism_experiments.tracking.run_logger import log_params
