@@ -283,6 +283,6 @@ def _result(ray: Any, index: int, reference: Any, sweep_dir: Path) -> JobReturn:
 
         log.error("job %d: its Ray worker died (%s)", index, str(error).strip().splitlines()[0])
         # this host's dead worker: its RUNNING run becomes FAILED now; another node's is reaped by
-        # the next sweep's liveness check (tracking/liveness.py)
+        # the next sweep's liveness check (ops/liveness.py)
         jobs_left_after_worker_death(sweep_dir, [index])
         return died_job(index)
