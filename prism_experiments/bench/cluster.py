@@ -19,10 +19,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from statistics import mean
 
-from prism_experiments.bench.context import BenchContext
 from prism_experiments.bench.hydra_runs import LoggedRun, new_runs, run_entry_point, simulation_runs
 from prism_experiments.bench.probe.log import read_probe
 from prism_experiments.bench.report import Figure, Target, figure
+from prism_experiments.bench.section_inputs import BenchContext
 from prism_experiments.bench.sizes import Mode
 from prism_experiments.locations import sqlite_tracking_uri
 from prism_experiments.ops.daemons import free_port

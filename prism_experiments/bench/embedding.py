@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import tempfile
 
-from prism_experiments.bench.context import BenchContext
 from prism_experiments.bench.measure import timed
 from prism_experiments.bench.report import Figure, Target, figure
+from prism_experiments.bench.section_inputs import BenchContext
 from prism_experiments.corpus import SyntheticCorpusConfig, generate_corpus
 from prism_experiments.embeddings import DEFAULT_MODEL, Embedder, load_model
 

@@ -21,8 +21,8 @@ import time
 import urllib.request
 from pathlib import Path
 
-from prism_experiments.bench.context import BenchContext
 from prism_experiments.bench.report import Figure, Target, figure
+from prism_experiments.bench.section_inputs import BenchContext
 from prism_experiments.locations import PROJECT_ROOT, RunLayout
 from prism_experiments.ops.daemons import free_port
 

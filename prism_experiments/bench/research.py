@@ -14,10 +14,10 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from prism_experiments.bench.context import BenchContext
 from prism_experiments.bench.hydra_runs import child_env, new_runs, simulation_runs
 from prism_experiments.bench.measure import ChildRun, run_child
 from prism_experiments.bench.report import Figure, Target, figure
+from prism_experiments.bench.section_inputs import BenchContext
 from prism_experiments.locations import PROJECT_ROOT, sqlite_tracking_uri
 
 SECTION = 8

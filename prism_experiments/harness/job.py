@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from prism_experiments.config import ExperimentConfig, world_size_warning
-from prism_experiments.harness.context import SweepContext
+from prism_experiments.harness.sweep_file import SweepContext
 from prism_experiments.harness.world_report import report_loaded_graph, world_file_tags
 from prism_experiments.memory import peak_rss_bytes
 from prism_experiments.metrics import step_series, summarize

@@ -24,7 +24,6 @@ from omegaconf import DictConfig, OmegaConf
 
 from prism_experiments.composition import experiment_config
 from prism_experiments.config import ConfigError, ExperimentConfig, world_size_warning
-from prism_experiments.harness.context import SWEEP_FILE_ENV, SWEEP_FILE_NAME, SweepContext
 from prism_experiments.harness.job import finished_runs_by_hash
 from prism_experiments.harness.preflight import check_corpus_file, check_runs_dir, check_tracking_server
 from prism_experiments.harness.recovery import (
@@ -32,6 +31,7 @@ from prism_experiments.harness.recovery import (
     failure_lines,
     read_outcome,
 )
+from prism_experiments.harness.sweep_file import SWEEP_FILE_ENV, SWEEP_FILE_NAME, SweepContext
 from prism_experiments.harness.sweep_summary import log_sweep_summary, log_texts_encoded
 from prism_experiments.harness.upfront_embedding import embed_starting_corpora
 from prism_experiments.ops.liveness import HEARTBEAT_TAG, Heartbeat, live_holder, liveness_tags, reap_stale_runs
