@@ -29,6 +29,7 @@ class ServerCommands:
     """A server's start / stop / status, as its command line runs them against a runs directory."""
 
     prog: str
+    doc: str
     what: str
     home: Callable[[Path], Path]
     start: Callable[[argparse.Namespace, Path], list[str]]
@@ -37,11 +38,11 @@ class ServerCommands:
     add_options: Callable[[argparse.ArgumentParser], None] = lambda parser: None
     more_actions: Mapping[str, Action] = field(default_factory=dict)
 
-    def main(self, doc: str, argv: list[str] | None = None) -> int:
+    def main(self, argv: list[str] | None = None) -> int:
         """Parse `argv` and run the action; a DaemonError is one line on stderr and exit 2."""
         from prism_experiments.locations import default_runs_dir
 
-        parser = argparse.ArgumentParser(prog=self.prog, description=doc.splitlines()[0])
+        parser = argparse.ArgumentParser(prog=self.prog, description=self.doc.splitlines()[0])
         parser.add_argument("action", choices=["start", "stop", "status", *self.more_actions])
         self.add_options(parser)
         parser.add_argument("--runs-dir", type=Path, default=None)

@@ -285,6 +285,7 @@ def _options(parser: argparse.ArgumentParser) -> None:
 
 COMMANDS = ServerCommands(
     prog="ray-head",
+    doc=__doc__ or "",
     what="Ray head",
     home=state_dir,
     start=_start_lines,
@@ -295,8 +296,7 @@ COMMANDS = ServerCommands(
 )
 
 
-def main(argv: list[str] | None = None) -> int:
-    return COMMANDS.main(__doc__ or "", argv)
+main = COMMANDS.main
 
 
 if __name__ == "__main__":

@@ -283,6 +283,7 @@ def _options(parser: argparse.ArgumentParser) -> None:
 
 COMMANDS = ServerCommands(
     prog="slurm-local",
+    doc=__doc__ or "",
     what="SLURM",
     home=state_dir,
     start=_start_lines,
@@ -292,8 +293,7 @@ COMMANDS = ServerCommands(
 )
 
 
-def main(argv: list[str] | None = None) -> int:
-    return COMMANDS.main(__doc__ or "", argv)
+main = COMMANDS.main
 
 
 if __name__ == "__main__":

@@ -164,6 +164,7 @@ def _options(parser: argparse.ArgumentParser) -> None:
 
 COMMANDS = ServerCommands(
     prog="tracking-server",
+    doc=__doc__ or "",
     what="tracking server",
     home=state_dir,
     start=_start_lines,
@@ -173,8 +174,7 @@ COMMANDS = ServerCommands(
 )
 
 
-def main(argv: list[str] | None = None) -> int:
-    return COMMANDS.main(__doc__ or "", argv)
+main = COMMANDS.main
 
 
 if __name__ == "__main__":
