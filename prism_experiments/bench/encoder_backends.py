@@ -23,8 +23,7 @@ import time
 
 import numpy as np
 
-from prism_experiments.bench.data import bench_agents, bench_corpus
-from prism_experiments.bench.embedding import distinct_texts
+from prism_experiments.bench.data import bench_agents, bench_corpus, distinct_texts
 from prism_experiments.bench.exact import exact_top_k
 from prism_experiments.bench.ranking import recall_at_k
 from prism_experiments.bench.report import Figure, Target, figure
