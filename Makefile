@@ -144,7 +144,7 @@ slurm-local-stop: $(STAMP) ## Stop the SLURM `make slurm-local` started (by its 
 	$(BIN)/python -m prism_experiments.ops.slurm_local stop
 
 ui: $(STAMP) ## MLflow UI on 127.0.0.1 (PORT=5000), opened on the latest experiment's runs by condition (or EXPERIMENT=name)
-	$(BIN)/python -m prism_experiments.harness.ui --port $(or $(PORT),5000) $(if $(filter-out file,$(origin EXPERIMENT)),--experiment $(EXPERIMENT))
+	$(BIN)/python -m prism_experiments.ops.ui --port $(or $(PORT),5000) $(if $(filter-out file,$(origin EXPERIMENT)),--experiment $(EXPERIMENT))
 
 bench: $(STAMP) ## Benchmarks: embedding, store, ranking, simulation, sweep; prints a table, writes runs/bench/<ts>.json
 	$(BIN)/python -m prism_experiments.bench $(ARGS)
