@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from prism_experiments.ops.daemons import DaemonError
+from prism_experiments.ops.state import server_home
 
 #: an action: what it prints, and its exit code
 Action = Callable[[argparse.Namespace, Path], tuple[list[str], int]]
@@ -26,12 +27,12 @@ class Status:
 
 @dataclass(frozen=True)
 class ServerCommands:
-    """A server's start / stop / status, as its command line runs them against a runs directory."""
+    """A server's start / stop / status, as its command line runs them against a runs directory; `server` names
+    both the command (`prog`) and the server's directory in the runs directory (`state.server_home`)."""
 
-    prog: str
+    server: str
     doc: str
     what: str
-    home: Callable[[Path], Path]
     start: Callable[[argparse.Namespace, Path], list[str]]
     stop: Callable[[Path], bool]
     status: Callable[[Path], Status]
@@ -42,7 +43,7 @@ class ServerCommands:
         """Parse `argv` and run the action; a DaemonError is one line on stderr and exit 2."""
         from prism_experiments.locations import default_runs_dir
 
-        parser = argparse.ArgumentParser(prog=self.prog, description=self.doc.splitlines()[0])
+        parser = argparse.ArgumentParser(prog=self.server, description=self.doc.splitlines()[0])
         parser.add_argument("action", choices=["start", "stop", "status", *self.more_actions])
         self.add_options(parser)
         parser.add_argument("--runs-dir", type=Path, default=None)
@@ -51,7 +52,7 @@ class ServerCommands:
         try:
             lines, code = self._act(args, runs_dir)
         except DaemonError as error:
-            print(f"{self.prog}: {error}", file=sys.stderr)
+            print(f"{self.server}: {error}", file=sys.stderr)
             return 2
         for line in lines:
             print(line)
@@ -62,7 +63,7 @@ class ServerCommands:
             return self.start(args, runs_dir), 0
         if args.action == "stop":
             stopped = self.stop(runs_dir)
-            return ["stopped" if stopped else f"no {self.what} recorded under {self.home(runs_dir)}"], 0
+            return ["stopped" if stopped else f"no {self.what} recorded under {server_home(runs_dir, self.server)}"], 0
         if args.action == "status":
             status = self.status(runs_dir)
             return status.lines, 0 if status.running else 1

@@ -284,15 +284,7 @@ def _options(parser: argparse.ArgumentParser) -> None:
 
 
 COMMANDS = ServerCommands(
-    prog="ray-head",
-    doc=__doc__ or "",
-    what="Ray head",
-    home=state_dir,
-    start=_start_lines,
-    stop=stop,
-    status=status,
-    add_options=_options,
-    more_actions={"add-node": _add_node_lines},
+    "ray-head", __doc__ or "", "Ray head", _start_lines, stop, status, _options, {"add-node": _add_node_lines}
 )
 
 

@@ -281,16 +281,7 @@ def _options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cpus", type=int, default=None, help="the node's CPUs (default: 2, or 1 on one core)")
 
 
-COMMANDS = ServerCommands(
-    prog="slurm-local",
-    doc=__doc__ or "",
-    what="SLURM",
-    home=state_dir,
-    start=_start_lines,
-    stop=stop,
-    status=status,
-    add_options=_options,
-)
+COMMANDS = ServerCommands("slurm-local", __doc__ or "", "SLURM", _start_lines, stop, status, _options)
 
 
 main = COMMANDS.main

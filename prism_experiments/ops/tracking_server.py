@@ -162,16 +162,7 @@ def _options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--port", type=int, default=5000, help="the MLflow server's port (127.0.0.1)")
 
 
-COMMANDS = ServerCommands(
-    prog="tracking-server",
-    doc=__doc__ or "",
-    what="tracking server",
-    home=state_dir,
-    start=_start_lines,
-    stop=stop,
-    status=status,
-    add_options=_options,
-)
+COMMANDS = ServerCommands("tracking-server", __doc__ or "", "tracking server", _start_lines, stop, status, _options)
 
 
 main = COMMANDS.main
