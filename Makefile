@@ -123,28 +123,28 @@ reproduce: $(STAMP) ## Re-run a logged run from its resolved config and compare 
 	$(BIN)/python -m prism_experiments.harness.reproduce $(RUN) $(ARGS)
 
 tracking-server: $(STAMP) ## Start PostgreSQL + an MLflow server on it (127.0.0.1:PORT, default 5000) under runs/tracking-server
-	$(BIN)/python -m prism_experiments.tracking.server start --port $(or $(PORT),5000)
+	$(BIN)/python -m prism_experiments.ops.tracking_server start --port $(or $(PORT),5000)
 
 tracking-server-stop: $(STAMP) ## Stop the servers `make tracking-server` started (by their recorded PIDs)
-	$(BIN)/python -m prism_experiments.tracking.server stop
+	$(BIN)/python -m prism_experiments.ops.tracking_server stop
 
 ray-head: $(STAMP) ## Start a Ray cluster head on 127.0.0.1 (PORT, default 6379) and print the export line for sweeps
-	$(BIN)/python -m prism_experiments.harness.ray_head start --port $(or $(PORT),6379)
+	$(BIN)/python -m prism_experiments.ops.ray_head start --port $(or $(PORT),6379)
 
 ray-node: $(STAMP) ## Join a second Ray node (1 CPU, own embedding cache seeded from runs/cache) to `make ray-head`'s head
-	$(BIN)/python -m prism_experiments.harness.ray_head add-node $(if $(CPUS),--num-cpus $(CPUS))
+	$(BIN)/python -m prism_experiments.ops.ray_head add-node $(if $(CPUS),--num-cpus $(CPUS))
 
 ray-head-stop: $(STAMP) ## Stop the Ray head `make ray-head` started and its added nodes (by their recorded PIDs)
-	$(BIN)/python -m prism_experiments.harness.ray_head stop
+	$(BIN)/python -m prism_experiments.ops.ray_head stop
 
 slurm-local: $(STAMP) ## Start a single-node SLURM on 127.0.0.1 (munged, slurmctld, slurmd; needs apt-get install slurm-wlm munge) and print the export line
-	$(BIN)/python -m prism_experiments.harness.slurm_local start
+	$(BIN)/python -m prism_experiments.ops.slurm_local start
 
 slurm-local-stop: $(STAMP) ## Stop the SLURM `make slurm-local` started (by its recorded PIDs)
-	$(BIN)/python -m prism_experiments.harness.slurm_local stop
+	$(BIN)/python -m prism_experiments.ops.slurm_local stop
 
 ui: $(STAMP) ## MLflow UI on 127.0.0.1 (PORT=5000), opened on the latest experiment's runs by condition (or EXPERIMENT=name)
-	$(BIN)/python -m prism_experiments.harness.ui --port $(or $(PORT),5000) $(if $(filter-out file,$(origin EXPERIMENT)),--experiment $(EXPERIMENT))
+	$(BIN)/python -m prism_experiments.ops.ui --port $(or $(PORT),5000) $(if $(filter-out file,$(origin EXPERIMENT)),--experiment $(EXPERIMENT))
 
 bench: $(STAMP) ## Benchmarks: embedding, store, ranking, simulation, sweep; prints a table, writes runs/bench/<ts>.json
 	$(BIN)/python -m prism_experiments.bench $(ARGS)

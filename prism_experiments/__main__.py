@@ -20,12 +20,12 @@ from omegaconf import DictConfig, OmegaConf
 
 from prism_experiments.composition import experiment_config
 from prism_experiments.config import ConfigError
-from prism_experiments.harness.context import current_sweep
 from prism_experiments.harness.job import run_job
 from prism_experiments.harness.preflight import check_experiment, check_group_choices, check_runs_dir
 from prism_experiments.harness.recovery import JobRecord, write_outcome
+from prism_experiments.harness.sweep_file import current_sweep
 from prism_experiments.locations import CONFIG_DIR, RUN_DIR_OVERRIDE, RunLayout, override_value, runs_dir_from
-from prism_experiments.processes import interrupt_name, interrupt_on_sigterm
+from prism_experiments.ops.processes import interrupt_name, interrupt_on_sigterm
 from prism_experiments.tracking.store import apply_http_budget, quiet_store_tracebacks, resolve_tracking_uri
 
 log = logging.getLogger("prism_experiments")

@@ -17,8 +17,8 @@ from typing import Self
 
 from mlflow.tracking import MlflowClient
 
-from prism_experiments.daemons import free_port, port_open
-from prism_experiments.processes import process_alive
+from prism_experiments.ops.daemons import free_port, port_open
+from prism_experiments.ops.processes import process_alive
 from prism_experiments.tracking.store import mlflow_server_env, seed_sqlite_store
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -122,7 +122,7 @@ LAUNCHERS: dict[str, tuple[str, ...]] = {
 
 def descendants(pid: int) -> list[int]:
     """Every process below `pid` (children, their children, ...), from /proc."""
-    from prism_experiments.processes import child_pids
+    from prism_experiments.ops.processes import child_pids
 
     found, frontier = [], [pid]
     while frontier:
@@ -241,7 +241,7 @@ def wait_for_run_status(
 def postgres_tracking_server() -> Iterator[tuple[str, Path]]:
     """PostgreSQL + `mlflow server` from `make tracking-server`'s code, in a directory PostgreSQL's user can enter;
     yields (tracking URI, home) and stops both by PID."""
-    from prism_experiments.tracking import server as tracking_server
+    from prism_experiments.ops import tracking_server
 
     home = Path(tempfile.mkdtemp(prefix="prism-pg-"))
     home.chmod(0o755)  # as root, PostgreSQL runs as `postgres`, which must reach its data directory

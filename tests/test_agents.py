@@ -20,22 +20,9 @@ from prism_experiments.agents import (
     topic_popularity,
 )
 from prism_experiments.agents.population import reply_talkativeness_offset
+from prism_experiments.domain import TOPICS
 from prism_experiments.locations import CONFIG_DIR
 
-TOPICS = (
-    "crypto",
-    "technology",
-    "politics",
-    "sports",
-    "music",
-    "climate",
-    "health",
-    "gaming",
-    "food",
-    "travel",
-    "science",
-    "finance",
-)
 CONF = CONFIG_DIR / "schema" / "agents.yaml"  # conf/agents/default.yaml extends it
 
 

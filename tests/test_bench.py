@@ -137,10 +137,10 @@ def test_run_child_reports_the_childs_own_peak_memory(tmp_path: Path) -> None:
 # ------------------------------------------------------- the real stack, tiny
 @pytest.mark.integration
 def test_exact_reference_and_chroma_store_agree_on_a_toy_corpus(embedder) -> None:
-    from prism_experiments.bench.context import drop_store
     from prism_experiments.bench.data import build_bench_world
     from prism_experiments.bench.exact import ExactRetriever
     from prism_experiments.bench.ranking import build_exact_store
+    from prism_experiments.bench.section_inputs import drop_store
     from prism_experiments.bench.store import build_store
 
     world = build_bench_world(embedder, n_agents=20, corpus_posts=300, use_posts=300)
@@ -266,8 +266,8 @@ def test_first_hour_counts_the_first_sweeps_texts_and_times_the_ui(tmp_path: Pat
     """Section 7's count: ranking_modes' 40 runs take enough steps for the up-front pass to embed the whole text
     pool, which its 10 seeds' starting corpora share (under the pool's ceiling); and the real MLflow UI, started as
     `make ui` starts it, answers."""
-    from prism_experiments.bench.context import BenchContext
     from prism_experiments.bench.first_hour import ranking_modes_upfront_texts, ui_first_answer_s
+    from prism_experiments.bench.section_inputs import BenchContext
     from prism_experiments.bench.sizes import SIZES
     from prism_experiments.config import ExperimentConfig
     from prism_experiments.corpus.templates import pooled_texts

@@ -1,6 +1,6 @@
 """Sweeps beyond joblib, on real parts: a two-node Ray cluster (`make ray-head` and `make ray-node`'s code, each
 node with its own embedding cache), submitit's local executor, and an MLflow server on a real PostgreSQL started by
-`prism_experiments.tracking.server` (127.0.0.1, stopped by PID)."""
+`prism_experiments.ops.tracking_server` (127.0.0.1, stopped by PID)."""
 
 from __future__ import annotations
 
@@ -29,10 +29,9 @@ from process_helpers import (
     prism,
 )
 
-from prism_experiments.daemons import DaemonError
-from prism_experiments.harness import ray_head
 from prism_experiments.metrics import summary_metric_names
-from prism_experiments.tracking import server as tracking_server
+from prism_experiments.ops import ray_head, tracking_server
+from prism_experiments.ops.daemons import DaemonError
 from prism_experiments.tracking.tags import CACHE_DIR_TAG, CONFIG_HASH_TAG, PARENT_RUN_TAG, SWEEP_KIND, tag_equals
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -270,7 +269,7 @@ def test_a_taken_port_is_one_line_and_the_password_stays_out_of_state_and_argv(p
 def make_tracking_server(home: Path, port: int, action: str = "start") -> subprocess.CompletedProcess:
     """What `make tracking-server PORT=<port>` runs, with its runs dir at `home`."""
     return subprocess.run(
-        [sys.executable, "-m", "prism_experiments.tracking.server", action, f"--port={port}", f"--runs-dir={home}"],
+        [sys.executable, "-m", "prism_experiments.ops.tracking_server", action, f"--port={port}", f"--runs-dir={home}"],
         cwd=ROOT,
         env=environment(),
         capture_output=True,

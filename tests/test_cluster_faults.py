@@ -23,7 +23,7 @@ from process_helpers import (
     wait_for_running_job,
 )
 
-from prism_experiments.tracking import server as tracking_server
+from prism_experiments.ops import tracking_server
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 LAUNCHERS = {

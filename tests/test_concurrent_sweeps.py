@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from process_helpers import all_runs, command, environment, killed_if_left_running
 
-from prism_experiments.harness.context import SWEEP_FILE_NAME
 from prism_experiments.harness.recovery import read_outcome
+from prism_experiments.harness.sweep_file import SWEEP_FILE_NAME
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 

@@ -36,7 +36,7 @@ from process_helpers import (
     run as run_prism,
 )
 
-from prism_experiments.harness import ray_head
+from prism_experiments.ops import ray_head
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 

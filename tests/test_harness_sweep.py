@@ -141,7 +141,7 @@ def test_ui_prints_the_url_of_the_latest_experiments_runs_view(swept) -> None:
     runs_dir, _ = swept
     port = free_port()
     uri = f"sqlite:///{runs_dir}/mlflow.db"
-    ui = subprocess.Popen([sys.executable, "-m", "prism_experiments.harness.ui", "--port", str(port),
+    ui = subprocess.Popen([sys.executable, "-m", "prism_experiments.ops.ui", "--port", str(port),
                            "--tracking-uri", uri, "--no-browser"], cwd=ROOT, stdout=subprocess.PIPE,
                           stderr=subprocess.DEVNULL, text=True, start_new_session=True)  # fmt: skip
     try:
@@ -174,7 +174,7 @@ def test_ui_prints_the_url_of_the_latest_experiments_runs_view(swept) -> None:
         [
             sys.executable,
             "-m",
-            "prism_experiments.harness.ui",
+            "prism_experiments.ops.ui",
             "--tracking-uri",
             uri,
             "--experiment",

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from prism_experiments.config import ExperimentConfig
-from prism_experiments.harness.context import SweepContext
 from prism_experiments.harness.job import run_tags
+from prism_experiments.harness.sweep_file import SweepContext
 from prism_experiments.tracking.tags import (
     CACHE_DIR_TAG,
     CONDITION_TAG,

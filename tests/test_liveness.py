@@ -12,8 +12,7 @@ from dataclasses import dataclass, field
 import pytest
 from process_helpers import gone_or_zombie
 
-from prism_experiments.processes import process_alive
-from prism_experiments.tracking.liveness import (
+from prism_experiments.ops.liveness import (
     Heartbeat,
     close_own_duplicates,
     live_holder,
@@ -22,6 +21,7 @@ from prism_experiments.tracking.liveness import (
     run_liveness,
     this_host,
 )
+from prism_experiments.ops.processes import process_alive
 from prism_experiments.tracking.tags import CONFIG_HASH_TAG, ERROR_TAG, HEARTBEAT_TAG, HOST_TAG, PID_TAG
 
 NOW = 1_800_000_000.0
@@ -168,7 +168,7 @@ def test_heartbeat_beats_and_survives_a_failing_beat() -> None:
 
 CHILD = """
 import os, pathlib, sys, time
-from prism_experiments.tracking.liveness import ParentWatch
+from prism_experiments.ops.liveness import ParentWatch
 folder = pathlib.Path(sys.argv[1])
 ParentWatch.ensure(poll=0.05)
 ParentWatch.on_orphaned(lambda: (folder / "orphaned").write_text(str(os.getpid())))

@@ -11,6 +11,7 @@ from omegaconf import OmegaConf
 from pydantic import ValidationError
 
 from prism_experiments.agents import AgentsConfig, SocialAgent, generate_population
+from prism_experiments.domain import TOPICS
 from prism_experiments.locations import CONFIG_DIR
 from prism_experiments.network import (
     DictSocialGraph,
@@ -26,20 +27,6 @@ from prism_experiments.network import (
 )
 from prism_experiments.network.file_config import NetworkGroupConfig
 
-TOPICS = (
-    "crypto",
-    "technology",
-    "politics",
-    "sports",
-    "music",
-    "climate",
-    "health",
-    "gaming",
-    "food",
-    "travel",
-    "science",
-    "finance",
-)
 CONF = CONFIG_DIR / "schema" / "network.yaml"  # conf/network/default.yaml extends it
 
 

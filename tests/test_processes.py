@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from prism_experiments import processes
+from prism_experiments.ops import processes
 
 
 @pytest.fixture

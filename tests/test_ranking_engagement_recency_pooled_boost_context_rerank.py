@@ -26,7 +26,14 @@ from prism_experiments.ranking import (
     build_ranker,
     ranking_config,
 )
-from prism_experiments.ranking.context_boosts import (
+from prism_experiments.ranking.modes.context_rerank import ContextRerankConfig, ContextRerankRanker, sampled_for_debug
+from prism_experiments.ranking.modes.engagement_recency import (
+    engagement_scores,
+    performance_scores,
+    recency_decay,
+)
+from prism_experiments.ranking.modes.pooled_boost import apply_safety_guarantee, pooled_scores
+from prism_experiments.ranking.rerank_boosts import (
     archetype_boost,
     archetype_confidence,
     dominant_archetype,
@@ -35,13 +42,6 @@ from prism_experiments.ranking.context_boosts import (
     interest_hashtags,
     post_text,
 )
-from prism_experiments.ranking.modes.context_rerank import ContextRerankConfig, ContextRerankRanker, sampled_for_debug
-from prism_experiments.ranking.modes.engagement_recency import (
-    engagement_scores,
-    performance_scores,
-    recency_decay,
-)
-from prism_experiments.ranking.modes.pooled_boost import apply_safety_guarantee, pooled_scores
 
 NOW = datetime(2026, 1, 10, 12, 0, tzinfo=UTC)
 

@@ -168,8 +168,8 @@ def test_summary_sentence_reads_like_the_readme() -> None:
 
 def test_per_run_figure_titles_name_condition_and_seed() -> None:
     from prism_experiments.config import ExperimentConfig
-    from prism_experiments.harness.context import SweepContext
     from prism_experiments.harness.job import run_label
+    from prism_experiments.harness.sweep_file import SweepContext
 
     cfg = ExperimentConfig.from_mapping({"ranking": {"mode": "x_algo"}, "seed": 3})
     sweep = SweepContext("s", "sqlite:///x.db", "1", None, ["ranking.out_of_network_scale", "seed"])

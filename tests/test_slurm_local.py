@@ -26,7 +26,7 @@ from process_helpers import (
 )
 from test_cluster import finished_children
 
-from prism_experiments.harness import slurm_local
+from prism_experiments.ops import slurm_local
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 SLURM = ("hydra/launcher=prism_submitit_slurm",)

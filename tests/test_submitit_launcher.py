@@ -10,7 +10,7 @@ from pathlib import Path
 import submitit
 
 from hydra_plugins.prism_launcher.prism_submitit_launcher import stop_local_jobs
-from prism_experiments.processes import process_alive
+from prism_experiments.ops.processes import process_alive
 
 #: a job still in submitit's start-up, where SIGTERM is only logged: here it ignores SIGTERM for good
 DEAF_JOB = (

@@ -8,8 +8,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from prism_experiments.harness.context import SweepContext, jobs_to_start
 from prism_experiments.harness.recovery import JobRecord, failure_lines, read_outcome, write_outcome
+from prism_experiments.harness.sweep_file import SweepContext, jobs_to_start
 from prism_experiments.tracking.errors import error_line
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from mlflow.tracking import MlflowClient
 
-from prism_experiments.harness.ui import latest_experiment
+from prism_experiments.ops.ui import latest_experiment
 
 
 def test_the_ui_opens_the_newest_experiment_with_an_ended_run(tmp_path: Path) -> None:

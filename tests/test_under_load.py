@@ -8,7 +8,7 @@ import shutil
 import pytest
 import under_load
 
-from prism_experiments.processes import child_pids, process_alive
+from prism_experiments.ops.processes import child_pids, process_alive
 
 
 @pytest.mark.parametrize("stress_ng", [False, True], ids=["python loops", "stress-ng"])

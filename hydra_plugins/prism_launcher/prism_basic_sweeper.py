@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from hydra._internal.core_plugins.basic_sweeper import BasicSweeper, BasicSweeperConf
 from hydra.core.config_store import ConfigStore
 
-from prism_experiments.harness.context import SWEEP_FILE_ENV
+from prism_experiments.harness.sweep_file import SWEEP_FILE_ENV
 
 
 @dataclass

@@ -7,23 +7,22 @@ FAILED (and listed by the sweep callback), and the jobs that never finished run 
 
 import logging
 import os
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from hydra.core.config_store import ConfigStore
 from hydra.core.singleton import Singleton
-from hydra.core.utils import JobReturn, JobStatus, filter_overrides
-from hydra_plugins.hydra_joblib_launcher._core import execute_job, process_joblib_cfg
+from hydra.core.utils import JobReturn, filter_overrides
+from hydra_plugins.hydra_joblib_launcher._core import process_joblib_cfg
 from hydra_plugins.hydra_joblib_launcher.config import JobLibLauncherConf
 from hydra_plugins.hydra_joblib_launcher.joblib_launcher import JoblibLauncher
 from joblib import Parallel, delayed, effective_n_jobs
 from joblib._parallel_backends import LokyBackend
 from joblib.externals.loky.process_executor import BrokenProcessPool
 
-from prism_experiments.tracking.errors import error_line
-from prism_experiments.tracking.store import quiet_store_tracebacks
+from hydra_plugins.prism_launcher.job_returns import died_job, execute_job_safely, jobs_not_finished
 
 log = logging.getLogger(__name__)
 
@@ -95,7 +94,7 @@ class PrismJoblibLauncher(JoblibLauncher):
                 if pending and restart == self.max_pool_restarts:
                     log.error("the pool broke %d times; %d job(s) not run", restart + 1, len(pending))
         # jobs that died have no JobReturn: the sweep callback reports them from the store
-        return [returns.get(i) or _died(i) for i in range(initial_job_idx, initial_job_idx + len(job_overrides))]
+        return [returns.get(i) or died_job(i) for i in range(initial_job_idx, initial_job_idx + len(job_overrides))]
 
     def _run_in_pool(
         self, numbers: list[int], job_overrides: Sequence[Sequence[str]]
@@ -145,7 +144,7 @@ def check_start_method(start_method: str) -> str:
 def loky_backend(start_method: str, n_jobs: int) -> LokyBackend:
     """joblib's loky backend (the threading backend is incompatible with Hydra), each worker watching the driver
     from its start: a worker that is idle when the driver is killed must not outlive it either."""
-    from prism_experiments.tracking.liveness import watch_driver, watch_parent
+    from prism_experiments.ops.liveness import watch_driver, watch_parent
 
     if start_method == "loky":
         return LokyBackend(initializer=watch_parent)
@@ -176,55 +175,6 @@ def start_fork_server(environment: dict[str, str]) -> None:
     set_start_method("forkserver", force=True)
 
 
-def jobs_not_finished(
-    config: Any, job_overrides: Sequence[Sequence[str]], initial_job_idx: int
-) -> tuple[list[tuple[int, list[str]]], dict[int, JobReturn]]:
-    """The (number, overrides) of the jobs to start, and a return for each job not to start: its config was
-    FINISHED when the sweep began (the sweep callback's `SweepContext.finished_jobs`). Every launcher's first step."""
-    from prism_experiments.harness.context import current_sweep, jobs_to_start
-
-    numbered = [(initial_job_idx + offset, list(overrides)) for offset, overrides in enumerate(job_overrides)]
-    start, finished = jobs_to_start(current_sweep(Path(str(config.hydra.sweep.dir))), numbered)
-    overrides_of = dict(numbered)
-    return start, {num: _ended(num, overrides_of[num], f"job {num} (FINISHED before the sweep)") for num in finished}
-
-
 def numbered_job(index: int, overrides: Sequence[str], *args: Any) -> tuple[int, JobReturn]:
     """`execute_job_safely` with its job number, for results that arrive in completion order."""
     return index, execute_job_safely(index, overrides, *args)
-
-
-def execute_job_safely(index: int, overrides: Sequence[str], *args: Any) -> JobReturn:
-    """Hydra's `execute_job` through `run_safely`."""
-    return run_safely(index, overrides, lambda: execute_job(index, overrides, *args))
-
-
-def run_safely(index: int, overrides: Sequence[str], run: Callable[[], JobReturn]) -> JobReturn:
-    """A launcher's job body, never raising: Hydra writes the job's config files before our task runs, and
-    an exception there (a full disk) would abort the whole sweep with a traceback. A job that could not
-    run is returned COMPLETED and reported by the sweep callback (it has no FINISHED run or outcome)."""
-    quiet_store_tracebacks()
-    try:
-        ret = run()
-    except Exception as error:  # Hydra's own set-up of the job: nothing of ours ran
-        log.error("job %d could not start: %s", index, error_line(error))
-        return _ended(index, list(overrides), f"job {index} (could not start)")
-    if ret.status == JobStatus.FAILED:  # the task raised past run_job: recorded in the store, listed at the end
-        log.error("job %d failed: %s", index, error_line(ret._return_value))
-        return _ended(index, list(overrides), f"job {index} (failed)")
-    return ret
-
-
-def _ended(index: int, overrides: list[str], task_name: str) -> JobReturn:
-    ret = JobReturn()
-    ret.status = JobStatus.COMPLETED  # Hydra's sweeper re-raises a FAILED job's exception and aborts the rest
-    ret.return_value = None
-    ret.overrides = overrides
-    ret.working_dir = ""
-    ret.task_name = task_name
-    return ret
-
-
-def _died(index: int) -> JobReturn:
-    """Recorded as FAILED in MLflow; Hydra must not abort the other batches."""
-    return _ended(index, [], f"job {index} (process died)")

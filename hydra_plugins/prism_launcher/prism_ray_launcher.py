@@ -32,7 +32,7 @@ from hydra_plugins.hydra_ray_launcher._config import RayConf
 from hydra_plugins.hydra_ray_launcher.ray_launcher import RayLauncher
 from omegaconf import OmegaConf
 
-from hydra_plugins.prism_launcher.prism_joblib_launcher import _died, _ended, execute_job_safely, jobs_not_finished
+from hydra_plugins.prism_launcher.job_returns import died_job, ended_job, execute_job_safely, jobs_not_finished
 from prism_experiments.locations import RunLayout
 
 log = logging.getLogger(__name__)
@@ -94,9 +94,9 @@ def on_loopback(address: Any) -> bool:
 def start_local_instance(home: Path, init: dict[str, Any], timeout_s: float, attempts: int) -> dict[str, Any]:
     """Start a private head for this sweep (stopped at exit, by its PID) and return `ray.init` arguments that
     connect to it; RayStartError when every attempt failed."""
-    from prism_experiments.daemons import DaemonError, free_port
-    from prism_experiments.harness import ray_head
-    from prism_experiments.processes import STOPPED_BY_OWNER
+    from prism_experiments.ops import ray_head
+    from prism_experiments.ops.daemons import DaemonError, free_port
+    from prism_experiments.ops.processes import STOPPED_BY_OWNER
 
     reasons = []
     for attempt in range(1, attempts + 1):
@@ -142,7 +142,7 @@ def stop_local_instance(home: Path, grace_s: float = 60) -> None:
     jobs: their workers get `grace_s` to mark their runs."""
     import ray
 
-    from prism_experiments.harness import ray_head
+    from prism_experiments.ops import ray_head
 
     ray.shutdown()
     ray_head.stop_head(home, grace_s=grace_s)
@@ -245,16 +245,16 @@ def _run_job(index: int, overrides: Sequence[str], *args: Any) -> JobReturn:
     """In the Ray worker: Hydra's job through the same never-raising wrapper as the joblib launcher, unless the sweep
     was interrupted before it started; the driver's interrupt, passed on, ends it (its run marked KILLED)."""
     from prism_experiments.harness.interruption import job_may_start
-    from prism_experiments.processes import interrupts_raised
+    from prism_experiments.ops.processes import interrupts_raised
 
     *job_args, sweep_dir = args
     with interrupts_raised():
         try:
             if not job_may_start(Path(sweep_dir), index):
-                return _ended(index, list(overrides), f"job {index} (not started: the sweep was interrupted)")
+                return ended_job(index, list(overrides), f"job {index} (not started: the sweep was interrupted)")
             return execute_job_safely(index, overrides, *job_args)
         except KeyboardInterrupt:  # the driver's signal, passed on: the run, if one was made, is marked KILLED
-            return _ended(index, list(overrides), f"job {index} (interrupted)")
+            return ended_job(index, list(overrides), f"job {index} (interrupted)")
 
 
 def _stop_jobs(ray: Any, interrupt: KeyboardInterrupt, sweep_dir: Path, waiting: dict[int, Any]) -> None:
@@ -283,6 +283,6 @@ def _result(ray: Any, index: int, reference: Any, sweep_dir: Path) -> JobReturn:
 
         log.error("job %d: its Ray worker died (%s)", index, str(error).strip().splitlines()[0])
         # this host's dead worker: its RUNNING run becomes FAILED now; another node's is reaped by
-        # the next sweep's liveness check (tracking/liveness.py)
+        # the next sweep's liveness check (ops/liveness.py)
         jobs_left_after_worker_death(sweep_dir, [index])
-        return _died(index)
+        return died_job(index)

@@ -10,7 +10,7 @@ node's run is reaped by the next sweep), reported, and re-run by the next sweep.
 submitit learns a SLURM job's state from `sacct` alone, which needs the cluster's accounting database
 (slurmdbd). On a cluster without one (`make slurm-local`, many small installations) `sacct` fails, a job
 that died without a result (`scancel`) stays UNKNOWN and the sweep would wait for it forever: there the
-state comes from `squeue` (`harness/slurm_local.py`, `SlurmStateWatcher`).
+state comes from `squeue` (`ops/slurm_queue.py`, `SlurmStateWatcher`).
 
 A job over its time limit fails naming the limit (`hydra.launcher.timeout_min`), in its run and in the sweep's
 list: submitit's own reason reads only "timed-out too many times", and a killed job's only "state: TIMEOUT". It is
@@ -35,7 +35,7 @@ from hydra_plugins.hydra_submitit_launcher.config import BaseQueueConf, LocalQue
 from hydra_plugins.hydra_submitit_launcher.submitit_launcher import BaseSubmititLauncher
 from omegaconf import OmegaConf
 
-from hydra_plugins.prism_launcher.prism_joblib_launcher import _died, jobs_not_finished, run_safely
+from hydra_plugins.prism_launcher.job_returns import died_job, jobs_not_finished, run_safely
 
 if TYPE_CHECKING:
     from prism_experiments.harness.progress import SweepProgress
@@ -102,7 +102,7 @@ def stop_local_jobs(jobs: Sequence[Any], grace_s: float = 10.0, killed_wait_s: f
     otherwise open its run after the driver is gone and leave it RUNNING; the driver marks what it left.
     The job processes are killed rather than the controllers interrupted: a controller prints a traceback
     on SIGINT (submitit's LocalJob.cancel)."""
-    from prism_experiments.processes import child_pids
+    from prism_experiments.ops.processes import child_pids
 
     controllers = [job._process for job in jobs if isinstance(getattr(job, "_process", None), subprocess.Popen)]
     deadline = time.monotonic() + grace_s
@@ -139,7 +139,7 @@ class _PrismSubmitit(BaseSubmititLauncher):
 
     def launch(self, job_overrides: Sequence[Sequence[str]], initial_job_idx: int) -> Sequence[JobReturn]:
         from prism_experiments.harness.progress import SweepProgress
-        from prism_experiments.harness.slurm_local import SlurmStateWatcher
+        from prism_experiments.ops.slurm_queue import SlurmStateWatcher
 
         assert self.config is not None
         sweep_dir = Path(str(self.config.hydra.sweep.dir))
@@ -183,7 +183,7 @@ class _PrismSubmitit(BaseSubmititLauncher):
                 jobs_left_after_worker_death(sweep_dir, [index], {index: died})
                 if timed_out:  # its run may have ended KILLED by SLURM's SIGTERM, which the job cannot tell apart
                     relabel_ended_job(sweep_dir, index, died)
-                returns[index] = _died(index)
+                returns[index] = died_job(index)
             outcome = read_outcome(sweep_dir, index)
             progress.finished(failed=outcome is None or outcome.status == "FAILED")
         return returns

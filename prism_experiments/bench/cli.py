@@ -14,8 +14,8 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
 
-from prism_experiments.bench.context import BenchContext
 from prism_experiments.bench.report import BenchReport, Figure, machine_info, render_table, write_report
+from prism_experiments.bench.section_inputs import BenchContext
 from prism_experiments.bench.sizes import SIZES, Mode
 from prism_experiments.locations import RunLayout, default_runs_dir
 

@@ -19,13 +19,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from statistics import mean
 
-from prism_experiments.bench.context import BenchContext
 from prism_experiments.bench.hydra_runs import LoggedRun, new_runs, run_entry_point, simulation_runs
 from prism_experiments.bench.probe.log import read_probe
 from prism_experiments.bench.report import Figure, Target, figure
+from prism_experiments.bench.section_inputs import BenchContext
 from prism_experiments.bench.sizes import Mode
-from prism_experiments.daemons import free_port
 from prism_experiments.locations import sqlite_tracking_uri
+from prism_experiments.ops.daemons import free_port
 
 SECTION = 6
 EXPERIMENT = "smoke"
@@ -204,7 +204,7 @@ def worker_figures(work: Path, sizes: ClusterSizes, cache_dir: Path, cores: int)
 
 
 def store_figures(work: Path, sizes: ClusterSizes, cache_dir: Path) -> list[Figure]:
-    from prism_experiments.tracking import server as tracking_server
+    from prism_experiments.ops import tracking_server
 
     sqlite = smoke_sweep(work, "bench_sqlite", sizes.store_seeds, LAUNCHERS["joblib"], cache_dir=cache_dir)
     # in the system's temp dir: as root, PostgreSQL runs as `postgres`, which must enter every parent

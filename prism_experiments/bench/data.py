@@ -102,3 +102,21 @@ def build_bench_world(
     return BenchWorld(
         agents, graph, posts, vectors, encoded=embedder.encoded_count - before, embed_s=time.perf_counter() - started
     )
+
+
+#: a seed no other section's corpus uses, so none of the texts of `distinct_texts` is in any cache
+TEXTS_SEED = 801
+
+
+def distinct_texts(n: int, seed: int = TEXTS_SEED) -> list[str]:
+    """`n` different realistic post texts from the synthetic generator."""
+    size = n
+    while True:
+        texts = list(
+            dict.fromkeys(
+                post.text for post in generate_corpus(SyntheticCorpusConfig(n_posts=size, text_pool_size=0), seed)
+            )
+        )
+        if len(texts) >= n:
+            return texts[:n]
+        size *= 2

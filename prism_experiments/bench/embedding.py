@@ -4,29 +4,13 @@ from __future__ import annotations
 
 import tempfile
 
-from prism_experiments.bench.context import BenchContext
+from prism_experiments.bench.data import distinct_texts
 from prism_experiments.bench.measure import timed
 from prism_experiments.bench.report import Figure, Target, figure
-from prism_experiments.corpus import SyntheticCorpusConfig, generate_corpus
+from prism_experiments.bench.section_inputs import BenchContext
 from prism_experiments.embeddings import DEFAULT_MODEL, Embedder, load_model
 
 SECTION = 1
-#: a seed no other section's corpus uses, so none of these texts is in any cache
-TEXTS_SEED = 801
-
-
-def distinct_texts(n: int, seed: int = TEXTS_SEED) -> list[str]:
-    """`n` different realistic post texts from the synthetic generator."""
-    size = n
-    while True:
-        texts = list(
-            dict.fromkeys(
-                post.text for post in generate_corpus(SyntheticCorpusConfig(n_posts=size, text_pool_size=0), seed)
-            )
-        )
-        if len(texts) >= n:
-            return texts[:n]
-        size *= 2
 
 
 def embedding_section(ctx: BenchContext) -> list[Figure]:

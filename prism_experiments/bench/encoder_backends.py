@@ -23,12 +23,11 @@ import time
 
 import numpy as np
 
-from prism_experiments.bench.context import BenchContext
-from prism_experiments.bench.data import bench_agents, bench_corpus
-from prism_experiments.bench.embedding import distinct_texts
+from prism_experiments.bench.data import bench_agents, bench_corpus, distinct_texts
 from prism_experiments.bench.exact import exact_top_k
 from prism_experiments.bench.ranking import recall_at_k
 from prism_experiments.bench.report import Figure, Target, figure
+from prism_experiments.bench.section_inputs import BenchContext
 from prism_experiments.domain import interest_query_text
 from prism_experiments.embeddings import DEFAULT_MODEL, Embedder, normalize_rows
 from prism_experiments.embeddings.backends import (

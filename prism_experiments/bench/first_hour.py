@@ -3,7 +3,7 @@
 - `first.ranking_modes.upfront_texts`: distinct texts a cold `make sweep EXPERIMENT=ranking_modes` embeds
   before its jobs start, its whole text pool (the same on every machine); `first.text_pool_ceiling`: at most
   this many post texts exist in any run of the default corpus (2 × topics × `corpus.text_pool_size`).
-- `first.ui.first_answer_s`: `make ui` (prism_experiments.harness.ui) from start to its first HTTP 200.
+- `first.ui.first_answer_s`: `make ui` (prism_experiments.ops.ui) from start to its first HTTP 200.
 - `first.llm.reload_s`: the local LLM's load in a new process once its de-quantised weights are cached.
 - `first.make_test_s`: the wall time of the last full `make test` on this checkout (tests/conftest.py writes
   it to `<runs_dir>/bench/test-session.json`; a test run is too long to start from here).
@@ -21,10 +21,10 @@ import time
 import urllib.request
 from pathlib import Path
 
-from prism_experiments.bench.context import BenchContext
 from prism_experiments.bench.report import Figure, Target, figure
-from prism_experiments.daemons import free_port
+from prism_experiments.bench.section_inputs import BenchContext
 from prism_experiments.locations import PROJECT_ROOT, RunLayout
+from prism_experiments.ops.daemons import free_port
 
 SECTION = 7
 ISSUE = "REQ-FIRSTHOUR (docs/requirements.md)"
@@ -53,8 +53,8 @@ def ranking_modes_upfront_texts(ctx: BenchContext) -> tuple[int, int]:
 
 
 def ui_first_answer_s(ctx: BenchContext, timeout_s: float = 180.0) -> float | None:
-    """Seconds from starting `prism_experiments.harness.ui` on a store with one FINISHED run to its first 200."""
-    from prism_experiments.harness.ui import stop_group
+    """Seconds from starting `prism_experiments.ops.ui` on a store with one FINISHED run to its first 200."""
+    from prism_experiments.ops.ui import stop_group
     from prism_experiments.tracking.store import client_for
 
     store = ctx.work_dir / "first_hour_ui"
@@ -70,7 +70,7 @@ def ui_first_answer_s(ctx: BenchContext, timeout_s: float = 180.0) -> float | No
         [
             sys.executable,
             "-m",
-            "prism_experiments.harness.ui",
+            "prism_experiments.ops.ui",
             "--port",
             str(port),
             "--no-browser",

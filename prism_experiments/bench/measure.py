@@ -13,7 +13,7 @@ from typing import TypeVar
 
 import numpy as np
 
-from prism_experiments.processes import current_rss_bytes, peak_rss_bytes  # noqa: F401 (re-exported)
+from prism_experiments.memory import current_rss_bytes, peak_rss_bytes  # noqa: F401 (re-exported)
 
 T = TypeVar("T")
 
@@ -90,3 +90,8 @@ def run_child(
     maxrss = usage.ru_maxrss if sys.platform == "darwin" else usage.ru_maxrss * 1024
     cpu = usage.ru_utime + usage.ru_stime
     return ChildRun(list(command), process.returncode, wall, int(maxrss), log_path, cpu)
+
+
+def load_average() -> float:
+    """The 1-minute load average (what the figures were measured beside)."""
+    return os.getloadavg()[0]

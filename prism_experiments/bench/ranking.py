@@ -14,11 +14,11 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from prism_experiments.agents import SocialAgent
-from prism_experiments.bench.context import BenchContext, drop_store, store_config
 from prism_experiments.bench.data import BENCH_SEED, BenchWorld
 from prism_experiments.bench.exact import ExactRetriever
 from prism_experiments.bench.measure import latencies, percentile, timed
 from prism_experiments.bench.report import Figure, Target, figure
+from prism_experiments.bench.section_inputs import BenchContext, drop_store, store_config
 from prism_experiments.bench.store import build_store
 from prism_experiments.embeddings import Embedder
 from prism_experiments.network import SocialGraph

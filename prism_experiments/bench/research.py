@@ -14,10 +14,10 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from prism_experiments.bench.context import BenchContext
 from prism_experiments.bench.hydra_runs import child_env, new_runs, simulation_runs
-from prism_experiments.bench.measure import ChildRun, run_child
+from prism_experiments.bench.measure import ChildRun, load_average, run_child
 from prism_experiments.bench.report import Figure, Target, figure
+from prism_experiments.bench.section_inputs import BenchContext
 from prism_experiments.locations import PROJECT_ROOT, sqlite_tracking_uri
 
 SECTION = 8
@@ -30,11 +30,6 @@ SPEEDUP_TARGETS = {
     mode: Target(op=">=", threshold=3.0 if mode == "x_algo" else 2.0, source="issue 41") for mode in MODES
 }
 LOOP_TIMINGS = ("rank_s", "decide_s", "index_new_s")
-
-
-def load_average() -> float:
-    """The 1-minute load average (what the figures were measured beside)."""
-    return os.getloadavg()[0]
 
 
 def baseline_tree(commit: str, work: Path) -> Path:

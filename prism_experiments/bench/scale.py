@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from prism_experiments.bench.context import BenchContext
+from prism_experiments.bench.measure import load_average
 from prism_experiments.bench.report import Figure, Target, figure
-from prism_experiments.bench.research import load_average
+from prism_experiments.bench.section_inputs import BenchContext
 from prism_experiments.bench.simulation import ENGINE_PEAKS, ENGINE_TIMINGS
 from prism_experiments.locations import RunLayout
 

@@ -13,7 +13,6 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from prism_experiments.bench.context import BenchContext
 from prism_experiments.bench.hydra_runs import (
     active_agent_steps,
     new_runs,
@@ -23,6 +22,7 @@ from prism_experiments.bench.hydra_runs import (
 from prism_experiments.bench.measure import timed
 from prism_experiments.bench.probe.log import read_probe
 from prism_experiments.bench.report import Figure, Target, figure
+from prism_experiments.bench.section_inputs import BenchContext
 from prism_experiments.composition import compose_experiment
 from prism_experiments.embeddings import Embedder
 from prism_experiments.locations import artifact_root, sqlite_tracking_uri

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import functools
 
-from prism_experiments.bench.context import BenchContext, drop_store, store_config
 from prism_experiments.bench.data import BenchWorld
 from prism_experiments.bench.measure import current_rss_bytes, latencies, percentile, timed
 from prism_experiments.bench.report import Figure, Target, figure
+from prism_experiments.bench.section_inputs import BenchContext, drop_store, store_config
 from prism_experiments.embeddings import Embedder
 from prism_experiments.rag import FeedRetriever
 

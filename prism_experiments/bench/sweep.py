@@ -18,10 +18,10 @@ from statistics import mean
 
 import numpy as np
 
-from prism_experiments.bench.context import BenchContext
 from prism_experiments.bench.hydra_runs import LoggedRun, child_env, new_runs, run_entry_point, simulation_runs
 from prism_experiments.bench.probe.log import read_probe
 from prism_experiments.bench.report import Figure, Target, figure
+from prism_experiments.bench.section_inputs import BenchContext
 from prism_experiments.embeddings import Embedder
 from prism_experiments.locations import RunLayout, sqlite_tracking_uri
 

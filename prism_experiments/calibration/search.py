@@ -21,9 +21,9 @@ from prism_experiments.config import ExperimentConfig
 from prism_experiments.harness.job import end_run
 from prism_experiments.locations import RunLayout, artifact_root, tracking_uri_for
 from prism_experiments.metrics.moments import calibration_moments
+from prism_experiments.ops.liveness import HEARTBEAT_TAG, Heartbeat, liveness_tags, reap_stale_runs
 from prism_experiments.simulation import run_simulation
 from prism_experiments.tracking.errors import error_line
-from prism_experiments.tracking.liveness import HEARTBEAT_TAG, Heartbeat, liveness_tags, reap_stale_runs
 from prism_experiments.tracking.params import flatten, to_params
 from prism_experiments.tracking.provenance import git_commit, package_versions
 from prism_experiments.tracking.run_logger import log_params, set_tags

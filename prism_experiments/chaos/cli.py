@@ -32,7 +32,7 @@ def available_faults(faults: tuple[str, ...], work: Path) -> tuple[tuple[str, ..
     """The faults this machine can inject, and a note for each left out (no PostgreSQL, no tmpfs mount)."""
     notes, kept = [], list(faults)
     try:
-        from prism_experiments.tracking.server import postgres_bin
+        from prism_experiments.ops.postgres import postgres_bin
 
         postgres_bin()
     except Exception as error:

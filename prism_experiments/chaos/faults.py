@@ -100,7 +100,7 @@ def inject(fault: str, sweeps: list[Sweep], stores: Stores, at_event: list, rng:
         pid = int(rng.choice(running).data.tags[PID_TAG])
         return _signal(pid, signal.SIGKILL, f"kill -9 of job process {pid}")
     if fault == "kill_mlflow":
-        from prism_experiments.tracking import server as tracking_server
+        from prism_experiments.ops import tracking_server
 
         assert stores.server_home is not None
         state = tracking_server.read_state(stores.server_home)
@@ -111,7 +111,7 @@ def inject(fault: str, sweeps: list[Sweep], stores: Stores, at_event: list, rng:
             return Injection(False, "the MLflow server was gone")
         return Injection(True, f"kill -9 of the MLflow server's group {state.mlflow_pid}")
     if fault == "kill_postgres":
-        from prism_experiments.tracking import server as tracking_server
+        from prism_experiments.ops import tracking_server
 
         assert stores.server_home is not None
         state = tracking_server.read_state(stores.server_home)

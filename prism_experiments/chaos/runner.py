@@ -21,7 +21,7 @@ from prism_experiments.chaos.world import (
     start_sweep,
     wait_for_exit,
 )
-from prism_experiments.processes import process_alive
+from prism_experiments.ops.processes import process_alive
 from prism_experiments.tracking.tags import PID_TAG
 
 log = logging.getLogger("prism_experiments.chaos")
@@ -108,11 +108,11 @@ def recover(round_: Round, stores: Stores) -> list[str]:
     again (`make tracking-server`'s code, which recognises its half), and the next command's reaper runs
     (`reap_stale_runs`, the first thing any sweep, run or `make compare` does). The jobs the round left undone run in
     the final clean re-run."""
-    from prism_experiments.tracking.liveness import reap_stale_runs
+    from prism_experiments.ops.liveness import reap_stale_runs
 
     wait_for_orphans(stores, round_.store, set(round_.seeds))
     if round_.store == "server":
-        from prism_experiments.tracking import server as tracking_server
+        from prism_experiments.ops import tracking_server
 
         assert stores.server_home is not None
         tracking_server.start(stores.server_home, mlflow_port=stores.server_port)

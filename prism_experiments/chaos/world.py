@@ -77,9 +77,8 @@ class Stores:
 @contextlib.contextmanager
 def stores_for(work: Path, cache: Path, rounds: list[Round]) -> Iterator[Stores]:
     """The stores and servers `rounds` need, stopped at the end (by PID) whatever happened."""
-    from prism_experiments.daemons import free_port
-    from prism_experiments.harness import ray_head
-    from prism_experiments.tracking import server as tracking_server
+    from prism_experiments.ops import ray_head, tracking_server
+    from prism_experiments.ops.daemons import free_port
 
     stores = Stores(work, cache)
     try:

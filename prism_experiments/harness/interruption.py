@@ -16,8 +16,8 @@ from pathlib import Path
 
 from prism_experiments.harness.recovery import read_outcome
 from prism_experiments.locations import job_process_file, sweep_interrupted_marker
-from prism_experiments.processes import interrupt_name
-from prism_experiments.tracking.liveness import this_host
+from prism_experiments.ops.liveness import this_host
+from prism_experiments.ops.processes import interrupt_name
 
 #: how long an interrupted driver waits for its signalled jobs to mark their runs before it stops their processes
 JOB_STOP_WAIT_S = 10.0

@@ -15,22 +15,11 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from prism_experiments.config import ExperimentConfig, world_size_warning
-from prism_experiments.harness.context import SweepContext
+from prism_experiments.harness.sweep_file import SweepContext
 from prism_experiments.harness.world_report import report_loaded_graph, world_file_tags
+from prism_experiments.memory import peak_rss_bytes
 from prism_experiments.metrics import step_series, summarize
-from prism_experiments.processes import (
-    RECEIVED_SIGNALS,
-    interrupt_behind,
-    interrupt_name,
-    peak_rss_bytes,
-    sigterm_as_interrupt,
-)
-from prism_experiments.simulation import run_simulation
-from prism_experiments.tracking.artifacts import write_run_files
-from prism_experiments.tracking.errors import error_line
-from prism_experiments.tracking.labels import condition_label, overrides_to_pairs
-from prism_experiments.tracking.limits import fit_tag
-from prism_experiments.tracking.liveness import (
+from prism_experiments.ops.liveness import (
     HEARTBEAT_TAG,
     Heartbeat,
     ParentWatch,
@@ -39,6 +28,17 @@ from prism_experiments.tracking.liveness import (
     liveness_tags,
     reap_stale_runs,
 )
+from prism_experiments.ops.processes import (
+    RECEIVED_SIGNALS,
+    interrupt_behind,
+    interrupt_name,
+    sigterm_as_interrupt,
+)
+from prism_experiments.simulation import run_simulation
+from prism_experiments.tracking.artifacts import write_run_files
+from prism_experiments.tracking.errors import error_line
+from prism_experiments.tracking.labels import condition_label, overrides_to_pairs
+from prism_experiments.tracking.limits import fit_tag
 from prism_experiments.tracking.llm_metrics import llm_metrics
 from prism_experiments.tracking.params import config_hash, to_params
 from prism_experiments.tracking.provenance import git_commit, package_versions

@@ -15,10 +15,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from prism_experiments.harness.context import SweepContext, current_sweep
+from prism_experiments.harness.sweep_file import SweepContext, current_sweep
 from prism_experiments.locations import job_dir as job_folder
-from prism_experiments.processes import process_alive
-from prism_experiments.tracking.liveness import this_host
+from prism_experiments.ops.liveness import this_host
+from prism_experiments.ops.processes import process_alive
 from prism_experiments.tracking.store import client_for
 from prism_experiments.tracking.tags import (
     CONFIG_HASH_TAG,

@@ -24,7 +24,6 @@ from omegaconf import DictConfig, OmegaConf
 
 from prism_experiments.composition import experiment_config
 from prism_experiments.config import ConfigError, ExperimentConfig, world_size_warning
-from prism_experiments.harness.context import SWEEP_FILE_ENV, SWEEP_FILE_NAME, SweepContext
 from prism_experiments.harness.job import finished_runs_by_hash
 from prism_experiments.harness.preflight import check_corpus_file, check_runs_dir, check_tracking_server
 from prism_experiments.harness.recovery import (
@@ -32,14 +31,15 @@ from prism_experiments.harness.recovery import (
     failure_lines,
     read_outcome,
 )
+from prism_experiments.harness.sweep_file import SWEEP_FILE_ENV, SWEEP_FILE_NAME, SweepContext
 from prism_experiments.harness.sweep_summary import log_sweep_summary, log_texts_encoded
 from prism_experiments.harness.upfront_embedding import embed_starting_corpora
+from prism_experiments.ops.liveness import HEARTBEAT_TAG, Heartbeat, live_holder, liveness_tags, reap_stale_runs
 from prism_experiments.tracking.errors import error_line
 from prism_experiments.tracking.experiment_note import sweep_note, write_sweep_note
 from prism_experiments.tracking.experiment_views import apply_view_tags
 from prism_experiments.tracking.labels import override_values, varying_override_keys
 from prism_experiments.tracking.limits import fit_tag
-from prism_experiments.tracking.liveness import HEARTBEAT_TAG, Heartbeat, live_holder, liveness_tags, reap_stale_runs
 from prism_experiments.tracking.params import config_hash
 from prism_experiments.tracking.provenance import git_commit
 from prism_experiments.tracking.run_logger import log_params

@@ -14,8 +14,8 @@ import numpy as np
 from prism_experiments.domain import as_utc, epoch_microseconds
 from prism_experiments.rag.retriever import FeedRetriever
 from prism_experiments.ranking.candidate import RankedCandidate
-from prism_experiments.ranking.context import RankerContext
 from prism_experiments.ranking.mode_config import ModeConfig
+from prism_experiments.ranking.ranker_inputs import RankerContext
 from prism_experiments.ranking.sourcing import in_sorted, sorted_union
 from prism_experiments.ranking.step_feeds import StepFeeds
 

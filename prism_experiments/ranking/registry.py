@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import TypeVar
 
 from prism_experiments.ranking.base import Ranker
-from prism_experiments.ranking.context import RankerContext
 from prism_experiments.ranking.mode_config import ModeConfig
+from prism_experiments.ranking.ranker_inputs import RankerContext
 from prism_experiments.registries import ClassRegistry
 
 #: the mode of `ranking` when a mapping leaves it out, and of `conf/config.yaml`'s default

@@ -21,8 +21,8 @@ from prism_experiments.domain import as_utc, epoch_microseconds
 from prism_experiments.rag.retriever import FeedRetriever
 from prism_experiments.ranking.base import AgentView, ConfigT, Ranker
 from prism_experiments.ranking.candidate import RankedCandidate
-from prism_experiments.ranking.context import RankerContext
 from prism_experiments.ranking.flat import Pairs, StepFilters, flat_keys, pair_keys, ranges
+from prism_experiments.ranking.ranker_inputs import RankerContext
 from prism_experiments.ranking.reshares import ReshareLog
 from prism_experiments.ranking.sourcing import sorted_union
 from prism_experiments.ranking.step_feeds import NO_VIA, StepFeeds

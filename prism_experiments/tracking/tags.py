@@ -17,7 +17,7 @@ JOBS_TAG = "prism.jobs"
 JOBS_TO_RUN_TAG = "prism.jobs_to_run"
 VARYING_TAG = "prism.varying"
 COMPARED_RUNS_TAG = "prism.compared_runs"
-#: Liveness (tracking/liveness.py): who runs a RUNNING run, and when it last said it was alive.
+#: Liveness (ops/liveness.py): who runs a RUNNING run, and when it last said it was alive.
 PID_TAG = "prism.pid"
 HOST_TAG = "prism.host"
 HEARTBEAT_TAG = "prism.heartbeat"

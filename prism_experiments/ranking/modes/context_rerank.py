@@ -21,8 +21,10 @@ from prism_experiments.agents import ARCHETYPES, AgentsConfig
 from prism_experiments.domain import epoch_microseconds
 from prism_experiments.ranking.base import AgentView, Ranker
 from prism_experiments.ranking.candidate import RankedCandidate
-from prism_experiments.ranking.context import RankerContext
-from prism_experiments.ranking.context_boosts import (
+from prism_experiments.ranking.mode_config import ModeConfig
+from prism_experiments.ranking.ranker_inputs import RankerContext
+from prism_experiments.ranking.registry import register_mode
+from prism_experiments.ranking.rerank_boosts import (
     PostText,
     archetype_boost,
     bias_matrix,
@@ -32,8 +34,6 @@ from prism_experiments.ranking.context_boosts import (
     interest_hashtags,
     post_text,
 )
-from prism_experiments.ranking.mode_config import ModeConfig
-from prism_experiments.ranking.registry import register_mode
 from prism_experiments.ranking.rescoring import descending_order
 from prism_experiments.ranking.sourcing import nearest_visible
 

@@ -21,7 +21,6 @@ from prism_experiments.agents import AgentsConfig
 from prism_experiments.domain import epoch_microseconds
 from prism_experiments.ranking.base import AgentView
 from prism_experiments.ranking.candidate import RankedCandidate
-from prism_experiments.ranking.context import RankerContext
 from prism_experiments.ranking.engagement_prediction import (
     PREDICTED_ACTIONS,
     LearnedEngagementModel,
@@ -33,6 +32,7 @@ from prism_experiments.ranking.engagement_prediction import (
 from prism_experiments.ranking.feedback import ServedFeedback
 from prism_experiments.ranking.modes.x_algo import XAlgoConfig, rescored
 from prism_experiments.ranking.network_sources import CandidatePool, NetworkSourcedRanker
+from prism_experiments.ranking.ranker_inputs import RankerContext
 from prism_experiments.ranking.registry import register_mode
 from prism_experiments.ranking.rescoring import descending_order
 

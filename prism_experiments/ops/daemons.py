@@ -1,24 +1,17 @@
-"""Servers the project starts and stops itself (PostgreSQL + an MLflow server, a Ray head): on 127.0.0.1, each in a
-session of its own with its output in a log file, recorded in a state file, and stopped by the PIDs recorded there,
-never by name."""
+"""Starting a server the project runs itself (PostgreSQL + an MLflow server, a Ray head, SLURM): on 127.0.0.1, in
+a session of its own with its output in a log file, waited for until it answers. It is recorded in a state file
+(`ops/state.py`) and stopped by the PIDs recorded there, never by name."""
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import socket
 import subprocess
-import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Generic, TypeVar
 
-from prism_experiments.processes import die_with_parent
-
-T = TypeVar("T")
+from prism_experiments.ops.processes import die_with_parent
 
 
 class DaemonError(RuntimeError):
@@ -79,52 +72,3 @@ def last_line(log_path: Path) -> str:
     except OSError:
         return "no log"
     return lines[-1][:200] if lines else "no output"
-
-
-@dataclass(frozen=True)
-class StateFile(Generic[T]):
-    """What a started server needs to be found and stopped later (its PIDs, ports), as JSON at `path`."""
-
-    path: Path
-    kind: type[T]
-
-    def read(self) -> T | None:
-        """The recorded state, or None when nothing was started (or it was stopped)."""
-        return self.kind(**json.loads(self.path.read_text())) if self.path.is_file() else None
-
-    def write(self, state: Any) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.path.write_text(json.dumps(asdict(state)))
-
-    def stop(self, stop_servers: Callable[[T], None]) -> bool:
-        """Stop what the file records with `stop_servers` and forget it; False when nothing was recorded."""
-        state = self.read()
-        if state is None:
-            return False
-        stop_servers(state)
-        self.path.unlink(missing_ok=True)
-        return True
-
-
-def run_daemon_cli(
-    prog: str,
-    doc: str,
-    actions: Sequence[str],
-    argv: list[str] | None,
-    add_options: Callable[[argparse.ArgumentParser], None],
-    act: Callable[[str, argparse.Namespace, Path], int],
-) -> int:
-    """The start/stop/status command line every server shares: `act(action, options, runs_dir)`; a DaemonError is
-    one line on stderr and exit 2."""
-    from prism_experiments.locations import default_runs_dir
-
-    parser = argparse.ArgumentParser(prog=prog, description=doc.splitlines()[0])
-    parser.add_argument("action", choices=list(actions))
-    add_options(parser)
-    parser.add_argument("--runs-dir", type=Path, default=None)
-    args = parser.parse_args(argv)
-    try:
-        return act(args.action, args, args.runs_dir or default_runs_dir())
-    except DaemonError as error:
-        print(f"{prog}: {error}", file=sys.stderr)
-        return 2

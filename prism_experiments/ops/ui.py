@@ -4,9 +4,7 @@ of the latest experiment (or `--experiment NAME`), grouped by condition (docs/re
 from __future__ import annotations
 
 import argparse
-import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -14,6 +12,8 @@ import webbrowser
 from typing import TYPE_CHECKING
 
 from prism_experiments.locations import default_runs_dir, sqlite_path, tracking_uri_for
+from prism_experiments.ops.daemons import port_open
+from prism_experiments.ops.processes import stop_process_group
 from prism_experiments.tracking.experiment_views import apply_view_tags, runs_view_url
 from prism_experiments.tracking.store import client_for, mlflow_server_env
 
@@ -70,12 +70,11 @@ def start_url(uri: str, port: int, name: str | None) -> str:
 def listening(port: int, timeout_s: float = 60.0) -> bool:
     """True once something accepts connections on HOST:`port` (False after `timeout_s`)."""
     deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        with socket.socket() as sock:
-            if sock.connect_ex((HOST, port)) == 0:
-                return True
+    while not port_open(port):
+        if time.monotonic() > deadline:
+            return False
         time.sleep(0.3)
-    return False
+    return True
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -122,17 +121,8 @@ def _exit_on_sigterm(signum: int, frame: object) -> None:
 
 def stop_group(server: subprocess.Popen) -> None:
     """SIGTERM the server's process group, SIGKILL it if it is still there after 10 s."""
-    if server.poll() is not None:
-        return
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        try:
-            os.killpg(server.pid, sig)
-            server.wait(timeout=10)
-            return
-        except ProcessLookupError:
-            return
-        except subprocess.TimeoutExpired:
-            continue
+    if server.poll() is None:
+        stop_process_group(server.pid, timeout_s=10)
 
 
 if __name__ == "__main__":

@@ -23,10 +23,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import logging
 import os
-import pwd
-import shlex
 import shutil
 import subprocess
 import sys
@@ -35,26 +32,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from submitit.slurm.slurm import SlurmInfoWatcher
+from prism_experiments.ops.cli import ServerCommands, Status
+from prism_experiments.ops.daemons import DaemonError, free_port, port_open, start_in_session, wait_until
+from prism_experiments.ops.processes import process_alive, stop_process_group
+from prism_experiments.ops.slurm_conf import CGROUP_CONF, NODE, PARTITION, slurm_conf
+from prism_experiments.ops.slurm_conf import URGENT_PARTITION as URGENT_PARTITION  # where clients send urgent jobs
+from prism_experiments.ops.state import StateFile, export_line, server_home
 
-from prism_experiments.daemons import (
-    DaemonError,
-    StateFile,
-    free_port,
-    port_open,
-    run_daemon_cli,
-    start_in_session,
-    wait_until,
-)
-from prism_experiments.processes import process_alive, stop_process_group
-
-log = logging.getLogger(__name__)
-
-STATE_FILE = "state.json"
-NODE = "localhost"
-PARTITION = "local"
-#: a higher-priority partition on the same node: its jobs preempt (requeue) the sweep jobs of PARTITION
-URGENT_PARTITION = "urgent"
 APT_INSTALL = "apt-get install -y slurm-wlm munge"
 #: the programs `start` runs, and the ones a sweep needs on its PATH
 DAEMONS = ("munged", "slurmctld", "slurmd")
@@ -88,11 +72,11 @@ class SlurmLocalState:
 
 
 def state_dir(runs_dir: Path) -> Path:
-    return runs_dir.resolve() / "slurm-local"
+    return server_home(runs_dir, "slurm-local")
 
 
 def state_file(home: Path) -> StateFile[SlurmLocalState]:
-    return StateFile(home / STATE_FILE, SlurmLocalState)
+    return StateFile.in_home(home, SlurmLocalState)
 
 
 def read_state(runs_dir: Path) -> SlurmLocalState | None:
@@ -117,64 +101,6 @@ def runtime_dir_for(home: Path) -> Path:
     """Where the unix sockets go (munge's, slurmd's spool with slurmstepd's): a short path under /tmp, because a
     socket's path must fit in 107 bytes (`sun_path`), which a runs directory under a home does not guarantee."""
     return Path("/tmp") / f"prism-slurm-{hashlib.sha256(str(home).encode()).hexdigest()[:12]}"
-
-
-def node_memory_mb() -> int:
-    """The machine's memory in MB (slurm.conf's RealMemory), from /proc/meminfo."""
-    for line in Path("/proc/meminfo").read_text().splitlines():
-        if line.startswith("MemTotal:"):
-            return max(1, int(line.split()[1]) // 1024)
-    return 1
-
-
-def slurm_conf(home: Path, runtime: Path, ctld_port: int, slurmd_port: int, cpus: int) -> str:
-    user = pwd.getpwuid(os.geteuid()).pw_name
-    settings = {
-        "ClusterName": "prism-local",
-        "SlurmctldHost": f"{NODE}(127.0.0.1)",
-        "SlurmctldPort": ctld_port,
-        "SlurmdPort": slurmd_port,
-        "SlurmUser": user,
-        "SlurmdUser": user,
-        "AuthType": "auth/munge",
-        "CredType": "cred/munge",
-        # cred_expire: a requeued (preempted) job waits this long before it may start again (120 s by default)
-        "AuthInfo": f"socket={runtime / 'munge.socket'},cred_expire=30",
-        "StateSaveLocation": home / "state",
-        "SlurmdSpoolDir": runtime / "spool",
-        "SlurmctldPidFile": runtime / "slurmctld.pid",
-        "SlurmdPidFile": runtime / "slurmd.pid",
-        "ProctrackType": "proctrack/linuxproc",
-        "TaskPlugin": "task/none",
-        "JobAcctGatherType": "jobacct_gather/none",
-        "AccountingStorageType": "accounting_storage/none",
-        "JobCompType": "jobcomp/none",
-        "SelectType": "select/cons_tres",
-        "SelectTypeParameters": "CR_CPU",
-        "SchedulerType": "sched/backfill",
-        "MpiDefault": "none",
-        "SwitchType": "switch/none",
-        "MailProg": "/bin/true",
-        "ReturnToService": 2,
-        "SlurmdParameters": "config_overrides",
-        "KillWait": 10,
-        "CommunicationParameters": "NoCtldInAddrAny,NoInAddrAny",
-        "PreemptType": "preempt/partition_prio",
-        "PreemptMode": "REQUEUE",
-    }
-    lines = ["# written by `make slurm-local` (prism_experiments/harness/slurm_local.py); rewritten at each start"]
-    lines += [f"{key}={value}" for key, value in settings.items()]
-    lines += [
-        f"NodeName={NODE} NodeAddr=127.0.0.1 CPUs={cpus} RealMemory={node_memory_mb()} State=UNKNOWN",
-        f"PartitionName={PARTITION} Nodes={NODE} Default=YES MaxTime=INFINITE State=UP PriorityTier=1",
-        f"PartitionName={URGENT_PARTITION} Nodes={NODE} MaxTime=INFINITE State=UP PriorityTier=2 PreemptMode=OFF",
-    ]
-    return "\n".join(lines) + "\n"
-
-
-#: no cgroup plugin is configured (proctrack/linuxproc, task/none); slurmd still reads this file, and must not
-#: mount cgroup filesystems of its own
-CGROUP_CONF = "# written by `make slurm-local`: no cgroup plugin is used\nCgroupAutomount=no\n"
 
 
 def start(runs_dir: Path, cpus: int | None = None, timeout_s: float = 120) -> SlurmLocalState:
@@ -324,113 +250,41 @@ def stop(runs_dir: Path) -> bool:
     return stop_cluster(state_dir(runs_dir))
 
 
-def export_line(state: SlurmLocalState) -> str:
-    return "export " + " ".join(f"{key}={shlex.quote(value)}" for key, value in state.client_env().items())
+def _start_lines(args: argparse.Namespace, runs_dir: Path) -> list[str]:
+    state = start(runs_dir, cpus=args.cpus)
+    return [
+        f"SLURM on 127.0.0.1: slurmctld :{state.slurmctld_port} (pid {state.slurmctld_pid}), "
+        f"slurmd :{state.slurmd_port} (pid {state.slurmd_pid}, node {NODE}, {state.cpus} CPUs, "
+        f"partition {PARTITION}), munged (pid {state.munged_pid}). In the shell that sweeps:",
+        f"  {export_line(state.client_env())}",
+        '  make sweep EXPERIMENT=smoke ARGS="hydra/launcher=prism_submitit_slurm"',
+        "  make slurm-local-stop   stops it",
+    ]
 
 
-#: at most this many seconds between two questions to SLURM about a sweep's jobs (submitit's default: 600)
-SLURM_STATE_SECONDS = 10
-#: the state given to a job that `squeue` no longer knows (purged after SLURM's MinJobAge) and that left no result
-NOT_IN_QUEUE = "ENDED (no longer in squeue)"
-
-
-class SlurmStateWatcher(SlurmInfoWatcher):
-    """submitit's job-state watcher for `prism_submitit_slurm`: `sacct` where the cluster keeps accounting (as
-    submitit does), else `squeue --states=all`. Without slurmdbd `sacct` fails, and submitit would keep a job that
-    died without a result (`scancel`, a time limit) UNKNOWN, so the sweep would wait for it forever."""
-
-    def __init__(self, delay_s: int = SLURM_STATE_SECONDS) -> None:
-        super().__init__(delay_s=delay_s)
-        self.accounting: bool | None = None  # unknown until sacct was asked once
-
-    def update(self) -> None:
-        command = self._make_command()
-        if command is None:
-            return
-        self._num_calls += 1
-        output = self._sacct(command) if self.accounting is not False else None
-        if self.accounting is False:
-            output = self._squeue(sorted({job_id.split("_")[0] for job_id in self._registered - self._finished}))
-        if output is not None:
-            self._info_dict.update(self.read_info(output))
-        self._last_status_check = time.time()
-        for job_id in self._registered - self._finished:
-            if self.is_done(job_id, mode="cache"):
-                self._finished.add(job_id)
-
-    def _sacct(self, command: list[str]) -> str | None:
-        done = _ask(command)
-        if done is None:
-            return None
-        if done.returncode == 0:
-            self.accounting = True
-            return done.stdout
-        if "accounting storage is disabled" in done.stderr:
-            self.accounting = False
-            log.info("this SLURM cluster keeps no accounting (sacct): job states come from squeue")
-            return None
-        log.warning("sacct: %s; job states may lag", (done.stderr.strip() or f"exit {done.returncode}")[:200])
-        return None
-
-    def _squeue(self, main_ids: list[str]) -> str | None:
-        """`sacct --parsable2`'s format from `squeue`; a registered job squeue no longer knows is NOT_IN_QUEUE."""
-        done = _ask(
-            ["squeue", "--noheader", "--array", "--states=all", "--format=%i|%T|%N", "--jobs", ",".join(main_ids)]
-        )
-        if done is None:
-            return None
-        if done.returncode != 0 and "Invalid job id" not in done.stderr:
-            log.warning("squeue: %s; job states may lag", (done.stderr.strip() or f"exit {done.returncode}")[:200])
-            return None
-        lines = done.stdout.splitlines() if done.returncode == 0 else []
-        listed = {line.split("|", 1)[0] for line in lines}
-        lines += [
-            f"{job_id}|{NOT_IN_QUEUE}|"
-            for job_id in sorted(self._registered - self._finished)
-            if job_id not in listed and job_id.split("_")[0] not in listed
-        ]
-        return "\n".join(["JobID|State|NodeList", *lines])
-
-
-def _ask(command: list[str]) -> subprocess.CompletedProcess[str] | None:
-    try:
-        return subprocess.run(command, capture_output=True, text=True, timeout=60)
-    except (OSError, subprocess.TimeoutExpired) as error:
-        log.warning("%s: %s; job states may lag", command[0], error)
-        return None
-
-
-def main(argv: list[str] | None = None) -> int:
-    def options(parser: argparse.ArgumentParser) -> None:
-        parser.add_argument("--cpus", type=int, default=None, help="the node's CPUs (default: 2, or 1 on one core)")
-
-    return run_daemon_cli("slurm-local", __doc__ or "", ["start", "stop", "status"], argv, options, _act)
-
-
-def _act(action: str, args: argparse.Namespace, runs_dir: Path) -> int:
-    if action == "start":
-        state = start(runs_dir, cpus=args.cpus)
-        print(
-            f"SLURM on 127.0.0.1: slurmctld :{state.slurmctld_port} (pid {state.slurmctld_pid}), "
-            f"slurmd :{state.slurmd_port} (pid {state.slurmd_pid}, node {NODE}, {state.cpus} CPUs, "
-            f"partition {PARTITION}), munged (pid {state.munged_pid}). In the shell that sweeps:"
-        )
-        print(f"  {export_line(state)}")
-        print('  make sweep EXPERIMENT=smoke ARGS="hydra/launcher=prism_submitit_slurm"')
-        print("  make slurm-local-stop   stops it")
-    elif action == "stop":
-        print("stopped" if stop(runs_dir) else f"no SLURM recorded under {state_dir(runs_dir)}")
-    else:
-        recorded = read_state(runs_dir)
-        if recorded is None or not running(recorded):
-            print("no SLURM running (make slurm-local)", file=sys.stderr)
-            return 1
-        print(
+def status(runs_dir: Path) -> Status:
+    """Running: its daemons and the export line a sweep's shell needs."""
+    recorded = read_state(runs_dir)
+    if recorded is None or not running(recorded):
+        return Status(False, ["no SLURM running (make slurm-local)"])
+    return Status(
+        True,
+        [
             f"running: slurmctld pid {recorded.slurmctld_pid} :{recorded.slurmctld_port}, "
-            f"slurmd pid {recorded.slurmd_pid} :{recorded.slurmd_port}, munged pid {recorded.munged_pid}"
-        )
-        print(export_line(recorded))
-    return 0
+            f"slurmd pid {recorded.slurmd_pid} :{recorded.slurmd_port}, munged pid {recorded.munged_pid}",
+            export_line(recorded.client_env()),
+        ],
+    )
+
+
+def _options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--cpus", type=int, default=None, help="the node's CPUs (default: 2, or 1 on one core)")
+
+
+COMMANDS = ServerCommands("slurm-local", __doc__ or "", "SLURM", _start_lines, stop, status, _options)
+
+
+main = COMMANDS.main
 
 
 if __name__ == "__main__":

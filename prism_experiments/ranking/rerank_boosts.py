@@ -15,14 +15,37 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 
 from prism_experiments.domain import TOPIC_VOCABULARIES
 
-if TYPE_CHECKING:  # the mode's module imports these functions: a runtime import would be a loop
-    from prism_experiments.ranking.modes.context_rerank import ContextRerankConfig
+
+class GenericBoostWeights(Protocol):
+    """The generic boost's weights and clamp (REQ-RERANK-2, REQ-RERANK-3): `ContextRerankConfig` has them."""
+
+    @property
+    def primary_interest_boost(self) -> float: ...
+    @property
+    def other_interest_boost(self) -> float: ...
+    @property
+    def followed_author_boost(self) -> float: ...
+    @property
+    def mutual_follow_boost(self) -> float: ...
+    @property
+    def hashtag_boost(self) -> float: ...
+    @property
+    def keyword_boost(self) -> float: ...
+    @property
+    def preferred_format_boost(self) -> float: ...
+    @property
+    def disliked_format_penalty(self) -> float: ...
+    @property
+    def boost_min(self) -> float: ...
+    @property
+    def boost_max(self) -> float: ...
+
 
 _HASHTAG = re.compile(r"#\w+")
 _WORD = re.compile(r"(?<![#\w])\w+")
@@ -82,7 +105,7 @@ def generic_boost(
     keyword: np.ndarray,
     preferred_format: np.ndarray,
     disliked_format: np.ndarray,
-    config: ContextRerankConfig,
+    config: GenericBoostWeights,
 ) -> np.ndarray:
     """The generic boost (REQ-RERANK-2): the matched signals' boosts summed, clamped to [boost_min, boost_max].
 

@@ -1,9 +1,8 @@
-"""Processes: whether one is alive, its children, stopping a process group, signals as interrupts, memory."""
+"""Processes: whether one is alive, its children, stopping a process group, signals as interrupts."""
 
 from __future__ import annotations
 
 import os
-import resource
 import signal
 import sys
 import threading
@@ -13,31 +12,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from types import FrameType
 from typing import Any
-
-
-def _status_kib(field: str) -> int | None:
-    try:
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith(f"{field}:"):
-                return int(line.split()[1])
-    except OSError:
-        pass
-    return None
-
-
-def current_rss_bytes() -> int:
-    """Resident set size now (VmRSS), else the peak from getrusage where /proc is missing."""
-    kib = _status_kib("VmRSS")
-    return kib * 1024 if kib is not None else peak_rss_bytes()
-
-
-def peak_rss_bytes() -> int:
-    """This process's peak resident set size (VmHWM; ru_maxrss is KiB on Linux, bytes on macOS)."""
-    kib = _status_kib("VmHWM")
-    if kib is not None:
-        return kib * 1024
-    maxrss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return maxrss if sys.platform == "darwin" else maxrss * 1024
 
 
 def process_alive(pid: int) -> bool:

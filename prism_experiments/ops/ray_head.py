@@ -20,25 +20,17 @@ from __future__ import annotations
 import argparse
 import os
 import secrets
-import shlex
 import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from prism_experiments.daemons import (
-    DaemonError,
-    StateFile,
-    port_open,
-    require_free_port,
-    run_daemon_cli,
-    start_in_session,
-    wait_until,
-)
 from prism_experiments.locations import CACHE_DIR_ENV
-from prism_experiments.processes import process_alive, stop_process_group
+from prism_experiments.ops.cli import ServerCommands, Status
+from prism_experiments.ops.daemons import DaemonError, port_open, require_free_port, start_in_session, wait_until
+from prism_experiments.ops.processes import process_alive, stop_process_group
+from prism_experiments.ops.state import StateFile, export_line, server_home
 
-STATE_FILE = "state.json"
 TOKEN_FILE = "auth_token"
 NODES_DIR = "nodes"
 
@@ -81,7 +73,7 @@ class RayNodeState:
 
 
 def state_dir(runs_dir: Path) -> Path:
-    return runs_dir.resolve() / "ray-head"
+    return server_home(runs_dir, "ray-head")
 
 
 def session_dir(port: int) -> Path:
@@ -91,7 +83,7 @@ def session_dir(port: int) -> Path:
 
 
 def state_file(home: Path) -> StateFile[RayHeadState]:
-    return StateFile(home / STATE_FILE, RayHeadState)
+    return StateFile.in_home(home, RayHeadState)
 
 
 def read_state(runs_dir: Path) -> RayHeadState | None:
@@ -169,7 +161,7 @@ def start_head(
 
 
 def node_state_file(node_home: Path) -> StateFile[RayNodeState]:
-    return StateFile(node_home / STATE_FILE, RayNodeState)
+    return StateFile.in_home(node_home, RayNodeState)
 
 
 def node_homes(home: Path) -> list[Path]:
@@ -199,7 +191,7 @@ def add_node(home: Path, num_cpus: int = 1, seed_cache: Path | None = None, time
     command = [
         sys.executable,
         "-m",
-        "prism_experiments.harness.ray_loopback_node",
+        "prism_experiments.ops.ray_loopback_node",
         "start",
         "--address",
         head.address,
@@ -254,43 +246,49 @@ def stop(runs_dir: Path) -> bool:
     return stop_head(state_dir(runs_dir))
 
 
-def export_line(state: RayHeadState) -> str:
-    return "export " + " ".join(f"{key}={shlex.quote(value)}" for key, value in state.client_env().items())
+def _start_lines(args: argparse.Namespace, runs_dir: Path) -> list[str]:
+    state = start(runs_dir, port=args.port, num_cpus=args.num_cpus)
+    return [
+        f"Ray head on {state.address} ({state.num_cpus} CPUs, pid {state.pid}). In the shell that sweeps:",
+        f"  {export_line(state.client_env())}",
+        '  make sweep EXPERIMENT=smoke ARGS="hydra/launcher=prism_ray"',
+        "  make ray-head-stop   stops it",
+    ]
 
 
-def main(argv: list[str] | None = None) -> int:
-    def options(parser: argparse.ArgumentParser) -> None:
-        parser.add_argument("--port", type=int, default=6379, help="the head's GCS port (127.0.0.1)")
-        parser.add_argument(
-            "--num-cpus", type=int, default=None, help="CPUs the head (or the added node: 1) offers (default: all)"
-        )
+def _add_node_lines(args: argparse.Namespace, runs_dir: Path) -> tuple[list[str], int]:
+    from prism_experiments.locations import cache_dir
 
-    return run_daemon_cli("ray-head", __doc__ or "", ["start", "add-node", "stop", "env"], argv, options, _act)
+    node = add_node(state_dir(runs_dir), num_cpus=args.num_cpus or 1, seed_cache=cache_dir(runs_dir))
+    lines = [
+        f"Ray worker node joined {node.head_address} ({node.num_cpus} CPUs, pid {node.pid})",
+        f"  its embedding cache: {node.cache_dir} (a copy of the shared one)",
+        "  make ray-head-stop   stops it with the head",
+    ]
+    return lines, 0
 
 
-def _act(action: str, args: argparse.Namespace, runs_dir: Path) -> int:
-    if action == "start":
-        state = start(runs_dir, port=args.port, num_cpus=args.num_cpus)
-        print(f"Ray head on {state.address} ({state.num_cpus} CPUs, pid {state.pid}). In the shell that sweeps:")
-        print(f"  {export_line(state)}")
-        print('  make sweep EXPERIMENT=smoke ARGS="hydra/launcher=prism_ray"')
-        print("  make ray-head-stop   stops it")
-    elif action == "add-node":
-        from prism_experiments.locations import cache_dir
+def status(runs_dir: Path) -> Status:
+    """Running: the export line a sweep's shell needs."""
+    recorded = read_state(runs_dir)
+    if recorded is None or not process_alive(recorded.pid):
+        return Status(False, ["no Ray head running (make ray-head)"])
+    return Status(True, [export_line(recorded.client_env())])
 
-        node = add_node(state_dir(runs_dir), num_cpus=args.num_cpus or 1, seed_cache=cache_dir(runs_dir))
-        print(f"Ray worker node joined {node.head_address} ({node.num_cpus} CPUs, pid {node.pid})")
-        print(f"  its embedding cache: {node.cache_dir} (a copy of the shared one)")
-        print("  make ray-head-stop   stops it with the head")
-    elif action == "stop":
-        print("stopped" if stop(runs_dir) else f"no Ray head recorded under {state_dir(runs_dir)}")
-    else:
-        recorded = read_state(runs_dir)
-        if recorded is None or not process_alive(recorded.pid):
-            print("no Ray head running (make ray-head)", file=sys.stderr)
-            return 1
-        print(export_line(recorded))
-    return 0
+
+def _options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--port", type=int, default=6379, help="the head's GCS port (127.0.0.1)")
+    parser.add_argument(
+        "--num-cpus", type=int, default=None, help="CPUs the head (or the added node: 1) offers (default: all)"
+    )
+
+
+COMMANDS = ServerCommands(
+    "ray-head", __doc__ or "", "Ray head", _start_lines, stop, status, _options, {"add-node": _add_node_lines}
+)
+
+
+main = COMMANDS.main
 
 
 if __name__ == "__main__":
