@@ -28,9 +28,16 @@ GROWTH_TARGET = Target(op="<=", threshold=2.0, source="issue 41")
 def warm_pool(overrides: Sequence[str], show_progress: bool) -> int:
     """Embed the whole text pool of the config's corpus into its cache; returns the texts encoded now."""
     from prism_experiments.composition import compose_experiment
-    from prism_experiments.simulation.stores import embed_text_pool
+    from prism_experiments.corpus.templates import pooled_texts
+    from prism_experiments.simulation.starting_world import corpus_topics
+    from prism_experiments.simulation.stores import rag_embedder
 
-    return embed_text_pool(compose_experiment(list(overrides)), show_progress)
+    cfg = compose_experiment(list(overrides))
+    embedder = rag_embedder(cfg.rag, cfg.cache_dir)
+    before = embedder.encoded_count
+    texts = pooled_texts(corpus_topics(cfg.corpus), cfg.corpus.hashtag_fraction, cfg.corpus.text_pool_size)
+    embedder.encode(texts, show_progress=show_progress)
+    return embedder.encoded_count - before
 
 
 def scale_point(ctx: BenchContext, n_agents: int) -> list[Figure]:

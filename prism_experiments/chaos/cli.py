@@ -59,11 +59,10 @@ def seed_cache(source: Path, target: Path) -> None:
 def warm_text_pool(cache: Path, work: Path, n_steps: int) -> None:
     """Every text the rounds' runs can post, embedded at once in full batches: cold, each round's reference runs
     sent a step's few new texts as a padded batch of 32 (embeddings/embedder.py) and spent most of a round there."""
-    from prism_experiments.composition import compose_experiment
-    from prism_experiments.simulation.stores import embed_text_pool
+    from prism_experiments.bench.scale import warm_pool
 
     overrides = [*job_overrides(0, "x_algo", n_steps), f"rag.cache_dir={cache}", f"paths.runs_dir={work / 'warm'}"]
-    encoded = embed_text_pool(compose_experiment(overrides), show_progress=True)
+    encoded = warm_pool(overrides, show_progress=True)
     if encoded:
         print(f"chaos: embedded {encoded} texts of the text pool into the rounds' cache", flush=True)
 

@@ -9,15 +9,11 @@ import uuid
 from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from prism_experiments.domain import Post
 from prism_experiments.embeddings import Embedder
 from prism_experiments.embeddings.backends import DEFAULT_BACKEND
 from prism_experiments.rag import FeedRetriever, RAGConfig
-
-if TYPE_CHECKING:
-    from prism_experiments.config import ExperimentConfig
 
 log = logging.getLogger(__name__)
 MAX_BASE_STORES = 2  # a worker alternates between at most a couple of corpora (seeds) in a sweep
@@ -47,19 +43,6 @@ def shared_embedder(model_name: str, cache_dir: Path, backend: str = DEFAULT_BAC
 def rag_embedder(rag: RAGConfig, cache_dir: Path) -> Embedder:
     """The shared embedder of a run's store settings: its model and encoder backend, on `cache_dir`."""
     return shared_embedder(rag.embedding_model, cache_dir, rag.encoder_backend)
-
-
-def embed_text_pool(cfg: ExperimentConfig, show_progress: bool = False) -> int:
-    """Embed the whole text pool of the config's corpus into its cache in full batches; returns the texts encoded
-    now (0 when the cache held them all)."""
-    from prism_experiments.corpus.templates import pooled_texts
-    from prism_experiments.simulation.starting_world import corpus_topics
-
-    embedder = rag_embedder(cfg.rag, cfg.cache_dir)
-    before = embedder.encoded_count
-    texts = pooled_texts(corpus_topics(cfg.corpus), cfg.corpus.hashtag_fraction, cfg.corpus.text_pool_size)
-    embedder.encode(texts, show_progress=show_progress)
-    return embedder.encoded_count - before
 
 
 def corpus_fingerprint(posts: Sequence[Post], rag: RAGConfig) -> str:
