@@ -96,7 +96,7 @@ def test_full_size_without_runs_is_logged_as_not_testable(quick) -> None:  # typ
                                "tags.`prism.kind` = 'replication'")  # fmt: skip
     assert run.info.status == "FINISHED"
     assert run.data.tags["prism.verdict.goel2016"] == NOT_TESTABLE  # the 10,000-agent runs were never made
-    assert run.data.tags["prism.verdict.guess2023"] == NOT_TESTABLE  # no feed-responsive activity yet
+    assert run.data.tags["prism.verdict.guess2023"] == NOT_TESTABLE  # --no-run: its runs were never made
     assert run.data.tags["prism.replication_set"] == "1"
     assert run.data.metrics["n_not_testable"] == 2
     artifacts = {a.path for a in client.list_artifacts(run.info.run_id)}

@@ -282,7 +282,7 @@ def test_a_ranking_schedule_switches_the_mode_at_its_steps_and_keeps_common_rand
     after = [set(t.loc[t["step"] >= 2, "post_id"]) for t in (plain.exposures, switched.exposures)]
     assert after[0] != after[1], "x_algo serves other posts than chronological after the switch"
     write_run_files(tmp_path, {}, [], switched, {}, pd.DataFrame(), tables=False, figures=False)
-    logged = pd.read_csv(tmp_path / "tables" / SERVED_MODES_FILE)
+    logged = pd.read_parquet(tmp_path / "tables" / SERVED_MODES_FILE)
     assert logged.to_dict("list") == {
         "step": [0, 1, 2, 3],
         "mode": ["chronological", "chronological", "x_algo", "x_algo"],

@@ -73,11 +73,13 @@ def compare_experiment(
     now: datetime | None = None,
     amplification: bool = True,
     size_matched: bool = False,
+    crossover: bool = False,
 ) -> ComparisonOutcome:
     """Compare the conditions of `experiment`'s simulation runs and write (and log) the report.
 
     `amplification`: Huszár et al.'s amplification ratio against a chronological condition (when there is one);
-    `size_matched`: Juul & Ugander's pooled vs size-matched cascade comparison (analysis/field_comparison.py).
+    `size_matched`: Juul & Ugander's pooled vs size-matched cascade comparison (analysis/field_comparison.py);
+    `crossover`: the switch-on / switch-off crossover of ranking schedules (analysis/crossover.py).
 
     Raises AnalysisInputError when the store, experiment, options or runs do not allow a comparison.
     """
@@ -102,11 +104,12 @@ def compare_experiment(
     if cascades:
         cascade_comparison, cascade_warnings = _compare_cascades(client, selection)
         warnings += cascade_warnings
-    field = field_tables(tracking_uri, selection, design, settings, amplification, size_matched)
+    values = with_engagement_rate(load_step_values(client, selection.tidy[["run_id", "condition", "seed"]]))
+    field = field_tables(
+        tracking_uri, selection, design, settings, amplification, size_matched, values if crossover else None
+    )
     warnings += field.warnings
-
-    values = load_step_values(client, selection.tidy[["run_id", "condition", "seed"]])
-    bands = step_bands(with_engagement_rate(values), settings.confidence)
+    bands = step_bands(values, settings.confidence)
     directory = report_directory(out, experiment, now)
     run_ids = selection.tidy["run_id"].astype(str).tolist()
     analysis_run_id = None

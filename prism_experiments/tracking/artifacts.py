@@ -36,7 +36,7 @@ def agents_table(result: SimulationResult) -> pd.DataFrame:
 
 
 #: a scheduled run's per-step record of the mode that served it, under the run's tables/
-SERVED_MODES_FILE = "served_modes.csv"
+SERVED_MODES_FILE = "served_modes.parquet"
 
 
 def served_modes_table(served: Sequence[tuple[str, int]]) -> pd.DataFrame:
@@ -76,7 +76,7 @@ def write_run_files(
     engagement_rate_by_format(result).to_csv(tables_dir / "engagement_by_format.csv", index=False)
     series.to_csv(tables_dir / "step_series.csv")
     if result.served_modes:  # a ranking schedule: which mode served each step (docs/model.md, "Ranking schedules")
-        served_modes_table(result.served_modes).to_csv(tables_dir / SERVED_MODES_FILE, index=False)
+        served_modes_table(result.served_modes).to_parquet(tables_dir / SERVED_MODES_FILE, index=False)
     if tables:
         result.to_parquet(tables_dir)
         agents_table(result).to_parquet(tables_dir / "agents.parquet", index=False)

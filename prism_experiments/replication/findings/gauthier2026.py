@@ -2,9 +2,9 @@
 following and attitudes; switching it off had no comparable effect, because the accounts the algorithm had led
 them to follow stayed followed.
 
-Harness: a crossover of ranking schedules within a run (chronological then x_algo, x_algo then chronological,
-and the two constant feeds). The world has no ranking schedule yet: the check reports "not testable" until the
-config schema has `SCHEDULE_KNOB`. The harness has no attitudes; its analogue of the lasting mark is what users
+Harness: a crossover of ranking schedules within a run (`simulation.schedule`, prism_experiments/simulation/
+schedule.py: chronological then x_algo, x_algo then chronological, and the two constant feeds). The harness has no
+attitudes; its analogue of the lasting mark is what users
 see after the switch from accounts they started following during the run.
 """
 
@@ -27,8 +27,8 @@ N_STEPS = 48
 def schedule_override(first: str, second: str, at_step: int = SWITCH_STEP) -> str:
     """The Hydra override of a run served by `first` until `at_step`, then by `second`.
 
-    Written for a schedule given as a list of {step, mode} entries; the lead aligns it with the schedule's
-    final schema when the mechanism lands (docs/validation.md, "What the lead wires").
+    A schedule is a list of {step, mode} entries (prism_experiments/simulation/schedule.py); each run logs the mode
+    that served each step (tables/served_modes.parquet).
     """
     return f"{SCHEDULE_KNOB}=[{{step:0,mode:{first}}},{{step:{at_step},mode:{second}}}]"
 
