@@ -164,6 +164,9 @@ def test_exposure_components_recompute_x_algo_scores(runs) -> None:
         ({"agents": {"behaviour": {"follow_probability": -0.1}}}, "agents.behaviour.follow_probability"),
         ({"simulation": {"n_steps": 0}}, "simulation.n_steps"),
         ({"ranking": {"mode": "bogus"}}, "ranking.mode"),
+        ({"agents": {"activity_response": -1}}, "agents.activity_response"),
+        ({"agents": {"activity_response": "often"}}, "agents.activity_response"),
+        ({"simulation": {"schedule": [{"step": 48, "mode": "x_algo"}]}}, "simulation.schedule"),
     ],
 )
 def test_config_that_cannot_run_fails_before_any_work(overrides: dict, field: str) -> None:
