@@ -181,9 +181,7 @@ def test_a_config_error_leaves_no_folder_wherever_the_run_dir_is(tmp_path: Path)
         ("simulation.schedule=[{step:24,mode:bogus}]", "simulation.schedule.0.mode: unknown mode 'bogus'; allowed:"),
     ],
 )
-def test_a_bad_schedule_is_one_line_exit_2_and_no_folder(
-    tmp_path: Path, override: str, says: str
-) -> None:
+def test_a_bad_schedule_is_one_line_exit_2_and_no_folder(tmp_path: Path, override: str, says: str) -> None:
     done = prism("experiment=smoke", override, runs_dir=tmp_path / "runs", cwd=tmp_path)
     assert done.returncode == 2, done.stderr[-3000:]
     errors = [line for line in (done.stdout + done.stderr).splitlines() if says in line]
