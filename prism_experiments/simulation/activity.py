@@ -21,9 +21,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.special import expit
 
-from prism_experiments.agents.behaviour import ENGAGEMENT_ACTIONS, REFERENCE_POINT, attention_probability
+from prism_experiments.agents.behaviour import (
+    ENGAGEMENT_ACTIONS,
+    REFERENCE_POINT,
+    attention_probability,
+    engagement_probabilities,
+)
 from prism_experiments.agents.config import AgentsConfig, BehaviourConfig
 
 #: the strength Niv et al. (2007)'s optimal latency tau* = sqrt(C / R_bar) gives: response rate ∝ R_bar ** 0.5
@@ -34,19 +38,18 @@ def reference_reward(behaviour: BehaviourConfig, feed_size: int) -> float:
     """Expected engagements on one feed of `feed_size` posts at the behaviour model's calibration point:
     sum over positions of P(look at i) times the summed P(like), P(reshare), P(reply) at `REFERENCE_POINT`."""
     point = REFERENCE_POINT
-    per_look = 0.0
-    for action in ENGAGEMENT_ACTIONS:
-        c = getattr(behaviour, action)
-        logit = (
-            c.intercept
-            + c.w_similarity * point["similarity"]
-            + c.w_media * point["has_media"]
-            + c.w_social * np.log1p(point["likes"])
-            + c.w_in_network * point["in_network"]
-            + c.w_format * point["format_affinity"]
-            + point["bias"]
-        )
-        per_look += float(expit(logit))
+    probabilities = engagement_probabilities(
+        point["similarity"],
+        point["has_media"],
+        point["likes"],
+        point["in_network"],
+        point["bias"],
+        point["bias"],
+        point["bias"],
+        behaviour,
+        point["format_affinity"],
+    )
+    per_look = float(sum(probabilities[action] for action in ENGAGEMENT_ACTIONS))
     looks = float(attention_probability(np.arange(feed_size), behaviour).sum())
     return looks * per_look
 
