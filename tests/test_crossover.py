@@ -6,7 +6,14 @@ import pandas as pd
 import pytest
 
 from prism_experiments.analysis.compare import ComparisonSettings
-from prism_experiments.analysis.crossover import ArmShape, arm_shape, crossover_arms, crossover_lines, crossover_table
+from prism_experiments.analysis.crossover import (
+    ArmShape,
+    arm_shape,
+    crossover_arms,
+    crossover_lines,
+    crossover_table,
+    load_shapes,
+)
 
 ON, OFF, CHRONO, ALGO = "on", "off", "chrono", "algo"
 SHAPES = {
@@ -65,3 +72,29 @@ def test_effects_are_paired_means_from_the_switch_on_and_one_significant_directi
     (line,) = crossover_lines(table)
     assert line.startswith("new_follows from step 2: ") and "chronological→x_algo +1.35" in line
     assert line.endswith("asymmetric")
+
+
+def test_shapes_come_from_each_runs_served_modes_and_unreadable_or_mixed_runs_are_named() -> None:
+    """A double for the runs' tables (a unit test of the reading): r1 and r2 switch at step 1, r3 has no record,
+    r4 and r5 (one condition) were served differently."""
+    served = {
+        "r1": ["chronological", "x_algo"],
+        "r2": ["chronological", "x_algo"],
+        "r4": ["x_algo", "x_algo"],
+        "r5": ["x_algo", "chronological"],
+    }
+
+    class Tables:
+        def table(self, run_id: str, name: str, columns: tuple[str, ...]) -> pd.DataFrame:
+            assert name == "served_modes" and set(columns) == {"step", "mode"}
+            if run_id not in served:
+                raise KeyError(run_id)
+            return pd.DataFrame({"step": [0, 1], "mode": served[run_id]})
+
+    tidy = pd.DataFrame({"run_id": ["r1", "r2", "r3", "r4", "r5"], "condition": ["on", "on", "off", "algo", "algo"]})
+    shapes, warnings = load_shapes(Tables(), tidy)  # type: ignore[arg-type]
+    assert shapes == {"on": ArmShape("chronological", "x_algo", 1)}
+    assert warnings == [
+        "crossover: no tables/served_modes.parquet (a run without simulation.schedule) for 1 run(s): r3",
+        "crossover: the runs of condition algo were not served alike; left out",
+    ]
