@@ -102,6 +102,16 @@ def measure(runs: SeedRuns, switch: int = SWITCH_STEP) -> tuple[dict[str, SeedVa
 
 
 def reason(result: ClaimResult, figures: Mapping[str, float]) -> str:
+    """The share measures what the feed shows as well as whom users follow: a ranker that fills the feed with
+    out-of-network posts lowers it whatever the follows."""
+    if result.claim == "asymmetry" and figures.get("effect_switch_on", 0.0) < 0:
+        return (
+            "switching x_algo on lowers the share of impressions from accounts followed during the run "
+            f"({figures['effect_switch_on']:+.3g}): its out-of-network candidates crowd them out of the feed, so the "
+            "share measures the feed's composition more than following; switching it off raises the share "
+            f"({figures.get('effect_switch_off', float('nan')):+.3g}): the follows made under x_algo fill the "
+            "chronological feed"
+        )
     return "follows made under the algorithm are too few for their accounts to weigh in the chronological feed"
 
 
