@@ -23,6 +23,8 @@ from prism_experiments.analysis.run_tables import RunTables
 from prism_experiments.analysis.size_matched import tested_against_zero
 from prism_experiments.analysis.stats import holm_adjust
 
+#: step series the crossover reads beside the report's own (analysis/step_series.py): what Gauthier et al. measured
+CROSSOVER_SERIES: tuple[str, ...] = ("new_follows",)
 #: the per-step record of a scheduled run (tracking/artifacts.py)
 SERVED_MODES = "served_modes"
 CROSSOVER_COLUMNS: tuple[str, ...] = (
