@@ -165,6 +165,8 @@ class ExperimentConfig(BaseModel):
             raise ValueError(
                 f"serving.depth: must be >= rag.feed_size ({self.rag.feed_size}), got {self.serving.depth}"
             )
+        if self.serving is not None and self.simulation.schedule:
+            raise ValueError("simulation.schedule: must be empty with serving (a stochastic policy serves one mode)")
         return self
 
     @model_validator(mode="after")

@@ -18,7 +18,7 @@ from prism_experiments.metrics.cascades import analyse_forest
 from prism_experiments.metrics.consumption import consumption_jaccard_mean
 from prism_experiments.metrics.size_matching import size_matched_difference
 from prism_experiments.replication.findings import gauthier2026, goel2016, guess2023, juul_ugander2021
-from prism_experiments.replication.knobs import config_has
+from prism_experiments.replication.knobs import config_has, needs
 
 
 def test_consumption_jaccard_is_the_mean_over_pairs_of_users() -> None:
@@ -111,11 +111,11 @@ def test_a_knob_is_found_in_the_schema_through_optional_models() -> None:
     assert config_has("inner.strength", Outer) and config_has("n", Outer)
     assert not config_has("inner.missing", Outer) and not config_has("n.x", Outer)
     assert config_has("ranking.predictor") and config_has("simulation.n_steps")
-    # the two mechanisms are not built yet: their findings say so, from the schema (not a flag)
+    # a finding is testable once the schema has its mechanism (from the schema, not a flag): both are built now
     for finding, knob in ((guess2023, guess2023.ACTIVITY_KNOB), (gauthier2026, gauthier2026.SCHEDULE_KNOB)):
-        why = finding.FINDING.untestable()
-        assert (why is None) == config_has(knob)
-        assert why is None or knob in why
+        assert config_has(knob) and finding.FINDING.untestable() is None
+    missing = needs("simulation.no_such_knob", "for a check")()
+    assert missing is not None and "simulation.no_such_knob" in missing and "for a check" in missing
 
 
 def test_follower_deciles_split_the_population_in_tenths() -> None:

@@ -171,3 +171,19 @@ def test_a_config_error_leaves_no_folder_wherever_the_run_dir_is(tmp_path: Path)
         assert "feed_size" in done.stdout + done.stderr
         assert sorted(path.name for path in tmp_path.iterdir()) == ["existing"], (run_dir, list(tmp_path.rglob("*")))
         assert sorted(tmp_path.rglob("*")) == [keep.parent, keep]
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize(
+    "override, says",
+    [
+        ("simulation.schedule=[{step:0,mode:chronological},{step:48,mode:x_algo}]", "simulation.schedule: steps must"),
+        ("simulation.schedule=[{step:24,mode:bogus}]", "simulation.schedule.0.mode: unknown mode 'bogus'; allowed:"),
+    ],
+)
+def test_a_bad_schedule_is_one_line_exit_2_and_no_folder(tmp_path: Path, override: str, says: str) -> None:
+    done = prism("experiment=smoke", override, runs_dir=tmp_path / "runs", cwd=tmp_path)
+    assert done.returncode == 2, done.stderr[-3000:]
+    errors = [line for line in (done.stdout + done.stderr).splitlines() if says in line]
+    assert len(errors) == 1 and "config error" in errors[0], done.stderr[-3000:]
+    assert list(tmp_path.iterdir()) == [], list(tmp_path.rglob("*"))

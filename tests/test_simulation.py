@@ -164,6 +164,9 @@ def test_exposure_components_recompute_x_algo_scores(runs) -> None:
         ({"agents": {"behaviour": {"follow_probability": -0.1}}}, "agents.behaviour.follow_probability"),
         ({"simulation": {"n_steps": 0}}, "simulation.n_steps"),
         ({"ranking": {"mode": "bogus"}}, "ranking.mode"),
+        ({"agents": {"activity_response": -1}}, "agents.activity_response"),
+        ({"agents": {"activity_response": "often"}}, "agents.activity_response"),
+        ({"simulation": {"schedule": [{"step": 48, "mode": "x_algo"}]}}, "simulation.schedule"),
     ],
 )
 def test_config_that_cannot_run_fails_before_any_work(overrides: dict, field: str) -> None:
@@ -254,3 +257,44 @@ def test_any_object_shaped_like_the_config_runs_the_same_simulation(runs, sessio
     result = run_simulation(settings)
     for name, table in runs["x_algo"].tables().items():
         pd.testing.assert_frame_equal(table, getattr(result, name))
+
+
+def test_a_ranking_schedule_switches_the_mode_at_its_steps_and_keeps_common_random_numbers(
+    session_cache_dir: Path, tmp_path: Path
+) -> None:
+    """Chronological for steps 0-1, x_algo from step 2: the served modes are logged per step, the steps before the
+    switch are the plain chronological run's, and a schedule of chronological alone is the plain chronological run
+    even when the run's own ranking is another mode."""
+    from prism_experiments.tracking.artifacts import SERVED_MODES_FILE, write_run_files
+
+    four = {"n_steps": 4, "show_progress": False}
+    plain = run_simulation(small_config(session_cache_dir, ranking={"mode": "chronological"}, simulation=four))
+    switched = run_simulation(
+        small_config(
+            session_cache_dir,
+            ranking={"mode": "chronological"},
+            simulation=four | {"schedule": [{"step": 2, "mode": "x_algo"}]},
+        )
+    )
+    assert switched.served_modes == [("chronological", 0)] * 2 + [("x_algo", 1)] * 2 and plain.served_modes == []
+    columns = list(plain.exposures.columns)  # x_algo adds its score components' columns
+    pd.testing.assert_frame_equal(
+        plain.exposures.loc[plain.exposures["step"] < 2, columns].reset_index(drop=True),
+        switched.exposures.loc[switched.exposures["step"] < 2, columns].reset_index(drop=True),
+    )
+    after = [set(t.loc[t["step"] >= 2, "post_id"]) for t in (plain.exposures, switched.exposures)]
+    assert after[0] != after[1], "x_algo serves other posts than chronological after the switch"
+    write_run_files(tmp_path, {}, [], switched, {}, pd.DataFrame(), tables=False, figures=False)
+    logged = pd.read_parquet(tmp_path / "tables" / SERVED_MODES_FILE)
+    assert logged.to_dict("list") == {
+        "step": [0, 1, 2, 3],
+        "mode": ["chronological", "chronological", "x_algo", "x_algo"],
+        "schedule_entry": [0, 0, 1, 1],
+    }
+
+    only_chronological = run_simulation(
+        small_config(session_cache_dir, simulation=four | {"schedule": [{"step": 0, "mode": "chronological"}]})
+    )
+    assert only_chronological.served_modes == [("chronological", 1)] * 4
+    assert summarize(only_chronological) == pytest.approx(summarize(plain), nan_ok=True)
+    pd.testing.assert_frame_equal(only_chronological.exposures, plain.exposures)

@@ -120,6 +120,10 @@ class AgentsConfig(BaseModel):
     activity_min: float = Field(default=0.01, ge=0.0, le=1.0)
     #: upper clip of activity, >= activity_min
     activity_max: float = Field(default=1.0, ge=0.0, le=1.0)
+    #: 0: fixed activity. Else P(active) = activity * (mean engagements per visit / their calibration-point
+    #: value) ** activity_response, clipped to [activity_min, activity_max]: visits follow the feed's reward
+    #: (Niv et al. 2007; Lindström et al. 2021; 0.5 is Niv's optimum); docs/model.md, "Activity that responds"
+    activity_response: float = Field(default=0.0, ge=0.0, le=5.0)
     #: Beta(alpha, beta) of P(author a post | active); mean ~0.17, right-skewed: a minority
     #: writes most posts (Pew 2019: top 10% of US adult users wrote 80% of tweets)
     post_rate_alpha: float = Field(default=0.8, gt=0.0)

@@ -74,6 +74,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--size-matched", action="store_true",
                         help="also compare cascade virality and depth at matched cascade size (Juul & Ugander 2021) "
                         "and say where that and the pooled comparison disagree")  # fmt: skip
+    parser.add_argument("--crossover", action="store_true",
+                        help="also compare ranking schedules that switch the ranker on and off (A→B and B→A against "
+                        "A and B throughout, Gauthier et al. 2026), from the switch step on")  # fmt: skip
     parser.add_argument(
         "--no-amplification",
         action="store_true",
@@ -104,6 +107,7 @@ def main(argv: list[str] | None = None) -> int:
             args.experiment, tracking_uri=args.tracking_uri, sweep_id=args.sweep_id, by=args.by,
             metrics=args.metrics, settings=settings, out=args.out, cascades=not args.no_cascades,
             log_run=not args.no_log, amplification=not args.no_amplification, size_matched=args.size_matched,
+            crossover=args.crossover,
         )  # fmt: skip
     except AnalysisInputError as error:
         return _fail(str(error).splitlines()[0])

@@ -16,6 +16,7 @@ from mlflow.tracking import MlflowClient
 from prism_experiments.analysis.analysis_run import fail_analysis_run, finish_analysis_run, start_analysis_run
 from prism_experiments.analysis.cascades import compare_cascade_sizes, download_cascade_sizes, pool_by_condition
 from prism_experiments.analysis.compare import Comparison, ComparisonSettings, compare_conditions
+from prism_experiments.analysis.crossover import CROSSOVER_SERIES
 from prism_experiments.analysis.design import MIN_RUNS_PER_CONDITION, Design, detect_design
 from prism_experiments.analysis.field_comparison import field_console, field_tables, write_field_tables
 from prism_experiments.analysis.html_report import write_html_report
@@ -30,7 +31,7 @@ from prism_experiments.analysis.report import (
 )
 from prism_experiments.analysis.runs import experiment_id_for, load_simulation_runs, require_existing_store
 from prism_experiments.analysis.selection import Selection, select_runs
-from prism_experiments.analysis.step_series import load_step_values, step_bands, with_engagement_rate
+from prism_experiments.analysis.step_series import RAW_SERIES, load_step_values, step_bands, with_engagement_rate
 from prism_experiments.locations import RunLayout, default_runs_dir, tracking_uri_for
 from prism_experiments.tracking.experiment_note import write_analysis_line
 
@@ -73,11 +74,13 @@ def compare_experiment(
     now: datetime | None = None,
     amplification: bool = True,
     size_matched: bool = False,
+    crossover: bool = False,
 ) -> ComparisonOutcome:
     """Compare the conditions of `experiment`'s simulation runs and write (and log) the report.
 
     `amplification`: Huszár et al.'s amplification ratio against a chronological condition (when there is one);
-    `size_matched`: Juul & Ugander's pooled vs size-matched cascade comparison (analysis/field_comparison.py).
+    `size_matched`: Juul & Ugander's pooled vs size-matched cascade comparison (analysis/field_comparison.py);
+    `crossover`: the switch-on / switch-off crossover of ranking schedules (analysis/crossover.py).
 
     Raises AnalysisInputError when the store, experiment, options or runs do not allow a comparison.
     """
@@ -102,11 +105,13 @@ def compare_experiment(
     if cascades:
         cascade_comparison, cascade_warnings = _compare_cascades(client, selection)
         warnings += cascade_warnings
-    field = field_tables(tracking_uri, selection, design, settings, amplification, size_matched)
+    names = (*RAW_SERIES, *CROSSOVER_SERIES) if crossover else RAW_SERIES
+    values = with_engagement_rate(load_step_values(client, selection.tidy[["run_id", "condition", "seed"]], names))
+    field = field_tables(
+        tracking_uri, selection, design, settings, amplification, size_matched, values if crossover else None
+    )
     warnings += field.warnings
-
-    values = load_step_values(client, selection.tidy[["run_id", "condition", "seed"]])
-    bands = step_bands(with_engagement_rate(values), settings.confidence)
+    bands = step_bands(values, settings.confidence)
     directory = report_directory(out, experiment, now)
     run_ids = selection.tidy["run_id"].astype(str).tolist()
     analysis_run_id = None

@@ -1,7 +1,9 @@
 """The comparison report's field-study sections: Huszár et al.'s amplification ratio (every report with a
-chronological control) and, with `--size-matched`, Juul & Ugander's pooled vs size-matched cascade comparison.
+chronological control), with `--size-matched` Juul & Ugander's pooled vs size-matched cascade comparison, and with
+`--crossover` the switch-on / switch-off crossover of ranking schedules (Gauthier et al. 2026).
 
-Computed from the runs' event tables; written as `amplification.csv` and `size_matched.csv`, appended to
+Computed from the runs' event tables; written as `amplification.csv`, `size_matched.csv` and `crossover.csv`,
+appended to
 report.md, and rendered into report.html by `field_sections.html_sections`.
 """
 
@@ -14,9 +16,15 @@ import pandas as pd
 
 from prism_experiments.analysis.amplification import amplification_table, control_of, load_reach
 from prism_experiments.analysis.compare import ComparisonSettings
+from prism_experiments.analysis.crossover import crossover_arms, crossover_lines, crossover_table, load_shapes
 from prism_experiments.analysis.design import Design
-from prism_experiments.analysis.field_sections import AMPLIFICATION_CSV, SIZE_MATCHED_CSV, markdown_sections
-from prism_experiments.analysis.run_tables import run_tables
+from prism_experiments.analysis.field_sections import (
+    AMPLIFICATION_CSV,
+    CROSSOVER_CSV,
+    SIZE_MATCHED_CSV,
+    markdown_sections,
+)
+from prism_experiments.analysis.run_tables import RunTables, run_tables
 from prism_experiments.analysis.selection import Selection
 from prism_experiments.analysis.size_matched import disagreements, load_cascade_tables, size_matched_comparison
 
@@ -27,6 +35,7 @@ class FieldTables:
 
     amplification: pd.DataFrame | None = None
     size_matched: pd.DataFrame | None = None
+    crossover: pd.DataFrame | None = None
     warnings: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
@@ -38,10 +47,12 @@ def field_tables(
     settings: ComparisonSettings,
     amplification: bool = True,
     size_matched: bool = False,
+    crossover: pd.DataFrame | None = None,
 ) -> FieldTables:
-    """Compute the sections asked for from the compared runs' tables."""
+    """Compute the sections asked for from the compared runs' tables; `crossover`: the runs' step values
+    (analysis/step_series.py) to compare switching conditions on, None for no crossover section."""
     result = FieldTables()
-    if not (amplification or size_matched):
+    if not (amplification or size_matched or crossover is not None):
         return result
     tidy = selection.tidy
     run_ids = tidy["run_id"].astype(str).tolist()
@@ -66,13 +77,40 @@ def field_tables(
                 result.size_matched = size_matched_comparison(cascades, tidy, selection.conditions, settings)
             else:
                 result.warnings.append("size-matched: needs the paired design (every condition on the same seeds)")
+        if crossover is not None:
+            _crossover(result, tables, selection, design, settings, crossover)
     return result
+
+
+def _crossover(
+    result: FieldTables,
+    tables: RunTables,
+    selection: Selection,
+    design: Design,
+    settings: ComparisonSettings,
+    step_values: pd.DataFrame,
+) -> None:
+    if not design.paired:
+        result.warnings.append("crossover: needs the paired design (every condition on the same seeds)")
+        return
+    shapes, warnings = load_shapes(tables, selection.tidy)
+    result.warnings += warnings
+    arms = crossover_arms(shapes)
+    if isinstance(arms, str):
+        result.notes.append(f"crossover: not computed, {arms}")
+        return
+    series = sorted(step_values["series"].unique())
+    result.crossover = crossover_table(step_values, arms, series, settings)
 
 
 def write_field_tables(directory: Path, tables: FieldTables, report: Path) -> list[Path]:
     """Write the CSVs into `directory` and append their sections to `report` (report.md); the paths written."""
     written = []
-    for name, table in ((AMPLIFICATION_CSV, tables.amplification), (SIZE_MATCHED_CSV, tables.size_matched)):
+    for name, table in (
+        (AMPLIFICATION_CSV, tables.amplification),
+        (SIZE_MATCHED_CSV, tables.size_matched),
+        (CROSSOVER_CSV, tables.crossover),
+    ):
         if table is not None:
             table.to_csv(directory / name, index=False)
             written.append(directory / name)
@@ -94,4 +132,7 @@ def field_console(tables: FieldTables) -> list[str]:
         found = disagreements(tables.size_matched)
         lines.append(f"size-matched vs pooled (Juul & Ugander 2021): {len(found)} disagreement(s)")
         lines += [f"  {line}" for line in found]
+    if tables.crossover is not None:
+        lines.append(f"crossover (Gauthier et al. 2026), mean from the switch on, in {CROSSOVER_CSV}:")
+        lines += [f"  {line}" for line in crossover_lines(tables.crossover)]
     return lines

@@ -1,6 +1,7 @@
 """HTML sections that compare the harness with field findings, rendered from the CSVs of a report directory:
-the replication verdicts (`verdicts.csv`), the amplification ratio (`amplification.csv`) and the size-matched
-cascade comparison (`size_matched.csv`). A section whose CSV is absent is left out.
+the replication verdicts (`verdicts.csv`), the amplification ratio (`amplification.csv`), the size-matched
+cascade comparison (`size_matched.csv`) and the switching crossover (`crossover.csv`). A section whose CSV is
+absent is left out.
 
 `html_sections(directory)` is the one call report.html makes (analysis/html_report.py); `standalone_page` is the
 replication's own report.html.
@@ -19,6 +20,7 @@ from prism_experiments.analysis.report import format_number, format_p
 VERDICTS_CSV = "verdicts.csv"
 AMPLIFICATION_CSV = "amplification.csv"
 SIZE_MATCHED_CSV = "size_matched.csv"
+CROSSOVER_CSV = "crossover.csv"
 VERDICT_HEADERS = ["finding", "claim", "verdict", "effect", "95% CI", "p_holm", "seeds", "seeds for power 0.8",
                    "value verified in", "why"]  # fmt: skip
 AMPLIFICATION_HEADERS = ["condition", "grouping", "group", "reach", "reach (control)", "amplification", "95% CI",
@@ -58,6 +60,16 @@ def size_matched_rows(table: pd.DataFrame) -> list[list[object]]:
              "yes" if bool(r.disagree) else "no"] for r in table.itertuples()]  # fmt: skip
 
 
+CROSSOVER_HEADERS = ["series", "switch", "switching", "constant", "from step", "effect", "95% CI", "p_holm", "seeds",
+                     "asymmetric"]  # fmt: skip
+
+
+def crossover_rows(table: pd.DataFrame) -> list[list[object]]:
+    return [[r.series, f"{r.from_mode} → {r.to_mode}", r.switching, r.constant, int(r.switch_step),
+             format_number(r.effect), _interval(r.effect_ci_low, r.effect_ci_high), format_p(r.p_holm),
+             int(r.n_seeds), "yes" if bool(r.asymmetric) else "no"] for r in table.itertuples()]  # fmt: skip
+
+
 def verdict_rows(table: pd.DataFrame) -> list[list[object]]:
     return [[r.finding, r.claim, r.verdict, format_number(r.effect), _interval(r.ci_low, r.ci_high),
              format_p(r.p_holm), int(r.n_seeds), _seeds(r.seeds_80), r.verification,
@@ -81,6 +93,11 @@ SECTIONS = (
      "tests. A disagreement (one significant and not the other, or opposite signs) means the pooled difference is "
      "partly a difference in how large the cascades grew.",
      SIZE_MATCHED_HEADERS, size_matched_rows),
+    (CROSSOVER_CSV, "Switching the ranker on and off (crossover, Gauthier et al. 2026)",
+     "Per step series, its mean from the switch step on: a switching condition minus the condition served "
+     "throughout by the mode it switched from, paired over seeds; Wilcoxon against 0, Holm over this table's tests. "
+     "Asymmetric: one direction's effect is significant and the other's is not.",
+     CROSSOVER_HEADERS, crossover_rows),
 )  # fmt: skip
 
 
@@ -110,7 +127,9 @@ def standalone_page(directory: Path, title: str, note: str) -> str:
     )
 
 
-def markdown_sections(directory: Path, names: tuple[str, ...] = (AMPLIFICATION_CSV, SIZE_MATCHED_CSV)) -> list[str]:
+def markdown_sections(
+    directory: Path, names: tuple[str, ...] = (AMPLIFICATION_CSV, SIZE_MATCHED_CSV, CROSSOVER_CSV)
+) -> list[str]:
     """report.md's lines for the sections of `names` the directory has CSVs for (none when absent)."""
     from prism_experiments.analysis.report import markdown_table
 

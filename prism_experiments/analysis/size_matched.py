@@ -61,9 +61,12 @@ def size_matched_comparison(
                 if np.isfinite(difference.pooled) and np.isfinite(difference.matched):
                     pooled.append(difference.pooled)
                     matched.append(difference.matched)
+            tested = {
+                name: tested_against_zero(name, values, settings, "size-matched", name, prop, a, b)
+                for name, values in (("pooled", pooled), ("matched", matched))
+            }
             rows.append({"property": prop, "condition_a": a, "condition_b": b, "n_seeds": len(pooled),
-                         **_tested("pooled", pooled, settings, prop, a, b),
-                         **_tested("matched", matched, settings, prop, a, b)})  # fmt: skip
+                         **tested["pooled"], **tested["matched"]})  # fmt: skip
     table = pd.DataFrame(rows, columns=[c for c in SIZE_MATCHED_COLUMNS if not c.endswith(("_p_holm", "disagree"))])
     adjusted = holm_adjust(np.concatenate([table["pooled_p"].to_numpy(float), table["matched_p"].to_numpy(float)]))
     table["pooled_p_holm"], table["matched_p_holm"] = np.split(adjusted, 2) if len(table) else ([], [])
@@ -74,11 +77,11 @@ def size_matched_comparison(
     return table.reindex(columns=list(SIZE_MATCHED_COLUMNS))
 
 
-def _tested(name: str, values: list[float], settings: ComparisonSettings, *keys: str) -> dict[str, float]:
-    """Mean per-seed difference, its bootstrap CI and the Wilcoxon p against 0."""
+def tested_against_zero(name: str, values: list[float], settings: ComparisonSettings, *keys: str) -> dict[str, float]:
+    """Mean of `values` (per-seed differences), its bootstrap CI (resampled with the stream of `keys`) and the
+    Wilcoxon p against 0, as columns `name`, `name`_ci_low, `name`_ci_high, `name`_p."""
     x = np.asarray(values, dtype=float)
-    ci = bootstrap_mean_ci(x, rng_for(settings.bootstrap_seed, "size-matched", name, *keys), settings.confidence,
-                           settings.n_resamples)  # fmt: skip
+    ci = bootstrap_mean_ci(x, rng_for(settings.bootstrap_seed, *keys), settings.confidence, settings.n_resamples)
     p = wilcoxon_test(x, np.zeros(x.size)).pvalue if x.size else np.nan
     return {name: ci.estimate, f"{name}_ci_low": ci.low, f"{name}_ci_high": ci.high, f"{name}_p": p}
 

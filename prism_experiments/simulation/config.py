@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from prism_experiments.simulation.schedule import ScheduleEntry, check_schedule
 
 
 class SimulationConfig(BaseModel):
@@ -22,3 +24,12 @@ class SimulationConfig(BaseModel):
     render_agents: int = Field(default=3, ge=0)
     render_steps: int = Field(default=3, ge=0)
     show_progress: bool = True
+    #: ranking schedule: [{step, mode, <ranking setting>: value}, ...], steps strictly increasing in [0, n_steps);
+    #: from each step on that mode serves (a scale factor may change too); empty: `ranking` serves every step
+    #: (prism_experiments/simulation/schedule.py, docs/model.md "Ranking schedules")
+    schedule: list[ScheduleEntry] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _schedule_within_the_run(self) -> SimulationConfig:
+        check_schedule(self.schedule, self.n_steps)
+        return self

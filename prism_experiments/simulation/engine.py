@@ -26,11 +26,13 @@ from prism_experiments.memory import peak_rss_bytes
 from prism_experiments.network import DictSocialGraph
 from prism_experiments.rag import FeedRetriever, format_feed_for_prompt
 from prism_experiments.random_streams import LIKE, RESHARE, Stream, component_seed, keyed_generator, keyed_uniforms
-from prism_experiments.ranking import Ranker, RankerContext, ReshareLog, build_ranker
+from prism_experiments.ranking import RankerContext, ReshareLog
 from prism_experiments.ranking.feedback import ServedFeedback
 from prism_experiments.ranking.flat import Pairs, pair_similarities
 from prism_experiments.ranking.step_feeds import NO_VIA, StepFeeds
+from prism_experiments.simulation.activity import FeedResponsiveActivity
 from prism_experiments.simulation.result import SimulationResult
+from prism_experiments.simulation.schedule import ScheduledRankers
 from prism_experiments.simulation.seen import SeenRows
 from prism_experiments.simulation.serving import ServedFeed, StochasticServer, build_server
 from prism_experiments.simulation.settings import EngineSettings, RunSettings
@@ -85,7 +87,7 @@ def run_simulation(
             agents=cfg.agents,
             depth=serving.depth if serving is not None else None,
         )
-        ranker = build_ranker(cfg.ranking, context)
+        rankers = ScheduledRankers(cfg.ranking, cfg.simulation.schedule, context, cfg.simulation.n_steps)
         settings = EngineSettings.of(cfg)
         arrays = population_arrays(world.agents)
         server = (
@@ -106,7 +108,7 @@ def run_simulation(
                 cfg.simulation.show_progress,
             ),
         )
-        engine = _Engine(settings, world.agents, arrays, graph, retriever, ranker, reshares, decider, server)
+        engine = _Engine(settings, world.agents, arrays, graph, retriever, rankers, reshares, decider, server)
         timings["index_s"] = time.perf_counter() - started - timings["world_s"]
         timings["index_peak_gb"] = peak_rss_bytes() / 1e9
         with _one_blas_thread():
@@ -131,7 +133,7 @@ class _Engine:
         arrays: PopulationArrays,
         graph: DictSocialGraph,
         retriever: FeedRetriever,
-        ranker: Ranker,
+        rankers: ScheduledRankers,
         reshares: ReshareLog,
         decider: Decider,
         server: StochasticServer | None = None,
@@ -141,10 +143,10 @@ class _Engine:
         self.agents = agents
         self.graph = graph
         self.retriever = retriever
-        self.ranker = ranker
+        self.rankers = rankers
         self.reshares = reshares
         self.events = EventRecorder(post.id for post in retriever.posts)
-        self.activity = arrays.activity
+        self.activity = FeedResponsiveActivity.of(arrays.activity, settings.agents, retriever.config.feed_size)
         self.post_rate = arrays.post_rate
         self.decider = decider
         self.server = server
@@ -177,10 +179,12 @@ class _Engine:
         return self.settings.start + step * self.step_delta
 
     def active_agents(self, step: int) -> np.ndarray:
-        """The step's active agents, ascending: a keyed uniform per agent below its activity."""
+        """The step's active agents, ascending: a keyed uniform per agent below its activation threshold (its
+        activity, moved by its feeds' rewards when `agents.activity_response` > 0: the same draws for every ranker)."""
         n = len(self.agents)
         return np.flatnonzero(
-            keyed_uniforms(self.seed, Stream.ACTIVATION, step, np.arange(n), np.zeros(1))[:, 0] < self.activity
+            keyed_uniforms(self.seed, Stream.ACTIVATION, step, np.arange(n), np.zeros(1))[:, 0]
+            < self.activity.thresholds()
         )
 
     def step(self, step: int) -> None:
@@ -189,7 +193,7 @@ class _Engine:
         tick = time.perf_counter()
         agents = [self.agents[i] for i in active]
         exclude = self.seen.rows_of(active) if self.settings.simulation.exclude_seen else None
-        feeds = self.ranker.rank_step(agents, now, exclude)
+        feeds = self.rankers.at(step).rank_step(agents, now, exclude)
         served = None
         if self.server is not None:
             excluded = {agent.id: rows for agent, rows in zip(agents, exclude)} if exclude is not None else None
@@ -225,6 +229,7 @@ class _Engine:
         if served is not None:
             self._record_serving_candidates(step, active, served)
         if len(rows) == 0:
+            self.activity.visited(active, agent_idx, np.zeros(0))
             self._update_velocity({})
             return [], None
         posts = self.retriever.posts
@@ -240,12 +245,13 @@ class _Engine:
         actions = self.decider.decide_step(step, now, active, feeds, impressions)
         decided = actions.decisions
         liked, reshared, replied, follows = decided.liked, decided.reshared, decided.replied, decided.follows
+        self.activity.visited(active, agent_idx, liked.astype(float) + reshared + replied)
         ids = self.agent_ids
-        self.ranker.observe(
-            ServedFeedback(
-                step, [ids[a] for a in agent_idx.tolist()], rows, positions, liked, reshared, replied, follows
-            )
+        feedback = ServedFeedback(
+            step, [ids[a] for a in agent_idx.tolist()], rows, positions, liked, reshared, replied, follows
         )
+        for ranker in self.rankers.rankers:  # a schedule's idle rankers learn from the served feeds' logs too
+            ranker.observe(feedback)
 
         counts: dict[int, int] = {}
         replies: list[Post] = []
@@ -464,8 +470,11 @@ class _Engine:
             agents=self.agents,
             final_graph_edges=self.graph.edges(),
             rendered_feeds=self.rendered,
-            ranker_debug=list(getattr(self.ranker, "debug_records", lambda: [])()),
-            ranker_series=self.ranker.step_metrics(),
+            ranker_debug=[
+                record for ranker in self.rankers.rankers for record in getattr(ranker, "debug_records", list)()
+            ],
+            ranker_series={name: s for ranker in self.rankers.rankers for name, s in ranker.step_metrics().items()},
+            served_modes=self.rankers.served() if self.rankers.scheduled else [],
             timings=dict(self.timings),
             decider_stats=self.decider.stats()[0],
             decider_series=self.decider.stats()[1],

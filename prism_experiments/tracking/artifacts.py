@@ -35,6 +35,21 @@ def agents_table(result: SimulationResult) -> pd.DataFrame:
     )
 
 
+#: a scheduled run's per-step record of the mode that served it, under the run's tables/
+SERVED_MODES_FILE = "served_modes.parquet"
+
+
+def served_modes_table(served: Sequence[tuple[str, int]]) -> pd.DataFrame:
+    """One row per step: the mode that served it and its schedule entry (0 = `ranking`, i = the i-th entry)."""
+    return pd.DataFrame(
+        {
+            "step": range(len(served)),
+            "mode": [mode for mode, _ in served],
+            "schedule_entry": [entry for _, entry in served],
+        }
+    )
+
+
 def write_run_files(
     directory: Path,
     resolved_config: Mapping[str, Any],
@@ -60,6 +75,8 @@ def write_run_files(
     cascades.to_parquet(tables_dir / "cascades.parquet", index=False)
     engagement_rate_by_format(result).to_csv(tables_dir / "engagement_by_format.csv", index=False)
     series.to_csv(tables_dir / "step_series.csv")
+    if result.served_modes:  # a ranking schedule: which mode served each step (docs/model.md, "Ranking schedules")
+        served_modes_table(result.served_modes).to_parquet(tables_dir / SERVED_MODES_FILE, index=False)
     if tables:
         result.to_parquet(tables_dir)
         agents_table(result).to_parquet(tables_dir / "agents.parquet", index=False)

@@ -2,9 +2,9 @@
 following and attitudes; switching it off had no comparable effect, because the accounts the algorithm had led
 them to follow stayed followed.
 
-Harness: a crossover of ranking schedules within a run (chronological then x_algo, x_algo then chronological,
-and the two constant feeds). The world has no ranking schedule yet: the check reports "not testable" until the
-config schema has `SCHEDULE_KNOB`. The harness has no attitudes; its analogue of the lasting mark is what users
+Harness: a crossover of ranking schedules within a run (`simulation.schedule`, prism_experiments/simulation/
+schedule.py: chronological then x_algo, x_algo then chronological, and the two constant feeds). The harness has no
+attitudes; its analogue of the lasting mark is what users
 see after the switch from accounts they started following during the run.
 """
 
@@ -27,8 +27,8 @@ N_STEPS = 48
 def schedule_override(first: str, second: str, at_step: int = SWITCH_STEP) -> str:
     """The Hydra override of a run served by `first` until `at_step`, then by `second`.
 
-    Written for a schedule given as a list of {step, mode} entries; the lead aligns it with the schedule's
-    final schema when the mechanism lands (docs/validation.md, "What the lead wires").
+    A schedule is a list of {step, mode} entries (prism_experiments/simulation/schedule.py); each run logs the mode
+    that served each step (tables/served_modes.parquet).
     """
     return f"{SCHEDULE_KNOB}=[{{step:0,mode:{first}}},{{step:{at_step},mode:{second}}}]"
 
@@ -102,6 +102,16 @@ def measure(runs: SeedRuns, switch: int = SWITCH_STEP) -> tuple[dict[str, SeedVa
 
 
 def reason(result: ClaimResult, figures: Mapping[str, float]) -> str:
+    """The share measures what the feed shows as well as whom users follow: a ranker that fills the feed with
+    out-of-network posts lowers it whatever the follows."""
+    if result.claim == "asymmetry" and figures.get("effect_switch_on", 0.0) < 0:
+        return (
+            "switching x_algo on lowers the share of impressions from accounts followed during the run "
+            f"({figures['effect_switch_on']:+.3g}): its out-of-network candidates crowd them out of the feed, so the "
+            "share measures the feed's composition more than following; switching it off raises the share "
+            f"({figures.get('effect_switch_off', float('nan')):+.3g}): the follows made under x_algo fill the "
+            "chronological feed"
+        )
     return "follows made under the algorithm are too few for their accounts to weigh in the chronological feed"
 
 

@@ -2,9 +2,10 @@
 substantially reduced the time they spent on the platform and their activity.
 
 Harness: x_algo against chronological, with agents whose chance to come back responds to what their feeds gave
-them. The world has no such mechanism yet: every agent's activity is fixed, so time on the platform cannot
-differ between feeds by construction (common random numbers). The check reports "not testable" until the
-config schema has `ACTIVITY_KNOB`; then it runs both arms with the knob at `ACTIVITY_RESPONSE` and tests.
+them (`agents.activity_response`, prism_experiments/simulation/activity.py). Its strength is Niv et al. (2007)'s
+optimal-vigour exponent (response rate ∝ average reward ** 0.5), taken from that source and never fitted to this
+check's target (docs/validation.md, "Out of sample"). With fixed activity (strength 0) both arms would serve the
+same sessions by construction (common random numbers).
 """
 
 from __future__ import annotations
@@ -16,12 +17,13 @@ import pandas as pd
 from prism_experiments.replication.findings.shared import SMALL_QUICK_OVERRIDES
 from prism_experiments.replication.knobs import needs
 from prism_experiments.replication.model import Arm, Claim, ClaimResult, Finding, SeedRuns, SeedValues, Source
+from prism_experiments.simulation.activity import NIV_RATE_EXPONENT
 
 #: the setting of feed-responsive activity (its strength; 0 = today's fixed activity) this check waits for
 ACTIVITY_KNOB = "agents.activity_response"
-#: the strength both arms run at once the mechanism exists (to be set from its own calibration, never to this
-#: check's target: docs/validation.md, "Out of sample")
-ACTIVITY_RESPONSE = 1.0
+#: the strength both arms run at: Niv et al. (2007)'s optimal response rate ∝ R_bar ** 0.5, from the source, not
+#: fitted to this check's target (docs/validation.md, "Out of sample")
+ACTIVITY_RESPONSE = NIV_RATE_EXPONENT
 
 SOURCE = Source(
     citation="Guess, A. M. et al. (2023). How do social media feed algorithms affect attitudes and behavior in an "
