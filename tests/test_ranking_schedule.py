@@ -6,7 +6,7 @@ import pytest
 
 from prism_experiments.config import ConfigError, ExperimentConfig
 from prism_experiments.ranking import ranking_config
-from prism_experiments.ranking.context import RankerContext
+from prism_experiments.ranking.ranker_inputs import RankerContext
 from prism_experiments.simulation.schedule import ScheduledRankers, ScheduleEntry, entry_config
 
 
