@@ -214,11 +214,14 @@ def _flatten(data: dict, prefix: str = "") -> dict:
         ("ranking.out_of_network_scale=1.5", "ranking.out_of_network_scale"),
         ("agents.n_agents=0", "agents.n_agents"),
         ("seed=-1", "seed"),
+        ("corpus.appeal.sigma=0", r"corpus.appeal.sigma: must be in \(0, 3\]"),
+        ("corpus.appeal.distribution=pareto", "corpus.appeal.distribution: Input should be 'none' or 'lognormal'"),
     ],
 )
 def test_bad_values_fail_validation_naming_the_field(compose_config: Compose, override: str, field: str) -> None:
-    with pytest.raises(ConfigError, match=field.replace(".", r"\.")):
+    with pytest.raises(ConfigError, match=field.replace(".", r"\.")) as info:
         experiment_config(compose_config(override))
+    assert "\n" not in str(info.value)
 
 
 def test_unknown_group_option_is_refused_by_hydra(compose_config: Compose) -> None:

@@ -104,6 +104,7 @@ def run_simulation(
                 settings.prompt_max_chars,
                 cfg.cache_dir,
                 cfg.simulation.show_progress,
+                cfg.corpus.appeal,
             ),
         )
         engine = _Engine(settings, world.agents, arrays, graph, retriever, ranker, reshares, decider, server)
