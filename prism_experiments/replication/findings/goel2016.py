@@ -134,13 +134,14 @@ def flat_against_benchmark(large: pd.DataFrame, benchmark: np.ndarray) -> SeedVa
 
 
 def reason(result: ClaimResult, figures: Mapping[str, float]) -> str:
-    """No tail: the world has no mechanism that makes a few posts far more appealing than the rest."""
+    """No tail: the world the finding runs in (x2023_10k) has post appeal off, so no post is far more appealing."""
     largest = figures.get("largest_cascade", float("nan"))
     no_tail = (
-        f"no cascade reached {LARGE_CASCADE_SIZE} accounts (largest: {largest:.0f} on average over seeds): every "
-        "post of a topic, format and media flag is equally appealing and audiences are homogeneous, so the "
-        "never-reshared target caps reshares and no heavy tail forms (docs/model.md, 'Research scale'); a per-post "
-        "appeal mechanism (issue 42) is not built yet"
+        f"no cascade reached {LARGE_CASCADE_SIZE} accounts (largest: {largest:.0f} on average over seeds): in world "
+        "x2023_10k post appeal is off (corpus.appeal), so every post of a topic, format and media flag is equally "
+        "appealing, the never-reshared target caps reshares and no heavy tail forms (docs/model.md, 'Research "
+        "scale'); world x2023_10k_tail turns appeal on but does not yet meet the input targets, so the finding "
+        "does not run in it (docs/model.md, 'Research scale with post appeal')"
     )
     if result.claim == "never_reshared":
         return "the world is off its calibration target (docs/model.md, 'Research scale')"
