@@ -244,3 +244,12 @@ def test_the_research_sweep_runs_in_the_world_fitted_at_its_size() -> None:
     assert world_size_warning(cfg.world, cfg.agents.n_agents) is None
     # the world carries x2023's activity values as well as its own fit
     assert cfg.agents.activity_median == 0.02356 and cfg.agents.reply_post_rate_elasticity is not None
+
+
+def test_the_tail_world_is_the_research_world_with_post_appeal_on() -> None:
+    tail = compose_experiment(["world=x2023_10k_tail", "agents.n_agents=10000"])
+    plain = compose_experiment(["world=x2023_10k", "agents.n_agents=10000"])
+    assert tail.world is not None and tail.world.name == "x2023_10k_tail"
+    assert tail.corpus.appeal.distribution == "lognormal" and tail.corpus.appeal.sigma == 0.6626
+    assert plain.corpus.appeal.distribution == "none"
+    assert world_size_warning(tail.world, tail.agents.n_agents) is None
