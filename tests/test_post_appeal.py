@@ -87,3 +87,30 @@ def test_appeal_raises_engagement_on_the_same_coins() -> None:
         assert np.all(getattr(boosted, name) >= getattr(plain, name))
     assert boosted.liked.sum() > plain.liked.sum()
     np.testing.assert_array_equal(decide(np.full(FEED * 3, -30.0)).reshared, np.zeros(FEED * 3, dtype=bool))
+
+
+def test_the_oracle_knows_each_posts_appeal() -> None:
+    """The engagement mode's oracle predicts the rule model's own probabilities: the appeal term included."""
+    from prism_experiments.ranking.engagement_prediction import oracle_probabilities
+
+    def predict(appeal: np.ndarray | None) -> np.ndarray:
+        return oracle_probabilities(
+            np.full(2, 0.6),
+            np.zeros(2, dtype=bool),
+            np.full(2, 2),
+            np.zeros(2, dtype=bool),
+            np.zeros(2, dtype=bool),
+            (0.0, 0.0, 0.0),
+            np.full(len(ARCHETYPES), 1.0 / len(ARCHETYPES)),
+            ["list", "list"],
+            AgentsConfig(),
+            appeal,
+        )
+
+    plain, appealing = predict(None), predict(np.array([0.0, 1.0]))
+    np.testing.assert_array_equal(plain, predict(np.zeros(2)))
+    np.testing.assert_array_equal(appealing[0], plain[0])
+    assert np.all(appealing[1, :3] > plain[1, :3])
+    # the odds of each action are multiplied by e^1
+    odds = lambda p: p / (1 - p)  # noqa: E731
+    np.testing.assert_allclose(odds(appealing[1, :3]) / odds(plain[1, :3]), np.e)
