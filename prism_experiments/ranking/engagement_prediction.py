@@ -54,7 +54,7 @@ def oracle_probabilities(
     post's log-appeal, the rule model's per-post logit term (None: appeal off).
     """
     n = len(similarity)
-    like_bias, reshare_bias, reply_bias = biases[0], biases[1], biases[2]
+    like_bias, reshare_bias, reply_bias = (np.asarray(bias, dtype=np.float64) for bias in biases[:3])
     if appeal is not None:  # skipped when off, so that the probabilities stay bit-identical
         like_bias, reshare_bias, reply_bias = like_bias + appeal, reshare_bias + appeal, reply_bias + appeal
     affinity = format_affinity_for(agents, np.tile(np.asarray(archetype_weights, dtype=float), (n, 1)), formats)
