@@ -19,6 +19,7 @@ from prism_experiments.analysis.experiment_comparison import compare_experiment
 from prism_experiments.analysis.field_sections import html_sections
 from prism_experiments.replication.cli import main
 from prism_experiments.replication.model import NOT_TESTABLE, SMOKE
+from prism_experiments.replication.registry import REPLICATION_SET_VERSION
 from prism_experiments.replication.runs import QUICK_EXPERIMENT
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -97,7 +98,7 @@ def test_full_size_without_runs_is_logged_as_not_testable(quick) -> None:  # typ
     assert run.info.status == "FINISHED"
     assert run.data.tags["prism.verdict.goel2016"] == NOT_TESTABLE  # the 10,000-agent runs were never made
     assert run.data.tags["prism.verdict.guess2023"] == NOT_TESTABLE  # no feed-responsive activity yet
-    assert run.data.tags["prism.replication_set"] == "1"
+    assert run.data.tags["prism.replication_set"] == str(REPLICATION_SET_VERSION)
     assert run.data.metrics["n_not_testable"] == 2
     artifacts = {a.path for a in client.list_artifacts(run.info.run_id)}
     assert {"report.md", "verdicts.csv", "report.html"} <= artifacts
@@ -106,7 +107,7 @@ def test_full_size_without_runs_is_logged_as_not_testable(quick) -> None:  # typ
 def test_bad_input_is_one_line_and_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--only", "goel2016", "nope"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert err == ["prism-replicate: error: --only: unknown finding 'nope'; the set (v1) has: goel2016, "
+    assert err == ["prism-replicate: error: --only: unknown finding 'nope'; the set (v2) has: goel2016, "
                    "juul_ugander2021, chaney2018, guess2023, gauthier2026"]  # fmt: skip
     assert main(["--seeds", "1"]) == 2
     assert capsys.readouterr().err.strip() == "prism-replicate: error: --seeds: must be an integer >= 2, got 1"
