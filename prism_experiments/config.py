@@ -14,6 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from prism_experiments.agents.file_config import PopulationFileOptions
+from prism_experiments.corpus.appeal import PostAppealConfig
 from prism_experiments.corpus.synthetic import SyntheticCorpusConfig
 from prism_experiments.deciders import DecidingAgentsConfig
 from prism_experiments.deciders import config_models as decider_models
@@ -40,6 +41,8 @@ class CorpusConfig(SyntheticCorpusConfig):
     path: Path | None = None
     #: sha256 of the file, filled in when the config is validated; when set, the file must still have it
     sha256: str | None = None
+    #: each post's latent appeal on the engagement logits (off by default; docs/model.md, "Post appeal")
+    appeal: PostAppealConfig = Field(default_factory=PostAppealConfig)
 
     @model_validator(mode="after")
     def _file_needs_path(self) -> CorpusConfig:

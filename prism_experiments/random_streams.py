@@ -28,6 +28,7 @@ class Stream(IntEnum):
     TEXT = 8
     DECIDER = 9
     SERVING = 10  # stochastic serving's draws (simulation/serving.py)
+    APPEAL = 11  # each post's latent appeal (corpus/appeal.py)
 
 
 #: Slots of the behaviour stream for feed position i: BEHAVIOUR_SLOTS * i + offset.

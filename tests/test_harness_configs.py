@@ -214,11 +214,14 @@ def _flatten(data: dict, prefix: str = "") -> dict:
         ("ranking.out_of_network_scale=1.5", "ranking.out_of_network_scale"),
         ("agents.n_agents=0", "agents.n_agents"),
         ("seed=-1", "seed"),
+        ("corpus.appeal.sigma=0", r"corpus.appeal.sigma: must be in \(0, 3\]"),
+        ("corpus.appeal.distribution=pareto", "corpus.appeal.distribution: Input should be 'none' or 'lognormal'"),
     ],
 )
 def test_bad_values_fail_validation_naming_the_field(compose_config: Compose, override: str, field: str) -> None:
-    with pytest.raises(ConfigError, match=field.replace(".", r"\.")):
+    with pytest.raises(ConfigError, match=field.replace(".", r"\.")) as info:
         experiment_config(compose_config(override))
+    assert "\n" not in str(info.value)
 
 
 def test_unknown_group_option_is_refused_by_hydra(compose_config: Compose) -> None:
@@ -241,3 +244,12 @@ def test_the_research_sweep_runs_in_the_world_fitted_at_its_size() -> None:
     assert world_size_warning(cfg.world, cfg.agents.n_agents) is None
     # the world carries x2023's activity values as well as its own fit
     assert cfg.agents.activity_median == 0.02356 and cfg.agents.reply_post_rate_elasticity is not None
+
+
+def test_the_tail_world_is_the_research_world_with_post_appeal_on() -> None:
+    tail = compose_experiment(["world=x2023_10k_tail", "agents.n_agents=10000"])
+    plain = compose_experiment(["world=x2023_10k", "agents.n_agents=10000"])
+    assert tail.world is not None and tail.world.name == "x2023_10k_tail"
+    assert tail.corpus.appeal.distribution == "lognormal" and tail.corpus.appeal.sigma == 0.6626
+    assert plain.corpus.appeal.distribution == "none"
+    assert world_size_warning(tail.world, tail.agents.n_agents) is None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+import math
 import os
 import re
 import signal
@@ -73,6 +74,11 @@ def test_sweep_logs_four_finished_children_under_one_parent(swept) -> None:
     }
     for run in children:
         assert set(summary_metric_names()) <= set(run.data.metrics)
+        # the calibration moments are run metrics: how far each run is from the world's targets
+        for share in ("author_top10_post_share", "never_reshared_share", "cascades_reaching_10_share"):
+            assert 0.0 <= run.data.metrics[share] <= 1.0, share
+        assert run.data.metrics["cascades_reaching_100_share"] == 0.0  # 30 agents: no cascade reaches 100
+        assert math.isnan(run.data.metrics["large_cascade_structural_virality"])
         assert run.data.params["ranking.mode"] in ("x_algo", "random")
         assert run.data.params["agents.n_agents"] == "30"
         for tag in ("prism.sweep_id", "prism.config_hash", "prism.git_commit", "prism.version.mlflow"):

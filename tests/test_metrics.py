@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from types import SimpleNamespace
 
 import networkx as nx
 import numpy as np
@@ -291,6 +292,12 @@ def expected_summary() -> dict[str, float]:
         "feed_jaccard_mean": (1 / 4 + 2 / 3) / 2,  # step 0: {p2,p3} vs {p1,p3,p4}; step 1: {p1,p5} vs {p1,p2,p5}
         "interest_similarity_mean": 0.55,
         "media_engagement_lift": (5 / 4) / (1 / 6),
+        # no agents with the log: the accounts it names, a-e; written during the run: a (p5), b (p6), c (p7)
+        "author_top10_post_share": 1 / 3,
+        "never_reshared_share": 3 / 5,  # shown originals p1-p5; p1 and p2 reshared
+        "cascades_reaching_10_share": 0.0,  # sizes 3 (p1), 2 (p2), 1, 1, 1
+        "cascades_reaching_100_share": 0.0,
+        "large_cascade_structural_virality": math.nan,
     }
 
 
@@ -302,7 +309,7 @@ def test_summarize_hand_built_log(name: str) -> None:
     """Every registered metric has its hand-computed value on the hand-built log (a new metric adds its own)."""
     summary = summarize(hand_built_log())
     assert name in expected_summary(), f"{name}: add its hand-computed value to expected_summary()"
-    assert summary[name] == pytest.approx(expected_summary()[name])
+    assert summary[name] == pytest.approx(expected_summary()[name], nan_ok=True)
 
 
 def test_summarize_keys_and_safety_override_rate() -> None:
@@ -319,7 +326,7 @@ def test_summarize_survives_parquet_round_trip(tmp_path) -> None:
     log.to_parquet(tmp_path)
     reloaded = summarize(EventLog.from_parquet(tmp_path))
     for name, value in expected_summary().items():
-        assert reloaded[name] == pytest.approx(value), name
+        assert reloaded[name] == pytest.approx(value, nan_ok=True), name
 
 
 def test_summarize_empty_log() -> None:
@@ -463,3 +470,49 @@ def test_feed_jaccard_mean_edge_cases() -> None:
     assert math.isnan(feed_jaccard_mean(single_feed))
     with pytest.raises(ValueError, match="max_feeds_for_jaccard"):
         feed_jaccard_mean(identical, max_feeds_for_jaccard=1)
+
+
+def test_calibration_moments_in_the_summary_by_hand() -> None:
+    """A population of 10 agents: u00 writes 8 posts in the run, u01 two, the others nothing (the top 1 of 10 wrote
+    8 of 10). Four shown originals: s0 is reshared by 99
+    accounts straight from its author (a star of 100: virality 2 * 99 / 100), s1 by a chain of 9 (10 accounts),
+    s2 and s3 never; s4 is never shown."""
+    agents = [SimpleNamespace(id=f"u{i:02d}") for i in range(10)]
+    written = [(f"s{i}", "u00") for i in range(8)] + [("s8", "u01"), ("s9", "u01")]
+    posts = pd.DataFrame(
+        [(post, author, "", 0, "tech", False, "none", "question", None, 0, 0, 0, 0) for post, author in written],
+        columns=list(POSTS_COLUMNS),
+    )
+    exposures = pd.DataFrame(
+        [
+            {column: 0 for column in EXPOSURES_COLUMNS} | {"agent_id": "u05", "post_id": post, "in_network": True}
+            for post in ("s0", "s1", "s2", "s3")
+        ],
+        columns=list(EXPOSURES_COLUMNS),
+    )
+    star = [("s0", "u00", f"v{i:02d}", 1) for i in range(99)]
+    chain = [("s1", "u00" if i == 0 else f"w{i - 1}", f"w{i}", 1) for i in range(9)]
+    engagements = pd.DataFrame(
+        [(1, child, root, "reshare", None, True, "u00", False, "question") for root, _, child, _ in star + chain],
+        columns=list(ENGAGEMENTS_COLUMNS),
+    )
+    tables = {
+        "posts": posts,
+        "exposures": exposures,
+        "engagements": engagements,
+        "follows": pd.DataFrame(columns=list(FOLLOWS_COLUMNS)),
+        "cascade_edges": _edges(star + chain),
+    }
+    summary = summarize(SimpleNamespace(**tables, agents=agents))
+    assert summary["author_top10_post_share"] == pytest.approx(8 / 10)
+    assert summary["never_reshared_share"] == pytest.approx(2 / 4)
+    assert summary["cascades_reaching_10_share"] == pytest.approx(2 / 4)
+    assert summary["cascades_reaching_100_share"] == pytest.approx(1 / 4)
+    assert summary["large_cascade_structural_virality"] == pytest.approx(2 * 99 / 100)
+    # without the population, the share is over the 111 accounts the log names (u00, u01, u05 and the resharers):
+    # the top 12 hold both writers
+    alone = summarize(SimpleNamespace(**tables))
+    assert alone["author_top10_post_share"] == pytest.approx(1.0)
+    sizes_ten = summarize(SimpleNamespace(**tables | {"cascade_edges": _edges(chain)}, agents=agents))
+    assert sizes_ten["cascades_reaching_100_share"] == 0.0
+    assert math.isnan(sizes_ten["large_cascade_structural_virality"])

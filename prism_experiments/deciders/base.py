@@ -12,6 +12,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from prism_experiments.agents import AgentsConfig, PopulationArrays, SocialAgent
+from prism_experiments.corpus.appeal import PostAppealConfig
 from prism_experiments.domain import Post
 from prism_experiments.ranking.step_feeds import StepFeeds
 
@@ -75,6 +76,8 @@ class DeciderContext:
     prompt_max_chars: int | None
     cache_dir: Path
     show_progress: bool = False
+    #: the posts' latent appeal on the rule model's logits (corpus.appeal; off by default)
+    appeal: PostAppealConfig = field(default_factory=PostAppealConfig)
 
 
 class Decider(Protocol):

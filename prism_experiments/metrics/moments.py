@@ -1,8 +1,9 @@
 """Moments for calibration against published platform figures: authorship concentration and cascade shape; and
 the starting follow graph's moments (`network/edge_stats.py`), targets when fitting the generator to a loaded graph.
 
-Pure functions of the event log; they are not part of `summarize` (the run summary and its golden
-fixture stay as they are), the calibration adds them to the summary (`calibration_moments`).
+Pure functions of the event log. The authorship and cascade-shape moments are run-summary metrics
+(`summary_metrics/calibration_moments.py`), so every run logs them; the calibration adds the graph's moments
+(`calibration_moments`).
 """
 
 from __future__ import annotations
@@ -14,20 +15,13 @@ import pandas as pd
 
 from prism_experiments.metrics._tables import as_int, event_table, require_columns
 from prism_experiments.metrics.cascades import cascade_table
-from prism_experiments.metrics.summary import summarize
 from prism_experiments.network.edge_stats import GRAPH_MOMENTS, agents_graph_moments
 
 NAN = float("nan")
 #: a "large" cascade, whose structural virality is compared (Goel et al. 2016 study cascades of >= 100 adopters)
 LARGE_CASCADE_SIZE = 100
-EXTRA_MOMENTS: tuple[str, ...] = (
-    "author_top10_post_share",
-    "never_reshared_share",
-    "cascades_reaching_10_share",
-    "cascades_reaching_100_share",
-    "large_cascade_structural_virality",
-    *GRAPH_MOMENTS,
-)
+#: the moments the calibration adds to the run summary (the others are summary metrics)
+EXTRA_MOMENTS: tuple[str, ...] = GRAPH_MOMENTS
 
 
 def top_share(values: Iterable[float], fraction: float = 0.1) -> float:
@@ -98,18 +92,10 @@ def large_cascade_virality(cascades: pd.DataFrame, min_size: int = LARGE_CASCADE
 
 
 def calibration_moments(result: object) -> dict[str, float]:
-    """The run summary plus EXTRA_MOMENTS; `result` carries the event log and `agents`."""
-    posts, exposures = event_table(result, "posts"), event_table(result, "exposures")
-    agents = getattr(result, "agents", [])
-    agent_ids = [agent.id for agent in agents]
-    cascades = cascade_table(event_table(result, "cascade_edges"))
-    sizes = shown_original_cascade_sizes(posts, exposures, cascades)
-    return summarize(result) | {
-        "author_top10_post_share": author_top_share(posts, agent_ids, 0.1),
-        "never_reshared_share": never_reshared_share(posts, exposures, event_table(result, "engagements")),
-        "cascades_reaching_10_share": share_reaching(sizes, 10),
-        "cascades_reaching_100_share": share_reaching(sizes, 100),
-        "large_cascade_structural_virality": large_cascade_virality(cascades),
-        # the starting graph: agents' `following` is their initial follow set
-        **agents_graph_moments(agents),
-    }
+    """The run summary (the authorship and cascade-shape moments included) plus the starting graph's moments;
+    `result` carries the event log and `agents`."""
+    # imported here: the summary's tables (run_tables.py) import this module
+    from prism_experiments.metrics.summary import summarize
+
+    # the starting graph: agents' `following` is their initial follow set
+    return summarize(result) | agents_graph_moments(getattr(result, "agents", []))

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 
+import numpy as np
 import pandas as pd
 
 from prism_experiments.domain import EVENT_TABLES
@@ -12,6 +13,7 @@ from prism_experiments.metrics._tables import as_int, event_table, require_colum
 from prism_experiments.metrics.cascades import cascade_table
 from prism_experiments.metrics.engagement import split_engagement_rates
 from prism_experiments.metrics.feeds import DEFAULT_MAX_FEEDS_FOR_JACCARD
+from prism_experiments.metrics.moments import shown_original_cascade_sizes
 
 
 def new_post_mask(posts: pd.DataFrame) -> pd.Series:
@@ -38,12 +40,17 @@ class RunTables:
     cascade_edges: pd.DataFrame
     #: feeds per step the Jaccard overlap samples down to (docs/metrics.md, "feed_jaccard_mean")
     max_feeds_for_jaccard: int = DEFAULT_MAX_FEEDS_FOR_JACCARD
+    #: every agent of the run, those who did nothing included; None for an event log read without its population
+    agent_ids: tuple[str, ...] | None = None
 
     @classmethod
     def of(cls, result: object, max_feeds_for_jaccard: int = DEFAULT_MAX_FEEDS_FOR_JACCARD) -> RunTables:
-        """The tables of `result`, an EventLog or any object with the five event-log DataFrames as attributes."""
+        """The tables of `result`, an EventLog or any object with the five event-log DataFrames as attributes (and
+        the run's `agents`, when it has them)."""
         tables = {name: event_table(result, name) for name in EVENT_TABLES}
-        return cls(**tables, max_feeds_for_jaccard=max_feeds_for_jaccard)
+        agents = getattr(result, "agents", None)
+        agent_ids = tuple(agent.id for agent in agents) if agents else None
+        return cls(**tables, max_feeds_for_jaccard=max_feeds_for_jaccard, agent_ids=agent_ids)
 
     @property
     def n_impressions(self) -> int:
@@ -54,6 +61,19 @@ class RunTables:
     def cascades(self) -> pd.DataFrame:
         """One row per cascade (`cascade_table`)."""
         return cascade_table(self.cascade_edges)
+
+    @cached_property
+    def shown_original_sizes(self) -> np.ndarray:
+        """The cascade size of each original post shown at least once (`shown_original_cascade_sizes`)."""
+        return shown_original_cascade_sizes(self.posts, self.exposures, self.cascades)
+
+    @cached_property
+    def accounts(self) -> tuple[str, ...]:
+        """The run's agents; without them, every account the event log names (authors, viewers, engagers)."""
+        if self.agent_ids is not None:
+            return self.agent_ids
+        named = [self.posts["author_id"], self.exposures["agent_id"], self.engagements["agent_id"]]
+        return tuple(sorted(set(pd.concat(named, ignore_index=True).dropna().astype(str))))
 
     @cached_property
     def actions(self) -> dict[str, int]:

@@ -12,6 +12,7 @@ from prism_experiments.ranking.reshares import ReshareLog
 
 if TYPE_CHECKING:
     from prism_experiments.agents import AgentsConfig
+    from prism_experiments.corpus.appeal import PostAppeal
     from prism_experiments.network import SocialGraph
 
 
@@ -29,3 +30,5 @@ class RankerContext:
     reshares: ReshareLog = field(default_factory=ReshareLog)
     agents: AgentsConfig | None = None
     depth: int | None = None
+    #: the posts' latent appeal (corpus.appeal), for a predictor that knows the behaviour model (the oracle)
+    appeal: PostAppeal | None = None

@@ -18,6 +18,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from prism_experiments.agents import PopulationArrays, SocialAgent, population_arrays
+from prism_experiments.corpus.appeal import PostAppeal
 from prism_experiments.corpus.authoring import AUTHORING_DRAWS, authored_post, original_post, reply_post, writers
 from prism_experiments.deciders import Decider, DeciderContext, Impressions, StepActions, build_decider
 from prism_experiments.domain import TARGET_PREFIX, EventRecorder, Post
@@ -86,6 +87,7 @@ def run_simulation(
             reshares,
             agents=cfg.agents,
             depth=serving.depth if serving is not None else None,
+            appeal=PostAppeal(cfg.seed, cfg.corpus.appeal) if cfg.corpus.appeal.enabled else None,
         )
         rankers = ScheduledRankers(cfg.ranking, cfg.simulation.schedule, context, cfg.simulation.n_steps)
         settings = EngineSettings.of(cfg)
@@ -106,6 +108,7 @@ def run_simulation(
                 settings.prompt_max_chars,
                 cfg.cache_dir,
                 cfg.simulation.show_progress,
+                cfg.corpus.appeal,
             ),
         )
         engine = _Engine(settings, world.agents, arrays, graph, retriever, rankers, reshares, decider, server)

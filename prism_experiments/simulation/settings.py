@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from prism_experiments.agents import AgentsConfig
+from prism_experiments.corpus.appeal import PostAppealConfig
 from prism_experiments.deciders import DecidingAgentsConfig
 from prism_experiments.network import NetworkConfig
 from prism_experiments.rag import RAGConfig
@@ -35,6 +36,8 @@ class CorpusSettings(Protocol):
     def hashtag_fraction(self) -> float: ...
     @property
     def text_pool_size(self) -> int: ...
+    @property
+    def appeal(self) -> PostAppealConfig: ...
     def model_dump(self, *, mode: str = ..., exclude: set[str]) -> dict[str, Any]: ...
 
 

@@ -58,6 +58,6 @@ def build_corpus(corpus: CorpusSettings, seed: int, agents: list[SocialAgent]) -
     if corpus.source == "file":
         assert corpus.path is not None
         return load_posts(corpus.path)  # the loader classifies posts that come without a format
-    synthetic = SyntheticCorpusConfig(**corpus.model_dump(exclude={"source", "path", "sha256"}))
+    synthetic = SyntheticCorpusConfig(**corpus.model_dump(exclude={"source", "path", "sha256", "appeal"}))
     corpus_seed = int(component_seed(seed, Stream.CORPUS).generate_state(1, dtype=np.uint32)[0])
     return generate_corpus(synthetic, corpus_seed, authors={agent.id: agent.interests for agent in agents})

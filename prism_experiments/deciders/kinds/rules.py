@@ -15,6 +15,7 @@ from prism_experiments.agents import (
     follow_probability,
     format_affinity_for,
 )
+from prism_experiments.corpus.appeal import PostAppeal
 from prism_experiments.deciders.base import BaseDeciderConfig, DeciderContext, Decisions, Impressions, StepActions
 from prism_experiments.deciders.registry import register_decider
 from prism_experiments.random_streams import BEHAVIOUR_SLOTS, FOLLOW, LIKE, LOOK, REPLY, RESHARE, Stream, keyed_uniforms
@@ -30,21 +31,26 @@ def rule_decisions(
     archetypes: np.ndarray,
     agents: AgentsConfig,
     feed_size: int,
+    appeal: np.ndarray | None = None,
 ) -> Decisions:
     """Each impression's looks and engagements, from the behaviour model and the (step, agent, slot) uniforms.
 
-    `active` are the step's active agents in ascending order; `biases` and `archetypes` have one row per agent.
+    `active` are the step's active agents in ascending order; `biases` and `archetypes` have one row per agent;
+    `appeal` is each impression's post log-appeal, added to the three engagement logits (None: no appeal term).
     """
     agent_idx, positions, posts = impressions.agent_idx, impressions.positions, impressions.posts
     behaviour = agents.behaviour
+    like_bias, reshare_bias, reply_bias = biases[agent_idx, 0], biases[agent_idx, 1], biases[agent_idx, 2]
+    if appeal is not None:  # skipped when off, so that the logits stay bit-identical
+        like_bias, reshare_bias, reply_bias = like_bias + appeal, reshare_bias + appeal, reply_bias + appeal
     probabilities = engagement_probabilities(
         impressions.similarity,
         np.array([p.has_media for p in posts]),
         np.array([p.likes for p in posts]),
         impressions.in_network,
-        biases[agent_idx, 0],
-        biases[agent_idx, 1],
-        biases[agent_idx, 2],
+        like_bias,
+        reshare_bias,
+        reply_bias,
         behaviour,
         format_affinity=format_affinity_for(agents, archetypes[agent_idx], [p.format for p in posts]),
     )
@@ -76,6 +82,7 @@ class RulesDecider:
 
     def __init__(self, config: RulesDeciderConfig, context: DeciderContext) -> None:
         self.context = context
+        self.appeal = PostAppeal(context.seed, context.appeal)
 
     def decide_step(
         self, step: int, now: datetime, active: np.ndarray, feeds: StepFeeds, impressions: Impressions
@@ -91,6 +98,7 @@ class RulesDecider:
                 context.arrays.archetypes,
                 context.agents,
                 context.feed_size,
+                self.appeal.of([post.id for post in impressions.posts]),
             )
         )
 

@@ -72,6 +72,7 @@ class EngagementRanker(NetworkSourcedRanker[EngagementConfig]):
     def __init__(self, config: EngagementConfig, context: RankerContext) -> None:
         super().__init__(config, context)
         self.agents_config = context.agents or AgentsConfig()
+        self.appeal = context.appeal
         self.model = LearnedEngagementModel()
         self._served: dict[tuple[str, int], np.ndarray] = {}
         self._observed_steps = 0
@@ -138,6 +139,7 @@ class EngagementRanker(NetworkSourcedRanker[EngagementConfig]):
             agent.archetype_vector(),
             [p.format for p in posts],
             self.agents_config,
+            self.appeal.of([p.id for p in posts]) if self.appeal is not None else None,
         )
 
     def _features(self, view: AgentView, pool: CandidatePool, now: datetime) -> np.ndarray:
