@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fcntl
+import math
 import os
 import shutil
 import signal
@@ -10,7 +11,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Self
@@ -109,6 +110,14 @@ def prism(
 LONG_SMOKE = ("-m", "experiment=smoke", "simulation.n_steps=40", "simulation.show_progress=false")
 #: the smoke sweep, 4 jobs: on a held cache (`HeldEncoding`) each job stays RUNNING until the test releases it
 SMOKE_SWEEP = ("-m", "experiment=smoke", "simulation.show_progress=false")
+
+
+def nan_comparable(metrics: Mapping[str, float]) -> dict[str, float | str]:
+    """The metrics with each NaN as the string "nan", so that `==` compares two runs bit for bit: a metric undefined
+    in both (the virality of large cascades in a run that has none) is equal, where NaN != NaN."""
+    return {name: "nan" if isinstance(value, float) and math.isnan(value) else value for name, value in metrics.items()}
+
+
 #: the smoke sweep at one seed: 2 jobs (one per mode) that run side by side. For fault tests that need no queued
 #: job: each job of a Ray or submitit sweep is an interpreter importing the project, seconds of CPU per job
 TWO_JOB_SWEEP = (*SMOKE_SWEEP, "seed=0")

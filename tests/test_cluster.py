@@ -25,6 +25,7 @@ from process_helpers import (
     free_port,
     gone_or_zombie,
     killed_if_left_running,
+    nan_comparable,
     postgres_tracking_server,
     prism,
 )
@@ -81,9 +82,9 @@ def finished_children(uri: str, experiment_name: str) -> dict[tuple[str, str], d
     hashes = [run.data.tags[CONFIG_HASH_TAG] for run in children]
     assert len(hashes) == len(set(hashes)), "a job was logged twice"
     return {
-        (run.data.params["seed"], run.data.params["ranking.mode"]): {
-            name: run.data.metrics[name] for name in summary_metric_names()
-        }
+        (run.data.params["seed"], run.data.params["ranking.mode"]): nan_comparable(
+            {name: run.data.metrics[name] for name in summary_metric_names()}
+        )
         for run in children
     }
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from mlflow.tracking import MlflowClient
-from process_helpers import ROOT, environment, prism
+from process_helpers import ROOT, environment, nan_comparable, prism
 
 from prism_experiments.example_world import main as example_world
 from prism_experiments.file_digest import file_sha256
@@ -112,7 +112,7 @@ def test_the_ray_launcher_gives_the_joblib_metrics_on_the_loaded_world(
         assert run.info.status == "FINISHED"
         assert run.data.tags["prism.config_hash"] == on_joblib[condition].data.tags["prism.config_hash"]
         assert run.data.tags["prism.input.network.sha256"] == file_sha256(world / "edges.txt")
-        assert run.data.metrics == on_joblib[condition].data.metrics
+        assert nan_comparable(run.data.metrics) == nan_comparable(on_joblib[condition].data.metrics)
 
 
 def test_reproduce_agrees_and_then_refuses_a_changed_file_in_one_line(joblib_sweep, world: Path) -> None:
