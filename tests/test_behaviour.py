@@ -13,7 +13,6 @@ from prism_experiments.agents import (
     ARCHETYPES,
     CALIBRATION_TARGETS,
     POST_FORMATS,
-    REFERENCE_POINT,
     AgentsConfig,
     BehaviourConfig,
     EngagementCoefficients,
@@ -23,25 +22,14 @@ from prism_experiments.agents import (
     format_affinity,
     format_affinity_for,
 )
+from prism_experiments.agents.behaviour import probabilities_at_reference_point
 
 CFG = BehaviourConfig()
 
 
 def _at(**changes: float) -> dict[str, float]:
     """Engagement probabilities at the calibration reference point with some inputs changed."""
-    point = {**REFERENCE_POINT, **changes}
-    probs = engagement_probabilities(
-        point["similarity"],
-        point["has_media"],
-        point["likes"],
-        point["in_network"],
-        point["bias"],
-        point["bias"],
-        point["bias"],
-        CFG,
-        format_affinity=point["format_affinity"],
-    )
-    return {action: float(p) for action, p in probs.items()}
+    return probabilities_at_reference_point(CFG, **changes)
 
 
 # --- attention ------------------------------------------------------------------------------

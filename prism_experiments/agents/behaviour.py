@@ -124,6 +124,24 @@ def engagement_probabilities(
     }
 
 
+def probabilities_at_reference_point(cfg: BehaviourConfig, **changes: float) -> dict[str, float]:
+    """P(like), P(reshare), P(reply) at REFERENCE_POINT, the point the coefficients are calibrated at, with some
+    of its inputs changed."""
+    point = {**REFERENCE_POINT, **changes}
+    probabilities = engagement_probabilities(
+        point["similarity"],
+        point["has_media"],
+        point["likes"],
+        point["in_network"],
+        point["bias"],
+        point["bias"],
+        point["bias"],
+        cfg,
+        format_affinity=point["format_affinity"],
+    )
+    return {action: float(p) for action, p in probabilities.items()}
+
+
 def follow_probability(cfg: BehaviourConfig) -> float:
     """P(follow the author of an out-of-network post the agent engaged with)."""
     return cfg.follow_probability

@@ -24,9 +24,8 @@ import numpy as np
 
 from prism_experiments.agents.behaviour import (
     ENGAGEMENT_ACTIONS,
-    REFERENCE_POINT,
     attention_probability,
-    engagement_probabilities,
+    probabilities_at_reference_point,
 )
 from prism_experiments.agents.config import AgentsConfig, BehaviourConfig
 
@@ -37,19 +36,8 @@ NIV_RATE_EXPONENT = 0.5
 def reference_reward(behaviour: BehaviourConfig, feed_size: int) -> float:
     """Expected engagements on one feed of `feed_size` posts at the behaviour model's calibration point:
     sum over positions of P(look at i) times the summed P(like), P(reshare), P(reply) at `REFERENCE_POINT`."""
-    point = REFERENCE_POINT
-    probabilities = engagement_probabilities(
-        point["similarity"],
-        point["has_media"],
-        point["likes"],
-        point["in_network"],
-        point["bias"],
-        point["bias"],
-        point["bias"],
-        behaviour,
-        point["format_affinity"],
-    )
-    per_look = float(sum(probabilities[action] for action in ENGAGEMENT_ACTIONS))
+    probabilities = probabilities_at_reference_point(behaviour)
+    per_look = sum(probabilities[action] for action in ENGAGEMENT_ACTIONS)
     looks = float(attention_probability(np.arange(feed_size), behaviour).sum())
     return looks * per_look
 
