@@ -13,17 +13,17 @@ import prism_experiments.deciders.kinds as decider_modules
 import prism_experiments.llm.backends as backend_modules
 from prism_experiments.agents import AgentsConfig, population_arrays
 from prism_experiments.config import ConfigError, ExperimentConfig
-from prism_experiments.deciders import DECIDERS, DeciderContext, build_decider, decider_config, hybrid_llm_mask
+from prism_experiments.deciders import DECIDERS, DeciderInputs, build_decider, decider_config, hybrid_llm_mask
 from prism_experiments.llm import LLM_BACKENDS
 from prism_experiments.locations import CONFIG_DIR
 from prism_experiments.tracking.llm_metrics import llm_metric_values, llm_metrics
 
 
-def context(tmp_path, n_agents: int, seed: int = 0) -> DeciderContext:
+def decider_inputs(tmp_path, n_agents: int, seed: int = 0) -> DeciderInputs:
     from prism_experiments.agents import generate_population
 
     population = generate_population(AgentsConfig(n_agents=n_agents), ["tech", "food"], seed) if n_agents else []
-    return DeciderContext(
+    return DeciderInputs(
         seed, AgentsConfig(n_agents=max(n_agents, 1)), population, population_arrays(population), 10, 2000, tmp_path
     )
 
@@ -51,8 +51,8 @@ def test_rules_and_llm_deciders_ask_no_agent_and_every_agent(tmp_path, monkeypat
     import prism_experiments.llm.agents as llm_agents
 
     monkeypatch.setattr(llm_agents, "build_chat_model", lambda cfg: SilentModel())
-    assert not build_decider(decider_config("rules"), context(tmp_path, 50)).llm_agents().any()
-    assert build_decider(decider_config("llm"), context(tmp_path, 50)).llm_agents().all()
+    assert not build_decider(decider_config("rules"), decider_inputs(tmp_path, 50)).llm_agents().any()
+    assert build_decider(decider_config("llm"), decider_inputs(tmp_path, 50)).llm_agents().all()
 
 
 def test_the_hybrid_share_is_seeded_and_close_to_the_fraction() -> None:
@@ -76,7 +76,7 @@ def test_a_hybrid_population_without_llm_agents_builds_no_model(tmp_path) -> Non
             }
         }
     )
-    decider = build_decider(cfg.agents.decider, context(tmp_path, 5))
+    decider = build_decider(cfg.agents.decider, decider_inputs(tmp_path, 5))
     assert decider.llm is None and decider.stats() == ({}, [])  # no server was asked: none listens on port 9
 
 

@@ -21,7 +21,7 @@ from prism_experiments.ranking import (
     KNOWN_MODES,
     RankedCandidate,
     Ranker,
-    RankerContext,
+    RankerInputs,
     ReshareLog,
     build_ranker,
     ranking_config,
@@ -56,7 +56,7 @@ def ranker(
     **fields: Any,
 ) -> Ranker:
     """The registry's ranker for `mode` with `fields` set, on `retriever` and `graph`."""
-    context = RankerContext(retriever, graph, rng, reshares or ReshareLog(), agents)
+    context = RankerInputs(retriever, graph, rng, reshares or ReshareLog(), agents)
     return build_ranker(ranking_config(mode, **fields), context)
 
 

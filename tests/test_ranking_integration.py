@@ -12,7 +12,7 @@ from prism_experiments.corpus import SyntheticCorpusConfig, generate_corpus
 from prism_experiments.domain import Post, interest_query_text
 from prism_experiments.network import DictSocialGraph, NetworkConfig, generate_follow_graph, with_following
 from prism_experiments.rag import FeedRetriever, RAGConfig
-from prism_experiments.ranking import KNOWN_MODES, RankerContext, ReshareLog, build_ranker, ranking_config
+from prism_experiments.ranking import KNOWN_MODES, RankerInputs, ReshareLog, build_ranker, ranking_config
 
 pytestmark = pytest.mark.integration
 CORPUS = SyntheticCorpusConfig(n_posts=500, span_hours=24)
@@ -32,8 +32,8 @@ def world(embedder):
 
 def ranker_for(world, mode: str = "x_algo", reshares: ReshareLog | None = None, **fields):
     _agents, graph, retriever = world
-    context = RankerContext(retriever, graph, np.random.default_rng(1), reshares or ReshareLog())
-    return build_ranker(ranking_config(mode, **fields), context)
+    inputs = RankerInputs(retriever, graph, np.random.default_rng(1), reshares or ReshareLog())
+    return build_ranker(ranking_config(mode, **fields), inputs)
 
 
 def inn_share(feeds) -> float:
@@ -149,7 +149,7 @@ def test_x_algo_handles_zero_distance_and_a_store_smaller_than_a_feed(embedder) 
     )
     graph = DictSocialGraph(["fan", "a", "b"])
     graph.follow("fan", "a")
-    ranker = build_ranker(ranking_config(), RankerContext(retriever, graph, np.random.default_rng(0)))
+    ranker = build_ranker(ranking_config(), RankerInputs(retriever, graph, np.random.default_rng(0)))
     feed = ranker.rank(SocialAgent(id="fan", interests=["music"]), NOW)
     assert next(c.post.id for c in feed) == "p1"
     assert feed[0].base_score == pytest.approx(1.0, abs=1e-5) and feed[0].final_score <= 1.0 + 1e-9

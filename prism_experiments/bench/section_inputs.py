@@ -14,7 +14,7 @@ from prism_experiments.rag import FeedRetriever, RAGConfig
 
 
 @dataclass
-class BenchContext:
+class SectionInputs:
     mode: Mode
     sizes: BenchSizes
     runs_dir: Path

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TypeVar
 
-from prism_experiments.deciders.base import BaseDeciderConfig, Decider, DeciderContext
+from prism_experiments.deciders.base import BaseDeciderConfig, Decider, DeciderInputs
 from prism_experiments.registries import ClassRegistry
 
 #: the kind of a `decider` mapping that leaves `kind` out, and of `conf/agents/default.yaml`'s default
@@ -26,7 +26,7 @@ def config_models() -> dict[str, type[BaseDeciderConfig]]:
     return DECIDERS.config_models()
 
 
-def build_decider(config: BaseDeciderConfig, context: DeciderContext) -> Decider:
-    """The decider of `config.kind`, built from `config` and `context`."""
-    decider: Decider = DECIDERS.class_for(config)(config, context)
+def build_decider(config: BaseDeciderConfig, inputs: DeciderInputs) -> Decider:
+    """The decider of `config.kind`, built from `config` and `inputs`."""
+    decider: Decider = DECIDERS.class_for(config)(config, inputs)
     return decider

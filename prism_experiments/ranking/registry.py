@@ -6,7 +6,7 @@ from typing import TypeVar
 
 from prism_experiments.ranking.base import Ranker
 from prism_experiments.ranking.mode_config import ModeConfig
-from prism_experiments.ranking.ranker_inputs import RankerContext
+from prism_experiments.ranking.ranker_inputs import RankerInputs
 from prism_experiments.registries import ClassRegistry
 
 #: the mode of `ranking` when a mapping leaves it out, and of `conf/config.yaml`'s default
@@ -35,7 +35,7 @@ def config_models() -> dict[str, type[ModeConfig]]:
     return RANKING_MODES.config_models()
 
 
-def build_ranker(config: ModeConfig, context: RankerContext) -> Ranker:
-    """The ranker of `config.mode`, built from `config` and `context`."""
-    ranker: Ranker = RANKING_MODES.class_for(config)(config, context)
+def build_ranker(config: ModeConfig, inputs: RankerInputs) -> Ranker:
+    """The ranker of `config.mode`, built from `config` and `inputs`."""
+    ranker: Ranker = RANKING_MODES.class_for(config)(config, inputs)
     return ranker
