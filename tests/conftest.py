@@ -34,7 +34,7 @@ def session_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if lasting:
         return Path(lasting)
     # under pytest-xdist each worker has its own base temp: the cache goes one level up, shared by all
-    # workers (the embedding cache is safe for concurrent processes: tests/test_rag_store.py)
+    # workers (the embedding cache is safe for concurrent processes: tests/test_feed_store.py)
     base = tmp_path_factory.getbasetemp()
     shared = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "embedding-cache"
     shared.mkdir(parents=True, exist_ok=True)
@@ -67,7 +67,7 @@ def warm_pool_cache(session_cache_dir: Path) -> Path:
     Runs of the default and smoke worlds then encode no post text. Cold, each of their steps sends its 1-7 new
     texts to the model as a batch of 32 rows (embeddings/embedder.py: fixed shapes, blanks fill the rest), so
     that a cold default run spent a third to a half of its encoding on blank rows. A text's vector does not depend
-    on its batchmates (tests/test_rag_store.py), so the golden metrics read the same bits either way."""
+    on its batchmates (tests/test_feed_store.py), so the golden metrics read the same bits either way."""
     from prism_experiments.config import ExperimentConfig
     from prism_experiments.corpus.templates import pooled_texts
     from prism_experiments.embeddings import Embedder

@@ -15,8 +15,8 @@ from pydantic import ValidationError
 from prism_experiments.agents import AgentsConfig, SocialAgent, generate_population
 from prism_experiments.corpus import SyntheticCorpusConfig, generate_corpus
 from prism_experiments.domain import Post
+from prism_experiments.feed_store import FeedRetriever, FeedStoreConfig
 from prism_experiments.network import DictSocialGraph, NetworkConfig, generate_follow_graph, with_following
-from prism_experiments.rag import FeedRetriever, RAGConfig
 from prism_experiments.ranking import (
     KNOWN_MODES,
     RankedCandidate,
@@ -62,7 +62,7 @@ def ranker(
 
 def store(embedder: Any, posts: list[Post], feed_size: int = 5) -> FeedRetriever:
     """A fresh in-memory store (Chroma's in-memory clients share state, so every name is new)."""
-    config = RAGConfig(collection_name=f"modes-extra-{uuid.uuid4().hex[:12]}", feed_size=feed_size)
+    config = FeedStoreConfig(collection_name=f"modes-extra-{uuid.uuid4().hex[:12]}", feed_size=feed_size)
     retriever = FeedRetriever(config, embedder=embedder)
     retriever.add_posts(posts)
     return retriever

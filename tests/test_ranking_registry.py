@@ -15,8 +15,8 @@ import pytest
 
 import prism_experiments.ranking.modes as modes_package
 from prism_experiments.config import ConfigError, ExperimentConfig
+from prism_experiments.feed_store import FeedRetriever, FeedStoreConfig
 from prism_experiments.network import DictSocialGraph
-from prism_experiments.rag import FeedRetriever, RAGConfig
 from prism_experiments.ranking import (
     DEFAULT_MODE,
     KNOWN_MODES,
@@ -106,7 +106,7 @@ def isolated_registry(monkeypatch: pytest.MonkeyPatch) -> dict[str, type[Ranker]
 @pytest.fixture
 def inputs() -> RankerInputs:
     return RankerInputs(
-        FeedRetriever(RAGConfig(collection_name="registry_empty")), DictSocialGraph(), np.random.default_rng(3)
+        FeedRetriever(FeedStoreConfig(collection_name="registry_empty")), DictSocialGraph(), np.random.default_rng(3)
     )
 
 

@@ -21,8 +21,8 @@ from prism_experiments.bench.report import Figure, Target, figure
 from prism_experiments.bench.section_inputs import SectionInputs, drop_store, store_config
 from prism_experiments.bench.store import build_store
 from prism_experiments.embeddings import Embedder
+from prism_experiments.feed_store import FeedRetriever
 from prism_experiments.network import SocialGraph
-from prism_experiments.rag import FeedRetriever
 from prism_experiments.ranking import KNOWN_MODES, RankedCandidate, Ranker, RankerInputs, build_ranker, ranking_config
 
 SECTION = 3

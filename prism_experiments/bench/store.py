@@ -9,7 +9,7 @@ from prism_experiments.bench.measure import current_rss_bytes, latencies, percen
 from prism_experiments.bench.report import Figure, Target, figure
 from prism_experiments.bench.section_inputs import SectionInputs, drop_store, store_config
 from prism_experiments.embeddings import Embedder
-from prism_experiments.rag import FeedRetriever
+from prism_experiments.feed_store import FeedRetriever
 
 SECTION = 2
 #: REQ-FEED-PERF-1: retrieval < 200 ms for 10 posts from a 10K corpus

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, ClassVar, Generic, TypeVar
 import numpy as np
 
 from prism_experiments.domain import as_utc, epoch_microseconds
-from prism_experiments.rag.retriever import FeedRetriever
+from prism_experiments.feed_store.retriever import FeedRetriever
 from prism_experiments.ranking.candidate import RankedCandidate
 from prism_experiments.ranking.mode_config import ModeConfig
 from prism_experiments.ranking.ranker_inputs import RankerInputs

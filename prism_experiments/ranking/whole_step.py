@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from prism_experiments.domain import as_utc, epoch_microseconds
-from prism_experiments.rag.retriever import FeedRetriever
+from prism_experiments.feed_store.retriever import FeedRetriever
 from prism_experiments.ranking.base import AgentView, ConfigT, Ranker
 from prism_experiments.ranking.candidate import RankedCandidate
 from prism_experiments.ranking.flat import Pairs, StepFilters, flat_keys, pair_keys, ranges

@@ -23,9 +23,9 @@ from prism_experiments.corpus.authoring import AUTHORING_DRAWS, authored_post, o
 from prism_experiments.deciders import Decider, DeciderInputs, Impressions, StepActions, build_decider
 from prism_experiments.domain import TARGET_PREFIX, EventRecorder, Post
 from prism_experiments.embeddings import Embedder
+from prism_experiments.feed_store import FeedRetriever, format_feed_for_prompt
 from prism_experiments.memory import peak_rss_bytes
 from prism_experiments.network import DictSocialGraph
-from prism_experiments.rag import FeedRetriever, format_feed_for_prompt
 from prism_experiments.random_streams import LIKE, RESHARE, Stream, component_seed, keyed_generator, keyed_uniforms
 from prism_experiments.ranking import RankerInputs, ReshareLog
 from prism_experiments.ranking.feedback import ServedFeedback
