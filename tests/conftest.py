@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
+    from omegaconf import DictConfig
     from process_helpers import HeldEncoding
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -183,6 +184,17 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         return (2 if item.get_closest_marker("integration") is not None else 3), 0
 
     items.sort(key=order)
+
+
+@pytest.fixture
+def compose_config(tmp_path: Path) -> Iterator[Callable[..., DictConfig]]:
+    """compose(*overrides) with paths redirected to tmp_path, Hydra's own node included (the sweep reads it)."""
+    from prism_experiments.composition import compose_dictconfig, hydra_context
+
+    with hydra_context():
+        yield lambda *overrides: compose_dictconfig(
+            [f"paths.runs_dir={tmp_path}", *overrides], return_hydra_config=True
+        )
 
 
 @pytest.fixture(autouse=True)

@@ -8,10 +8,13 @@ import pkgutil
 
 import numpy as np
 import pytest
+from hydra.core.config_store import ConfigStore
+from omegaconf import OmegaConf
 
 import prism_experiments.deciders.kinds as decider_modules
 import prism_experiments.llm.backends as backend_modules
 from prism_experiments.agents import AgentsConfig, population_arrays
+from prism_experiments.composition import experiment_config
 from prism_experiments.config import ConfigError, ExperimentConfig
 from prism_experiments.deciders import DECIDERS, DeciderInputs, build_decider, decider_config, hybrid_llm_mask
 from prism_experiments.llm import LLM_BACKENDS
@@ -39,12 +42,40 @@ def test_every_decider_registers_under_its_kind() -> None:
 )
 def test_each_decider_and_backend_module_registers_itself_and_has_its_option(package, registry, group: str) -> None:
     """A decider or backend is its module alone (its package imports every module, none is listed elsewhere), plus
-    its Hydra option `<group>=<name>`."""
+    its Hydra option `<group>=<name>`, stored at registration, and its generated schema."""
     modules = {module.name for module in pkgutil.iter_modules(package.__path__)}
     assert {cls.__module__.rsplit(".", 1)[1] for cls in registry.values()} == modules
     assert len(registry) == len(modules)
     for name in registry:
-        assert (CONFIG_DIR / group / f"{name}.yaml").is_file(), f"{group}={name} has no option file"
+        option = OmegaConf.to_container(ConfigStore.instance().load(f"{group}/{name}.yaml").node)
+        assert option == registry.hydra_option(name)
+        assert (CONFIG_DIR / "schema" / group / f"{name}.yaml").is_file(), f"{group}={name} has no schema"
+        assert not (CONFIG_DIR / group / f"{name}.yaml").exists(), f"{group}={name}: a hand-written option file"
+
+
+def test_the_options_of_a_decider_that_asks_a_model_select_the_default_backend() -> None:
+    assert DECIDERS.hydra_option("llm") == {
+        "defaults": ["/schema/agents/decider/llm@_here_", {"llm": "local"}, "_self_"]
+    }
+    assert DECIDERS.hydra_option("rules") == {"defaults": ["/schema/agents/decider/rules@_here_", "_self_"]}
+    assert LLM_BACKENDS.hydra_option("openai") == {"defaults": ["/schema/agents/decider/llm/openai@_here_", "_self_"]}
+
+
+@pytest.mark.parametrize("kind", ["rules", "llm", "hybrid"])
+def test_every_decider_command_line_composes_to_its_models_defaults(compose_config, kind: str) -> None:
+    decider = experiment_config(compose_config(f"agents/decider={kind}")).agents.decider
+    assert decider == decider_config(kind)
+
+
+@pytest.mark.parametrize("backend", ["local", "llama_cpp", "openai"])
+@pytest.mark.parametrize("kind", ["llm", "hybrid"])
+def test_every_backend_command_line_composes_under_each_decider_that_asks_a_model(
+    compose_config, kind: str, backend: str
+) -> None:
+    fields = ["agents.decider.llm.base_url=http://127.0.0.1:9", "agents.decider.llm.model=m"] * (backend == "openai")
+    decider = experiment_config(compose_config(f"agents/decider={kind}", f"agents/decider/llm={backend}", *fields))
+    assert decider.agents.decider.kind == kind and decider.agents.decider.llm.backend == backend
+    assert experiment_config(compose_config(f"agents/decider={kind}")).agents.decider.llm.backend == "local"
 
 
 def test_rules_and_llm_deciders_ask_no_agent_and_every_agent(tmp_path, monkeypatch) -> None:

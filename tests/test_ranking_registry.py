@@ -49,7 +49,7 @@ def test_each_mode_has_its_config_option_schema_and_docs_section(mode: str) -> N
     cls = RANKING_MODES[mode]
     assert cls.mode == mode and config_models()[mode] is cls.config_model
     assert cls.config_model().mode == mode
-    assert (ROOT / "conf" / "ranking" / f"{mode}.yaml").is_file()
+    assert RANKING_MODES.hydra_option(mode) == {"defaults": [f"/schema/ranking/{mode}@_here_", "_self_"]}
     assert (ROOT / "conf" / "schema" / "ranking" / f"{mode}.yaml").is_file()
     assert re.search(rf"^## {mode}\b", (ROOT / "docs" / "ranking.md").read_text(), re.MULTILINE)
 

@@ -13,7 +13,10 @@ from prism_experiments.registries import ClassRegistry
 DEFAULT_MODE = "x_algo"
 #: every ranking mode (mode name -> ranker class, in registration order), filled by `register_mode` as the mode
 #: modules are imported
-RANKING_MODES: ClassRegistry[ModeConfig] = ClassRegistry("ranking mode", "mode", "ranking.mode", DEFAULT_MODE)
+#: (and each one's Hydra option `ranking=<mode>`)
+RANKING_MODES: ClassRegistry[ModeConfig] = ClassRegistry(
+    "ranking mode", "mode", "ranking.mode", DEFAULT_MODE, hydra_group="ranking"
+)
 
 RankerT = TypeVar("RankerT", bound=type[Ranker])
 
