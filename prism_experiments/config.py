@@ -18,11 +18,11 @@ from prism_experiments.corpus.appeal import PostAppealConfig
 from prism_experiments.corpus.synthetic import SyntheticCorpusConfig
 from prism_experiments.deciders import DecidingAgentsConfig
 from prism_experiments.deciders import config_models as decider_models
+from prism_experiments.feed_store import FeedStoreConfig
 from prism_experiments.file_digest import checked_sha256
 from prism_experiments.llm import backend_config_models
 from prism_experiments.locations import RUNS_DIR_ENV, TRACKING_URI_ENV, RunLayout, absolute_runs_dir, default_runs_dir
 from prism_experiments.network.file_config import NetworkGroupConfig
-from prism_experiments.rag import RAGConfig
 from prism_experiments.ranking import DEFAULT_MODE, KNOWN_MODES, RankingConfig, ranking_config
 from prism_experiments.ranking.serving_config import ServingConfig
 from prism_experiments.simulation.config import SimulationConfig
@@ -150,7 +150,7 @@ class ExperimentConfig(BaseModel):
     arm: str | None = None
     force: bool = False
     corpus: CorpusConfig = Field(default_factory=CorpusConfig)
-    rag: RAGConfig = Field(default_factory=RAGConfig)
+    rag: FeedStoreConfig = Field(default_factory=FeedStoreConfig)
     agents: AgentsGroupConfig = Field(default_factory=AgentsGroupConfig)
     network: NetworkGroupConfig = Field(default_factory=NetworkGroupConfig)
     ranking: RankingConfig = Field(default_factory=lambda: ranking_config(DEFAULT_MODE))

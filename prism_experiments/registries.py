@@ -5,7 +5,9 @@ model (ranking modes, deciders, LLM backends): a class registers under the name 
 of a Literal field: `mode`, `kind`, `backend`), and the registry gives the discriminated union of the registered config
 models, a validated config by name, and the class for a config. A registry's entries come from the modules of one
 package, each registering itself when `import_modules` imports it: adding one is a new module, never an edit of a list
-(docs/extending.md).
+(docs/extending.md). A class registry with a Hydra group also gives each entry its Hydra option when it registers
+(`agents/decider=<kind>`): a node in Hydra's ConfigStore that extends the entry's generated schema, so no option file
+is written by hand.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import pkgutil
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Annotated, Any, Generic, TypeVar, Union
 
+from hydra.core.config_store import ConfigStore
 from pydantic import BaseModel, Discriminator, Tag
 
 ConfigT = TypeVar("ConfigT", bound=BaseModel)
@@ -79,9 +82,21 @@ class Registry(Mapping[str, EntryT]):
 class ClassRegistry(Registry[Any], Generic[ConfigT]):
     """Classes by name, each with `config_model`, a model whose `field` defaults to that name."""
 
-    def __init__(self, what: str, field: str, option: str, default: str) -> None:
+    def __init__(
+        self,
+        what: str,
+        field: str,
+        option: str,
+        default: str,
+        hydra_group: str | None = None,
+        nested_choices: Callable[[type[ConfigT]], dict[str, str]] | None = None,
+    ) -> None:
         super().__init__(what, field, option)
         self.field, self.default = field, default
+        #: the Hydra config group each entry is an option of (`agents/decider`), None for no options
+        self.hydra_group = hydra_group
+        #: sub-group -> its default option, for the sub-groups an entry's options select (a decider's `llm`)
+        self.nested_choices = nested_choices or (lambda model: {})
 
     def name_of(self, model: type[ConfigT]) -> str:
         """The name a config model declares: the default of its `field`."""
@@ -91,9 +106,20 @@ class ClassRegistry(Registry[Any], Generic[ConfigT]):
         return name
 
     def register(self, cls: ClassT) -> ClassT:
-        """Class decorator: register `cls` under the name its `config_model` declares."""
-        self.add(self.name_of(cls.config_model), cls)  # type: ignore[attr-defined]
+        """Class decorator: register `cls` under the name its `config_model` declares, and store its Hydra option."""
+        name = self.name_of(cls.config_model)  # type: ignore[attr-defined]
+        self.add(name, cls)
+        if self.hydra_group is not None:
+            ConfigStore.instance().store(group=self.hydra_group, name=name, node=self.hydra_option(name))
         return cls
+
+    def hydra_option(self, name: str) -> dict[str, Any]:
+        """The Hydra option of entry `name`: its generated schema (`conf/schema/<group>/<name>.yaml`, every default
+        with its meaning), then the default option of each sub-group it selects."""
+        nested = self.nested_choices(self.lookup(name).config_model)
+        return {
+            "defaults": [f"/schema/{self.hydra_group}/{name}@_here_", *({k: v} for k, v in nested.items()), "_self_"]
+        }
 
     def config_models(self) -> dict[str, type[ConfigT]]:
         """name -> its config model, in registration order."""

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
+    from omegaconf import DictConfig
     from process_helpers import HeldEncoding
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -34,7 +35,7 @@ def session_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if lasting:
         return Path(lasting)
     # under pytest-xdist each worker has its own base temp: the cache goes one level up, shared by all
-    # workers (the embedding cache is safe for concurrent processes: tests/test_rag_store.py)
+    # workers (the embedding cache is safe for concurrent processes: tests/test_feed_store.py)
     base = tmp_path_factory.getbasetemp()
     shared = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "embedding-cache"
     shared.mkdir(parents=True, exist_ok=True)
@@ -67,7 +68,7 @@ def warm_pool_cache(session_cache_dir: Path) -> Path:
     Runs of the default and smoke worlds then encode no post text. Cold, each of their steps sends its 1-7 new
     texts to the model as a batch of 32 rows (embeddings/embedder.py: fixed shapes, blanks fill the rest), so
     that a cold default run spent a third to a half of its encoding on blank rows. A text's vector does not depend
-    on its batchmates (tests/test_rag_store.py), so the golden metrics read the same bits either way."""
+    on its batchmates (tests/test_feed_store.py), so the golden metrics read the same bits either way."""
     from prism_experiments.config import ExperimentConfig
     from prism_experiments.corpus.templates import pooled_texts
     from prism_experiments.embeddings import Embedder
@@ -183,6 +184,17 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         return (2 if item.get_closest_marker("integration") is not None else 3), 0
 
     items.sort(key=order)
+
+
+@pytest.fixture
+def compose_config(tmp_path: Path) -> Iterator[Callable[..., DictConfig]]:
+    """compose(*overrides) with paths redirected to tmp_path, Hydra's own node included (the sweep reads it)."""
+    from prism_experiments.composition import compose_dictconfig, hydra_context
+
+    with hydra_context():
+        yield lambda *overrides: compose_dictconfig(
+            [f"paths.runs_dir={tmp_path}", *overrides], return_hydra_config=True
+        )
 
 
 @pytest.fixture(autouse=True)

@@ -16,7 +16,7 @@ from prism_experiments.analysis.compare import ComparisonSettings, compare_condi
 from prism_experiments.analysis.conditions import resolve_param_keys
 from prism_experiments.analysis.design import detect_design
 from prism_experiments.analysis.errors import AnalysisInputError
-from prism_experiments.analysis.report import CascadeComparison, ReportContext, reading, write_report
+from prism_experiments.analysis.report import CascadeComparison, ReportProvenance, reading, write_report
 from prism_experiments.analysis.runs import RunRecord, runs_to_table, simulation_filter
 from prism_experiments.analysis.selection import select_runs
 from prism_experiments.analysis.stats import (
@@ -365,9 +365,9 @@ def test_report_files_are_written_from_a_synthetic_table(tmp_path: Path) -> None
     cascades = CascadeComparison(pooled, compare_cascade_sizes(pooled, conditions))
     excluded = pd.DataFrame({"run_id": ["f"], "status": ["FAILED"], "seed": [3.0], "condition": [None],
                              "reason": ["status FAILED"]})  # fmt: skip
-    context = ReportContext("demo", datetime(2026, 1, 2, 3, 4, 5), "sqlite:///x.db", None, ("s1",), ("k",), (),
+    provenance = ReportProvenance("demo", datetime(2026, 1, 2, 3, 4, 5), "sqlite:///x.db", None, ("s1",), ("k",), (),
                             excluded, ("a warning",), None)  # fmt: skip
-    files = write_report(tmp_path / "out", context, comparison, tidy, cascades)
+    files = write_report(tmp_path / "out", provenance, comparison, tidy, cascades)
 
     results = pd.read_csv(files.results)
     assert len(results) == 2 * 3 and set(results["metric"]) == {"m", "m2"}

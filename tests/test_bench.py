@@ -267,16 +267,16 @@ def test_first_hour_counts_the_first_sweeps_texts_and_times_the_ui(tmp_path: Pat
     pool, which its 10 seeds' starting corpora share (under the pool's ceiling); and the real MLflow UI, started as
     `make ui` starts it, answers."""
     from prism_experiments.bench.first_hour import ranking_modes_upfront_texts, ui_first_answer_s
-    from prism_experiments.bench.section_inputs import BenchContext
+    from prism_experiments.bench.section_inputs import SectionInputs
     from prism_experiments.bench.sizes import SIZES
     from prism_experiments.config import ExperimentConfig
     from prism_experiments.corpus.templates import pooled_texts
 
-    ctx = BenchContext(mode="tiny", sizes=SIZES["tiny"], runs_dir=tmp_path, work_dir=tmp_path, show_progress=False)
-    texts, ceiling = ranking_modes_upfront_texts(ctx)
+    inputs = SectionInputs(mode="tiny", sizes=SIZES["tiny"], runs_dir=tmp_path, work_dir=tmp_path, show_progress=False)
+    texts, ceiling = ranking_modes_upfront_texts(inputs)
     corpus = ExperimentConfig().corpus
     assert ceiling == 2 * 12 * 400 and texts == len(pooled_texts(corpus.topics, corpus.hashtag_fraction, 400)) == 9_578
-    seconds = ui_first_answer_s(ctx, timeout_s=600)  # a safety net: the UI's start-up on a loaded machine
+    seconds = ui_first_answer_s(inputs, timeout_s=600)  # a safety net: the UI's start-up on a loaded machine
     assert seconds is not None and 0 < seconds < 600
 
 

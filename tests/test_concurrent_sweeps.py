@@ -77,11 +77,11 @@ def check_each_sweep_kept_its_own(runs_dir: Path, results: list[subprocess.Compl
     children = all_runs(runs_dir)
     assert Counter(run.info.status for run in [*parents.values(), *children]) == {"FINISHED": 3 * len(results)}
     for folder in folders:
-        context = json.loads((folder / SWEEP_FILE_NAME).read_text())
-        parent = parents[context["parent_run_id"]]
-        assert parent.data.tags["prism.sweep_id"] == context["sweep_id"]
+        sweep = json.loads((folder / SWEEP_FILE_NAME).read_text())
+        parent = parents[sweep["parent_run_id"]]
+        assert parent.data.tags["prism.sweep_id"] == sweep["sweep_id"]
         own = [run for run in children if run.data.tags.get("mlflow.parentRunId") == parent.info.run_id]
-        assert len(own) == 2 and {run.data.tags["prism.sweep_id"] for run in own} == {context["sweep_id"]}
+        assert len(own) == 2 and {run.data.tags["prism.sweep_id"] for run in own} == {sweep["sweep_id"]}
         outcomes = [read_outcome(folder, num) for num in range(2)]
         assert {outcome.run_id for outcome in outcomes if outcome} == {run.info.run_id for run in own}
     assert len({json.loads((f / SWEEP_FILE_NAME).read_text())["sweep_id"] for f in folders}) == len(results)

@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 
 from prism_experiments.domain import Post
-from prism_experiments.rag import FeedRetriever, RAGConfig
-from prism_experiments.rag.retriever import exact_similarities
+from prism_experiments.feed_store import FeedRetriever, FeedStoreConfig
+from prism_experiments.feed_store.retriever import exact_similarities
 
 
 def _unit_rows(rng: np.random.Generator, n: int) -> np.ndarray:
@@ -23,7 +23,7 @@ def _store(tmp_path: Path, vectors: np.ndarray) -> FeedRetriever:
         Post(id=f"p{i}", author_id=f"a{i % 7}", text=f"text {i}", timestamp=start + timedelta(seconds=i))
         for i in range(len(vectors))
     ]
-    store = FeedRetriever(RAGConfig(collection_name="exact_units", exact_search=True, cache_dir=tmp_path))
+    store = FeedRetriever(FeedStoreConfig(collection_name="exact_units", exact_search=True, cache_dir=tmp_path))
     store.add_posts(posts, embeddings=vectors)
     return store
 

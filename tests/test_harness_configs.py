@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from hydra.core.config_store import ConfigStore
 from hydra.errors import MissingConfigException
 from omegaconf import DictConfig, OmegaConf
 
-from prism_experiments.composition import compose_dictconfig, compose_experiment, experiment_config, hydra_context
+from prism_experiments.composition import compose_experiment, experiment_config
 from prism_experiments.config import ConfigError, ExperimentConfig, world_size_warning
+from prism_experiments.harness.preflight import group_options
 from prism_experiments.harness.sweep import job_overrides, validated_job_configs
 from prism_experiments.locations import CONFIG_DIR
 from prism_experiments.ranking import KNOWN_MODES, ranking_config
@@ -21,15 +23,6 @@ from prism_experiments.tracking.store import resolve_tracking_uri
 EXPERIMENTS = sorted(p.stem for p in (Path(CONFIG_DIR) / "experiment").glob("*.yaml"))
 Compose = Callable[..., DictConfig]
 SEED_INTERPOLATION = re.compile(r"\$\{[^}]*\bseed\b")  # an interpolation that reads `seed` (aa's arm)
-
-
-@pytest.fixture
-def compose_config(tmp_path: Path) -> Iterator[Compose]:
-    """compose(*overrides) with paths redirected to tmp_path, Hydra's own node included (the sweep reads it)."""
-    with hydra_context():
-        yield lambda *overrides: compose_dictconfig(
-            [f"paths.runs_dir={tmp_path}", *overrides], return_hydra_config=True
-        )
 
 
 def test_default_config_is_a_meaningful_experiment(compose_config: Compose, tmp_path: Path) -> None:
@@ -57,14 +50,15 @@ def test_make_run_default_is_the_calibrated_world(compose_config: Compose, tmp_p
 
 
 def test_ranking_options_are_exactly_the_registered_modes() -> None:
-    assert sorted(p.stem for p in (Path(CONFIG_DIR) / "ranking").glob("*.yaml")) == sorted(KNOWN_MODES)
+    assert group_options(CONFIG_DIR)["ranking"] == sorted(KNOWN_MODES)
+    assert not (Path(CONFIG_DIR) / "ranking").exists()  # the registry stores them: no hand-written option file
 
 
 @pytest.mark.parametrize("mode", KNOWN_MODES)
 def test_every_ranking_option_composes_to_its_models_defaults(compose_config: Compose, mode: str) -> None:
     assert experiment_config(compose_config(f"ranking={mode}")).ranking == ranking_config(mode)
-    # the option file holds only its defaults list and comments: every value comes from the schema
-    option = OmegaConf.to_container(OmegaConf.load(Path(CONFIG_DIR) / "ranking" / f"{mode}.yaml"))
+    # the option holds only its defaults list: every value comes from the schema
+    option = OmegaConf.to_container(ConfigStore.instance().load(f"ranking/{mode}.yaml").node)
     assert option == {"defaults": [f"/schema/ranking/{mode}@_here_", "_self_"]}
 
 

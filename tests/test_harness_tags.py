@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from prism_experiments.config import ExperimentConfig
 from prism_experiments.harness.job import run_tags
-from prism_experiments.harness.sweep_file import SweepContext
+from prism_experiments.harness.sweep_file import SweepFile
 from prism_experiments.tracking.tags import (
     CACHE_DIR_TAG,
     CONDITION_TAG,
@@ -34,7 +34,7 @@ def test_a_single_run_is_labelled_by_its_ranking_overrides() -> None:
 
 def test_a_sweep_job_is_labelled_by_the_sweeps_varying_keys_and_linked_to_its_parent() -> None:
     cfg = ExperimentConfig.from_mapping({"seed": 3})
-    sweep = SweepContext("smoke-1234", "sqlite:///x.db", "1", "parent-run", ["agents.n_agents", "seed"], 4)
+    sweep = SweepFile("smoke-1234", "sqlite:///x.db", "1", "parent-run", ["agents.n_agents", "seed"], 4)
     tags = run_tags(cfg, OVERRIDES, sweep, "abc123")
     assert tags[CONDITION_TAG] == f"{cfg.ranking.mode} n_agents=50"
     assert tags[SWEEP_ID_TAG] == "smoke-1234" and tags[PARENT_RUN_TAG] == "parent-run"

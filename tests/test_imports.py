@@ -43,7 +43,7 @@ DOMAIN = f"{PACKAGE}.domain"
 
 
 def module_name(path: Path) -> str:
-    """`prism_experiments/rag/store.py` -> `prism_experiments.rag.store` (a package's `__init__` is the package)."""
+    """`prism_experiments/feed_store/store.py` -> `prism_experiments.feed_store.store` (an `__init__`: its package)."""
     parts = list(path.relative_to(ROOT.parent).with_suffix("").parts)
     if parts[-1] == "__init__":
         parts.pop()
@@ -177,11 +177,11 @@ def test_the_engine_does_not_reach_mlflow_through_any_package(graph: dict[str, s
 
 def test_graph_sees_the_packages_and_their_known_edges(graph: dict[str, set[str]]) -> None:
     # guards the walker itself: a broken walker would find no edges and pass the two tests above
-    assert {f"{PACKAGE}.{name}" for name in ("domain", "simulation", "ranking", "rag", "metrics", "config")} <= set(
-        graph
-    )
+    assert {
+        f"{PACKAGE}.{name}" for name in ("domain", "simulation", "ranking", "feed_store", "metrics", "config")
+    } <= set(graph)
     assert f"{PACKAGE}.ranking" in graph[f"{PACKAGE}.simulation"]
-    assert DOMAIN in graph[f"{PACKAGE}.rag"]
+    assert DOMAIN in graph[f"{PACKAGE}.feed_store"]
     assert HARNESS in graph[f"{PACKAGE}.__main__"]
     assert "mlflow" in graph[f"{PACKAGE}.tracking"]
 
@@ -211,14 +211,14 @@ def test_forbidden_edges_are_reported() -> None:
         f"{PACKAGE}.analysis": {HARNESS, f"{PACKAGE}.simulation"},
         f"{PACKAGE}.__main__": {HARNESS},
         f"{PACKAGE}.bench": {f"{PACKAGE}.__main__"},
-        DOMAIN: {f"{PACKAGE}.rag", "numpy"},
+        DOMAIN: {f"{PACKAGE}.feed_store", "numpy"},
     }
     found = forbidden_edges(graph)
     assert len(found) == 8
     assert any(line.startswith(f"{PACKAGE}.analysis -> {PACKAGE}.simulation") for line in found)
     assert any(line.startswith(f"{PACKAGE}.bench -> {ENTRY_POINT}") for line in found)
     assert any(line.startswith(f"{PACKAGE}.analysis -> {HARNESS}") for line in found)
-    assert any(line.startswith(f"{DOMAIN} -> {PACKAGE}.rag") for line in found)
+    assert any(line.startswith(f"{DOMAIN} -> {PACKAGE}.feed_store") for line in found)
     assert not any(line.startswith(f"{PACKAGE}.__main__") for line in found)
 
 
@@ -227,8 +227,14 @@ def test_imports_are_found_under_type_checking_in_functions_and_relative(tmp_pat
         "from typing import TYPE_CHECKING\n"
         "if TYPE_CHECKING:\n    from prism_experiments.config import ExperimentConfig\n"
         "def f():\n    import mlflow\n"
-        "from . import sibling\nfrom ..rag import store\n"
+        "from . import sibling\nfrom ..feed_store import store\n"
         "from prism_experiments import harness\n"
     )
     found = set(imported_modules(source, f"{PACKAGE}.simulation.engine", is_package=False))
-    assert {f"{PACKAGE}.config", "mlflow", f"{PACKAGE}.simulation", f"{PACKAGE}.rag", f"{PACKAGE}.harness"} <= found
+    assert {
+        f"{PACKAGE}.config",
+        "mlflow",
+        f"{PACKAGE}.simulation",
+        f"{PACKAGE}.feed_store",
+        f"{PACKAGE}.harness",
+    } <= found

@@ -8,22 +8,25 @@ import pkgutil
 
 import numpy as np
 import pytest
+from hydra.core.config_store import ConfigStore
+from omegaconf import OmegaConf
 
 import prism_experiments.deciders.kinds as decider_modules
 import prism_experiments.llm.backends as backend_modules
 from prism_experiments.agents import AgentsConfig, population_arrays
+from prism_experiments.composition import experiment_config
 from prism_experiments.config import ConfigError, ExperimentConfig
-from prism_experiments.deciders import DECIDERS, DeciderContext, build_decider, decider_config, hybrid_llm_mask
+from prism_experiments.deciders import DECIDERS, DeciderInputs, build_decider, decider_config, hybrid_llm_mask
 from prism_experiments.llm import LLM_BACKENDS
 from prism_experiments.locations import CONFIG_DIR
 from prism_experiments.tracking.llm_metrics import llm_metric_values, llm_metrics
 
 
-def context(tmp_path, n_agents: int, seed: int = 0) -> DeciderContext:
+def decider_inputs(tmp_path, n_agents: int, seed: int = 0) -> DeciderInputs:
     from prism_experiments.agents import generate_population
 
     population = generate_population(AgentsConfig(n_agents=n_agents), ["tech", "food"], seed) if n_agents else []
-    return DeciderContext(
+    return DeciderInputs(
         seed, AgentsConfig(n_agents=max(n_agents, 1)), population, population_arrays(population), 10, 2000, tmp_path
     )
 
@@ -39,20 +42,48 @@ def test_every_decider_registers_under_its_kind() -> None:
 )
 def test_each_decider_and_backend_module_registers_itself_and_has_its_option(package, registry, group: str) -> None:
     """A decider or backend is its module alone (its package imports every module, none is listed elsewhere), plus
-    its Hydra option `<group>=<name>`."""
+    its Hydra option `<group>=<name>`, stored at registration, and its generated schema."""
     modules = {module.name for module in pkgutil.iter_modules(package.__path__)}
     assert {cls.__module__.rsplit(".", 1)[1] for cls in registry.values()} == modules
     assert len(registry) == len(modules)
     for name in registry:
-        assert (CONFIG_DIR / group / f"{name}.yaml").is_file(), f"{group}={name} has no option file"
+        option = OmegaConf.to_container(ConfigStore.instance().load(f"{group}/{name}.yaml").node)
+        assert option == registry.hydra_option(name)
+        assert (CONFIG_DIR / "schema" / group / f"{name}.yaml").is_file(), f"{group}={name} has no schema"
+        assert not (CONFIG_DIR / group / f"{name}.yaml").exists(), f"{group}={name}: a hand-written option file"
+
+
+def test_the_options_of_a_decider_that_asks_a_model_select_the_default_backend() -> None:
+    assert DECIDERS.hydra_option("llm") == {
+        "defaults": ["/schema/agents/decider/llm@_here_", {"llm": "local"}, "_self_"]
+    }
+    assert DECIDERS.hydra_option("rules") == {"defaults": ["/schema/agents/decider/rules@_here_", "_self_"]}
+    assert LLM_BACKENDS.hydra_option("openai") == {"defaults": ["/schema/agents/decider/llm/openai@_here_", "_self_"]}
+
+
+@pytest.mark.parametrize("kind", ["rules", "llm", "hybrid"])
+def test_every_decider_command_line_composes_to_its_models_defaults(compose_config, kind: str) -> None:
+    decider = experiment_config(compose_config(f"agents/decider={kind}")).agents.decider
+    assert decider == decider_config(kind)
+
+
+@pytest.mark.parametrize("backend", ["local", "llama_cpp", "openai"])
+@pytest.mark.parametrize("kind", ["llm", "hybrid"])
+def test_every_backend_command_line_composes_under_each_decider_that_asks_a_model(
+    compose_config, kind: str, backend: str
+) -> None:
+    fields = ["agents.decider.llm.base_url=http://127.0.0.1:9", "agents.decider.llm.model=m"] * (backend == "openai")
+    decider = experiment_config(compose_config(f"agents/decider={kind}", f"agents/decider/llm={backend}", *fields))
+    assert decider.agents.decider.kind == kind and decider.agents.decider.llm.backend == backend
+    assert experiment_config(compose_config(f"agents/decider={kind}")).agents.decider.llm.backend == "local"
 
 
 def test_rules_and_llm_deciders_ask_no_agent_and_every_agent(tmp_path, monkeypatch) -> None:
     import prism_experiments.llm.agents as llm_agents
 
     monkeypatch.setattr(llm_agents, "build_chat_model", lambda cfg: SilentModel())
-    assert not build_decider(decider_config("rules"), context(tmp_path, 50)).llm_agents().any()
-    assert build_decider(decider_config("llm"), context(tmp_path, 50)).llm_agents().all()
+    assert not build_decider(decider_config("rules"), decider_inputs(tmp_path, 50)).llm_agents().any()
+    assert build_decider(decider_config("llm"), decider_inputs(tmp_path, 50)).llm_agents().all()
 
 
 def test_the_hybrid_share_is_seeded_and_close_to_the_fraction() -> None:
@@ -76,7 +107,7 @@ def test_a_hybrid_population_without_llm_agents_builds_no_model(tmp_path) -> Non
             }
         }
     )
-    decider = build_decider(cfg.agents.decider, context(tmp_path, 5))
+    decider = build_decider(cfg.agents.decider, decider_inputs(tmp_path, 5))
     assert decider.llm is None and decider.stats() == ({}, [])  # no server was asked: none listens on port 9
 
 

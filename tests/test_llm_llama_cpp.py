@@ -12,10 +12,10 @@ import pytest
 from pydantic import ValidationError
 
 from prism_experiments.domain import Post
+from prism_experiments.feed_store import format_feed_for_prompt
 from prism_experiments.llm.actions import action_schema, parse_actions
 from prism_experiments.llm.backends.llama_cpp import LlamaCppChatModel, LlamaCppLLMConfig, chunks, common_prefix
 from prism_experiments.llm.chat import ChatRequest, ChatResponse, LLMUnavailable
-from prism_experiments.rag import format_feed_for_prompt
 
 #: short texts keep the worst-case answer (every post named, both texts full of emoji) well under MAX_NEW_TOKENS
 MAX_TEXT_CHARS = 8

@@ -15,13 +15,13 @@ from pydantic import ValidationError
 from prism_experiments.agents import AgentsConfig, SocialAgent, generate_population
 from prism_experiments.corpus import SyntheticCorpusConfig, generate_corpus
 from prism_experiments.domain import Post
+from prism_experiments.feed_store import FeedRetriever, FeedStoreConfig
 from prism_experiments.network import DictSocialGraph, NetworkConfig, generate_follow_graph, with_following
-from prism_experiments.rag import FeedRetriever, RAGConfig
 from prism_experiments.ranking import (
     KNOWN_MODES,
     RankedCandidate,
     Ranker,
-    RankerContext,
+    RankerInputs,
     ReshareLog,
     build_ranker,
     ranking_config,
@@ -56,13 +56,13 @@ def ranker(
     **fields: Any,
 ) -> Ranker:
     """The registry's ranker for `mode` with `fields` set, on `retriever` and `graph`."""
-    context = RankerContext(retriever, graph, rng, reshares or ReshareLog(), agents)
+    context = RankerInputs(retriever, graph, rng, reshares or ReshareLog(), agents)
     return build_ranker(ranking_config(mode, **fields), context)
 
 
 def store(embedder: Any, posts: list[Post], feed_size: int = 5) -> FeedRetriever:
     """A fresh in-memory store (Chroma's in-memory clients share state, so every name is new)."""
-    config = RAGConfig(collection_name=f"modes-extra-{uuid.uuid4().hex[:12]}", feed_size=feed_size)
+    config = FeedStoreConfig(collection_name=f"modes-extra-{uuid.uuid4().hex[:12]}", feed_size=feed_size)
     retriever = FeedRetriever(config, embedder=embedder)
     retriever.add_posts(posts)
     return retriever

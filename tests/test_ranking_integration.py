@@ -10,9 +10,9 @@ import pytest
 from prism_experiments.agents import AgentsConfig, SocialAgent, generate_population
 from prism_experiments.corpus import SyntheticCorpusConfig, generate_corpus
 from prism_experiments.domain import Post, interest_query_text
+from prism_experiments.feed_store import FeedRetriever, FeedStoreConfig
 from prism_experiments.network import DictSocialGraph, NetworkConfig, generate_follow_graph, with_following
-from prism_experiments.rag import FeedRetriever, RAGConfig
-from prism_experiments.ranking import KNOWN_MODES, RankerContext, ReshareLog, build_ranker, ranking_config
+from prism_experiments.ranking import KNOWN_MODES, RankerInputs, ReshareLog, build_ranker, ranking_config
 
 pytestmark = pytest.mark.integration
 CORPUS = SyntheticCorpusConfig(n_posts=500, span_hours=24)
@@ -25,15 +25,15 @@ def world(embedder):
     graph = generate_follow_graph(agents, NetworkConfig(mean_out_degree=3, out_degree_sigma=0.3), seed=5)
     agents = with_following(agents, graph)
     posts = generate_corpus(CORPUS, seed=5, authors={a.id: a.interests for a in agents})
-    retriever = FeedRetriever(RAGConfig(collection_name="ranking_integration"), embedder=embedder)
+    retriever = FeedRetriever(FeedStoreConfig(collection_name="ranking_integration"), embedder=embedder)
     retriever.add_posts(posts)
     return agents, graph, retriever
 
 
 def ranker_for(world, mode: str = "x_algo", reshares: ReshareLog | None = None, **fields):
     _agents, graph, retriever = world
-    context = RankerContext(retriever, graph, np.random.default_rng(1), reshares or ReshareLog())
-    return build_ranker(ranking_config(mode, **fields), context)
+    inputs = RankerInputs(retriever, graph, np.random.default_rng(1), reshares or ReshareLog())
+    return build_ranker(ranking_config(mode, **fields), inputs)
 
 
 def inn_share(feeds) -> float:
@@ -138,7 +138,7 @@ def test_a_followees_reshare_is_in_network_with_its_resharer(world) -> None:
 
 
 def test_x_algo_handles_zero_distance_and_a_store_smaller_than_a_feed(embedder) -> None:
-    retriever = FeedRetriever(RAGConfig(collection_name="ranking_tiny"), embedder=embedder)
+    retriever = FeedRetriever(FeedStoreConfig(collection_name="ranking_tiny"), embedder=embedder)
     exact = interest_query_text("music")
     retriever.add_posts(
         [
@@ -149,7 +149,7 @@ def test_x_algo_handles_zero_distance_and_a_store_smaller_than_a_feed(embedder) 
     )
     graph = DictSocialGraph(["fan", "a", "b"])
     graph.follow("fan", "a")
-    ranker = build_ranker(ranking_config(), RankerContext(retriever, graph, np.random.default_rng(0)))
+    ranker = build_ranker(ranking_config(), RankerInputs(retriever, graph, np.random.default_rng(0)))
     feed = ranker.rank(SocialAgent(id="fan", interests=["music"]), NOW)
     assert next(c.post.id for c in feed) == "p1"
     assert feed[0].base_score == pytest.approx(1.0, abs=1e-5) and feed[0].final_score <= 1.0 + 1e-9

@@ -15,8 +15,8 @@ import pytest
 
 import prism_experiments.ranking.modes as modes_package
 from prism_experiments.config import ConfigError, ExperimentConfig
+from prism_experiments.feed_store import FeedRetriever, FeedStoreConfig
 from prism_experiments.network import DictSocialGraph
-from prism_experiments.rag import FeedRetriever, RAGConfig
 from prism_experiments.ranking import (
     DEFAULT_MODE,
     KNOWN_MODES,
@@ -25,7 +25,7 @@ from prism_experiments.ranking import (
     ModeConfig,
     RankedCandidate,
     Ranker,
-    RankerContext,
+    RankerInputs,
     build_ranker,
     config_models,
     ranking_config,
@@ -49,7 +49,7 @@ def test_each_mode_has_its_config_option_schema_and_docs_section(mode: str) -> N
     cls = RANKING_MODES[mode]
     assert cls.mode == mode and config_models()[mode] is cls.config_model
     assert cls.config_model().mode == mode
-    assert (ROOT / "conf" / "ranking" / f"{mode}.yaml").is_file()
+    assert RANKING_MODES.hydra_option(mode) == {"defaults": [f"/schema/ranking/{mode}@_here_", "_self_"]}
     assert (ROOT / "conf" / "schema" / "ranking" / f"{mode}.yaml").is_file()
     assert re.search(rf"^## {mode}\b", (ROOT / "docs" / "ranking.md").read_text(), re.MULTILINE)
 
@@ -104,21 +104,21 @@ def isolated_registry(monkeypatch: pytest.MonkeyPatch) -> dict[str, type[Ranker]
 
 
 @pytest.fixture
-def context() -> RankerContext:
-    return RankerContext(
-        FeedRetriever(RAGConfig(collection_name="registry_empty")), DictSocialGraph(), np.random.default_rng(3)
+def inputs() -> RankerInputs:
+    return RankerInputs(
+        FeedRetriever(FeedStoreConfig(collection_name="registry_empty")), DictSocialGraph(), np.random.default_rng(3)
     )
 
 
 def test_a_registered_class_is_built_from_the_context(
-    isolated_registry: dict[str, type[Ranker]], context: RankerContext
+    isolated_registry: dict[str, type[Ranker]], inputs: RankerInputs
 ) -> None:
     registry.register_mode(EchoRanker)
     assert isolated_registry["echo_test"] is EchoRanker and EchoRanker.mode == "echo_test"
-    ranker = build_ranker(EchoConfig(width=3), context)
+    ranker = build_ranker(EchoConfig(width=3), inputs)
     assert isinstance(ranker, EchoRanker) and ranker.config.width == 3
-    assert ranker.retriever is context.retriever and ranker.graph is context.graph
-    assert ranker.reshares is context.reshares
+    assert ranker.retriever is inputs.retriever and ranker.graph is inputs.graph
+    assert ranker.reshares is inputs.reshares
 
 
 def test_a_mode_registered_twice_is_refused(isolated_registry: dict[str, type[Ranker]]) -> None:
@@ -132,16 +132,16 @@ def test_a_mode_registered_twice_is_refused(isolated_registry: dict[str, type[Ra
         registry.register_mode(OtherEcho)
 
 
-def test_build_ranker_refuses_an_unregistered_mode_or_a_mismatched_config(context: RankerContext) -> None:
+def test_build_ranker_refuses_an_unregistered_mode_or_a_mismatched_config(inputs: RankerInputs) -> None:
     with pytest.raises(ValueError, match=r"^ranking\.mode: unknown mode 'echo_test'; registered modes: "):
-        build_ranker(EchoConfig(), context)
+        build_ranker(EchoConfig(), inputs)
     wrong = XAlgoConfig.model_construct(mode="pooled_boost")
     with pytest.raises(TypeError, match="ranking mode 'pooled_boost' takes a PooledBoostConfig, got XAlgoConfig"):
-        build_ranker(wrong, context)
+        build_ranker(wrong, inputs)
 
 
-def test_the_rankers_entropy_is_one_draw_from_the_contexts_stream(context: RankerContext) -> None:
-    ranker = build_ranker(ranking_config("random"), context)
+def test_the_rankers_entropy_is_one_draw_from_the_contexts_stream(inputs: RankerInputs) -> None:
+    ranker = build_ranker(ranking_config("random"), inputs)
     assert ranker._entropy == int(np.random.default_rng(3).integers(2**63))
 
 

@@ -6,7 +6,7 @@ import pytest
 
 from prism_experiments.config import ConfigError, ExperimentConfig
 from prism_experiments.ranking import ranking_config
-from prism_experiments.ranking.ranker_inputs import RankerContext
+from prism_experiments.ranking.ranker_inputs import RankerInputs
 from prism_experiments.simulation.schedule import ScheduledRankers, ScheduleEntry, entry_config
 
 
@@ -57,14 +57,12 @@ def test_each_step_is_served_by_the_last_entry_starting_at_or_before_it(monkeypa
             self.mode = mode
             built.append(mode)
 
-    monkeypatch.setattr(
-        "prism_experiments.simulation.schedule.build_ranker", lambda config, context: Named(config.mode)
-    )
+    monkeypatch.setattr("prism_experiments.simulation.schedule.build_ranker", lambda config, inputs: Named(config.mode))
     entries = _schedule(
         [{"step": 0, "mode": "chronological"}, {"step": 2, "mode": "x_algo"}, {"step": 4, "mode": "chronological"}],
         n_steps=6,
     )
-    rankers = ScheduledRankers(ranking_config("x_algo"), entries, RankerContext(None, None), n_steps=6)  # type: ignore[arg-type]
+    rankers = ScheduledRankers(ranking_config("x_algo"), entries, RankerInputs(None, None), n_steps=6)  # type: ignore[arg-type]
     assert built == ["x_algo", "chronological"]
     assert rankers.served() == [
         ("chronological", 1),
@@ -75,5 +73,5 @@ def test_each_step_is_served_by_the_last_entry_starting_at_or_before_it(monkeypa
         ("chronological", 3),
     ]
     assert rankers.at(0) is rankers.at(5) and rankers.at(2) is rankers.first and rankers.scheduled
-    plain = ScheduledRankers(ranking_config("random"), [], RankerContext(None, None), n_steps=3)  # type: ignore[arg-type]
+    plain = ScheduledRankers(ranking_config("random"), [], RankerInputs(None, None), n_steps=3)  # type: ignore[arg-type]
     assert [mode for mode, _ in plain.served()] == ["random"] * 3 and not plain.scheduled

@@ -9,15 +9,17 @@ import pytest
 
 from prism_experiments.corpus import SyntheticCorpusConfig, generate_corpus
 from prism_experiments.domain import TOPICS
+from prism_experiments.feed_store import FeedRetriever, FeedStoreConfig
 from prism_experiments.metrics import shannon_entropy
-from prism_experiments.rag import FeedRetriever, RAGConfig
 
 pytestmark = pytest.mark.integration
 
 
 @pytest.fixture(scope="module")
 def retriever(embedder) -> FeedRetriever:
-    store = FeedRetriever(RAGConfig(collection_name="retrieval_topics", retrieval_window_hours=72), embedder=embedder)
+    store = FeedRetriever(
+        FeedStoreConfig(collection_name="retrieval_topics", retrieval_window_hours=72), embedder=embedder
+    )
     store.add_posts(generate_corpus(SyntheticCorpusConfig(n_posts=1200, span_hours=48), seed=4))
     return store
 

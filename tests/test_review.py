@@ -169,10 +169,10 @@ def test_summary_sentence_reads_like_the_readme() -> None:
 def test_per_run_figure_titles_name_condition_and_seed() -> None:
     from prism_experiments.config import ExperimentConfig
     from prism_experiments.harness.job import run_label
-    from prism_experiments.harness.sweep_file import SweepContext
+    from prism_experiments.harness.sweep_file import SweepFile
 
     cfg = ExperimentConfig.from_mapping({"ranking": {"mode": "x_algo"}, "seed": 3})
-    sweep = SweepContext("s", "sqlite:///x.db", "1", None, ["ranking.out_of_network_scale", "seed"])
+    sweep = SweepFile("s", "sqlite:///x.db", "1", None, ["ranking.out_of_network_scale", "seed"])
     overrides = ["ranking=x_algo", "ranking.out_of_network_scale=0.5", "seed=3"]
     assert run_label(cfg, overrides, sweep) == "x_algo oon=0.5, seed 3"
     assert run_label(cfg, ["ranking.reply_scale=0.2"], None) == "x_algo reply=0.2, seed 3"

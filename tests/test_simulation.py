@@ -179,7 +179,7 @@ def test_config_that_cannot_run_fails_before_any_work(overrides: dict, field: st
 def test_the_starting_index_and_the_model_are_built_once_per_process(
     session_cache_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from prism_experiments.rag import FeedRetriever
+    from prism_experiments.feed_store import FeedRetriever
     from prism_experiments.simulation import stores
 
     built: list[str] = []

@@ -9,7 +9,7 @@ from types import SimpleNamespace
 import pytest
 
 from prism_experiments.harness.recovery import JobRecord, failure_lines, read_outcome, write_outcome
-from prism_experiments.harness.sweep_file import SweepContext, jobs_to_start
+from prism_experiments.harness.sweep_file import SweepFile, jobs_to_start
 from prism_experiments.tracking.errors import error_line
 
 
@@ -92,17 +92,17 @@ def test_a_sweeps_texts_encoded_adds_the_pass_before_fan_out_to_its_runs() -> No
 
 def test_a_launcher_starts_only_the_jobs_not_finished_before_the_sweep() -> None:
     numbered = [(0, ["seed=0", "ranking=x_algo"]), (1, ["seed=0", "ranking=random"]), (2, ["seed=1", "ranking=x_algo"])]
-    context = SweepContext("s", "sqlite:////tmp/m.db", "1", None, finished_jobs={"1": ["seed=0", "ranking=random"]})
-    assert jobs_to_start(context, numbered) == ([numbered[0], numbered[2]], [1])
+    sweep = SweepFile("s", "sqlite:////tmp/m.db", "1", None, finished_jobs={"1": ["seed=0", "ranking=random"]})
+    assert jobs_to_start(sweep, numbered) == ([numbered[0], numbered[2]], [1])
     # the same number with other overrides (a sweep the callback did not see): started, the job checks itself
-    other = SweepContext("s", "sqlite:////tmp/m.db", "1", None, finished_jobs={"1": ["seed=9", "ranking=random"]})
+    other = SweepFile("s", "sqlite:////tmp/m.db", "1", None, finished_jobs={"1": ["seed=9", "ranking=random"]})
     assert jobs_to_start(other, numbered) == (numbered, [])
     assert jobs_to_start(None, numbered) == (numbered, [])
 
 
 def test_the_finished_jobs_survive_the_sweep_file(tmp_path: Path) -> None:
-    context = SweepContext("s", "sqlite:////tmp/m.db", "1", "parent", finished_jobs={"3": ["seed=1"]})
-    assert SweepContext.load(context.save(tmp_path / "prism_sweep.json")).finished_jobs == {"3": ["seed=1"]}
+    sweep = SweepFile("s", "sqlite:////tmp/m.db", "1", "parent", finished_jobs={"3": ["seed=1"]})
+    assert SweepFile.load(sweep.save(tmp_path / "prism_sweep.json")).finished_jobs == {"3": ["seed=1"]}
 
 
 def test_a_job_killed_at_its_time_limit_is_relabelled_with_the_schedulers_reason(tmp_path: Path) -> None:
@@ -115,7 +115,7 @@ def test_a_job_killed_at_its_time_limit_is_relabelled_with_the_schedulers_reason
     seed_sqlite_store(uri)
     experiment_id = ensure_experiment(uri, "limits", tmp_path / "mlartifacts")
     client = client_for(uri)
-    SweepContext("sweep-1", uri, experiment_id, None).save(tmp_path / "sweep" / "prism_sweep.json")
+    SweepFile("sweep-1", uri, experiment_id, None).save(tmp_path / "sweep" / "prism_sweep.json")
     tags = {"prism.sweep_id": "sweep-1"}
     killed = client.create_run(experiment_id, tags={**tags, "prism.job_num": "0"}).info.run_id
     client.set_terminated(killed, "KILLED")

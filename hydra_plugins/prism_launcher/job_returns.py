@@ -22,7 +22,7 @@ def jobs_not_finished(
     config: Any, job_overrides: Sequence[Sequence[str]], initial_job_idx: int
 ) -> tuple[list[tuple[int, list[str]]], dict[int, JobReturn]]:
     """The (number, overrides) of the jobs to start, and a return for each job not to start: its config was
-    FINISHED when the sweep began (the sweep callback's `SweepContext.finished_jobs`). Every launcher's first step."""
+    FINISHED when the sweep began (the sweep callback's `SweepFile.finished_jobs`). Every launcher's first step."""
     from prism_experiments.harness.sweep_file import current_sweep, jobs_to_start
 
     numbered = [(initial_job_idx + offset, list(overrides)) for offset, overrides in enumerate(job_overrides)]

@@ -22,8 +22,8 @@ from prism_experiments.analysis.field_comparison import field_console, field_tab
 from prism_experiments.analysis.html_report import write_html_report
 from prism_experiments.analysis.report import (
     CascadeComparison,
-    ReportContext,
     ReportFiles,
+    ReportProvenance,
     console_summary,
     power_console,
     safe_name,
@@ -120,7 +120,7 @@ def compare_experiment(
         analysis_run_id = start_analysis_run(
             client, experiment_id, f"compare-{now:%Y%m%d-%H%M%S}", run_ids, params, sweep_id
         )
-    context = ReportContext(
+    provenance = ReportProvenance(
         experiment=experiment,
         generated_at=now,
         tracking_uri=tracking_uri,
@@ -134,10 +134,10 @@ def compare_experiment(
         llm_checks=selection.llm_checks,
     )
     try:
-        files = write_report(directory, context, comparison, selection.tidy, cascade_comparison, bands)
+        files = write_report(directory, provenance, comparison, selection.tidy, cascade_comparison, bands)
         field_files = write_field_tables(directory, field, files.report)
         files = replace(files, tables=(*files.tables, *field_files))
-        html = write_html_report(directory, context, comparison, len(run_ids), files.figure_map, cascade_comparison)
+        html = write_html_report(directory, provenance, comparison, len(run_ids), files.figure_map, cascade_comparison)
         files = replace(files, html=html)
         if analysis_run_id is not None:
             finish_analysis_run(client, analysis_run_id, directory, _counts(selection, comparison))
@@ -147,7 +147,7 @@ def compare_experiment(
         if analysis_run_id is not None:
             fail_analysis_run(client, analysis_run_id)
         raise
-    summary = "\n".join([console_summary(context, comparison, len(run_ids), files), *field_console(field)])
+    summary = "\n".join([console_summary(provenance, comparison, len(run_ids), files), *field_console(field)])
     return ComparisonOutcome(files, analysis_run_id, len(run_ids), summary, power_console(comparison))
 
 

@@ -12,7 +12,7 @@ import pandas as pd
 from prism_experiments.analysis.compare import Comparison
 from prism_experiments.analysis.report import (
     CascadeComparison,
-    ReportContext,
+    ReportProvenance,
     figure_key,
     format_number,
     format_p,
@@ -176,8 +176,8 @@ def cascade_section(directory: Path, cascades: CascadeComparison | None, figures
             + table(["A", "B", "n A", "n B", "KS D", "p", "p_holm"], rows, numeric_from=2))  # fmt: skip
 
 
-def excluded_section(context: ReportContext, warnings: list[str]) -> str:
-    excluded = context.excluded
+def excluded_section(provenance: ReportProvenance, warnings: list[str]) -> str:
+    excluded = provenance.excluded
     rows = [[r.run_id, r.status, "–" if pd.isna(r.seed) else int(r.seed), r.condition or "–", r.reason]
             for r in excluded.itertuples(index=False)]  # fmt: skip
     runs = (table(["run id", "status", "seed", "condition", "reason"], rows, numeric_from=99) if rows
@@ -186,10 +186,10 @@ def excluded_section(context: ReportContext, warnings: list[str]) -> str:
     return f"<h2>Excluded runs ({len(excluded)})</h2>{runs}<h2>Warnings</h2><ul>{items}</ul>"
 
 
-def render_html(directory: Path, context: ReportContext, comparison: Comparison, n_runs: int,
+def render_html(directory: Path, provenance: ReportProvenance, comparison: Comparison, n_runs: int,
                 figures: Mapping[str, str], cascades: CascadeComparison | None) -> str:  # fmt: skip
     """The whole page: summary, conditions, per metric tables and figures, per-step series, CCDF, exclusions."""
-    warnings = [*context.warnings, *comparison.design.warnings, *comparison.warnings]
+    warnings = [*provenance.warnings, *comparison.design.warnings, *comparison.warnings]
     sentences = [summary_sentence(row, comparison)
                  + (f" (and {int(row['more'])} more significant pairs in its table)" if row["more"] else "")
                  for _, row in summary_rows(comparison).iterrows()]  # fmt: skip
@@ -198,7 +198,7 @@ def render_html(directory: Path, context: ReportContext, comparison: Comparison,
     )
     design = comparison.design
     seeds = ", ".join(map(str, design.seeds))
-    title = f"Comparison of conditions: {context.experiment}"
+    title = f"Comparison of conditions: {provenance.experiment}"
     series = figure_block(
         directory,
         figures,
@@ -213,8 +213,8 @@ def render_html(directory: Path, context: ReportContext, comparison: Comparison,
         '<html lang="en"><head><meta charset="utf-8">',
         f"<title>{html.escape(title)}</title><style>{STYLE}</style></head><body>",
         f"<h1>{html.escape(title)}</h1>",
-        f'<p class="muted">Generated {context.generated_at:%Y-%m-%d %H:%M:%S} by prism-compare'
-        + (f"; MLflow analysis run {html.escape(context.analysis_run_id)}" if context.analysis_run_id else "")
+        f'<p class="muted">Generated {provenance.generated_at:%Y-%m-%d %H:%M:%S} by prism-compare'
+        + (f"; MLflow analysis run {html.escape(provenance.analysis_run_id)}" if provenance.analysis_run_id else "")
         + f". {n_runs} runs, {len(comparison.conditions)} conditions, {html.escape(design.name)}; seeds {seeds}."
         "</p>",
         "<h2>Summary</h2>",
@@ -228,15 +228,15 @@ def render_html(directory: Path, context: ReportContext, comparison: Comparison,
         "<h2>Per-step series</h2>",
         series or "<p>No per-step series (the runs logged no <code>step/</code> metrics).</p>",
         cascade_section(directory, cascades, figures),
-        excluded_section(context, warnings),
+        excluded_section(provenance, warnings),
         "</body></html>",
     ]
     return "\n".join(parts)
 
 
-def write_html_report(directory: Path, context: ReportContext, comparison: Comparison, n_runs: int,
+def write_html_report(directory: Path, provenance: ReportProvenance, comparison: Comparison, n_runs: int,
                       figures: Mapping[str, str], cascades: CascadeComparison | None) -> Path:  # fmt: skip
     """Write report.html into `directory` (beside report.md) and return its path."""
     path = directory / HTML_REPORT
-    path.write_text(render_html(directory, context, comparison, n_runs, figures, cascades), encoding="utf-8")
+    path.write_text(render_html(directory, provenance, comparison, n_runs, figures, cascades), encoding="utf-8")
     return path

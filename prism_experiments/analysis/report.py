@@ -23,7 +23,7 @@ CONSOLE_EXCLUDED_LINES = 10
 
 
 @dataclass(frozen=True)
-class ReportContext:
+class ReportProvenance:
     """What the report says about where its runs came from."""
 
     experiment: str
@@ -182,22 +182,24 @@ def design_section(comparison: Comparison) -> list[str]:
     ]
 
 
-def runs_section(context: ReportContext, comparison: Comparison, n_runs: int) -> list[str]:
-    keys = ", ".join(f"`{key}`" for key in context.condition_keys) or "(none)"
-    sweeps = ", ".join(context.sweep_ids) or "(no sweep id)"
+def runs_section(provenance: ReportProvenance, comparison: Comparison, n_runs: int) -> list[str]:
+    keys = ", ".join(f"`{key}`" for key in provenance.condition_keys) or "(none)"
+    sweeps = ", ".join(provenance.sweep_ids) or "(no sweep id)"
     lines = [
         "## Runs",
         "",
-        f"- Tracking store: `{context.tracking_uri}`; experiment `{context.experiment}`"
-        + (f"; sweep `{context.requested_sweep_id}`." if context.requested_sweep_id else f"; sweeps: {sweeps}."),
+        f"- Tracking store: `{provenance.tracking_uri}`; experiment `{provenance.experiment}`"
+        + (f"; sweep `{provenance.requested_sweep_id}`." if provenance.requested_sweep_id else f"; sweeps: {sweeps}."),
         f"- {n_runs} FINISHED simulation runs compared in {len(comparison.conditions)} conditions, defined by {keys}.",
         "- Runs per condition: "
         + "; ".join(f"{c}: {n}" for c, n in comparison.design.group_sizes.items())
         + f"; seeds: {', '.join(map(str, comparison.design.seeds))}.",
     ]
-    if context.seed_tracking_keys:
-        lines.append(f"- Params that follow the seed, not used as conditions: {', '.join(context.seed_tracking_keys)}.")
-    excluded = context.excluded
+    if provenance.seed_tracking_keys:
+        lines.append(
+            f"- Params that follow the seed, not used as conditions: {', '.join(provenance.seed_tracking_keys)}."
+        )
+    excluded = provenance.excluded
     if len(excluded):
         lines += ["", f"Excluded runs ({len(excluded)}):", ""]
         lines.append(
@@ -332,7 +334,7 @@ def cascade_section(cascades: CascadeComparison | None, confidence_alpha: float)
 
 
 def render_markdown(
-    context: ReportContext,
+    provenance: ReportProvenance,
     comparison: Comparison,
     n_runs: int,
     figures: dict[str, str],
@@ -340,23 +342,27 @@ def render_markdown(
 ) -> str:
     """The whole report.md text; `figures` maps metric -> relative PNG path."""
     readings = significant_readings(comparison)
-    warnings = [*context.warnings, *comparison.design.warnings, *comparison.warnings]
+    warnings = [*provenance.warnings, *comparison.design.warnings, *comparison.warnings]
     lines = [
-        f"# Comparison of conditions: {context.experiment}",
+        f"# Comparison of conditions: {provenance.experiment}",
         "",
-        f"Generated {context.generated_at:%Y-%m-%d %H:%M:%S} by `prism-compare`"
-        + (f"; MLflow analysis run `{context.analysis_run_id}`." if context.analysis_run_id else "."),
+        f"Generated {provenance.generated_at:%Y-%m-%d %H:%M:%S} by `prism-compare`"
+        + (f"; MLflow analysis run `{provenance.analysis_run_id}`." if provenance.analysis_run_id else "."),
         "",
-        *runs_section(context, comparison, n_runs),
+        *runs_section(provenance, comparison, n_runs),
         *design_section(comparison),
-        *(["## LLM fitness", "", *[f"- {line}" for line in context.llm_checks], ""] if context.llm_checks else []),
+        *(
+            ["## LLM fitness", "", *[f"- {line}" for line in provenance.llm_checks], ""]
+            if provenance.llm_checks
+            else []
+        ),
         "## Warnings",
         "",
         *([f"- {warning}" for warning in warnings] or ["- None."]),
         "",
         f"## Significant results ({comparison.settings.adjusted_column} < {comparison.settings.alpha:g})",
         "",
-        *([f"**{AA_NOTE}**", ""] if is_aa_check(context.condition_keys) else []),
+        *([f"**{AA_NOTE}**", ""] if is_aa_check(provenance.condition_keys) else []),
         *([f"- {line}" for line in readings] or ["- None of the pairwise differences is significant."]),
         "",
         "## Metrics",
@@ -424,7 +430,7 @@ def power_section(comparison: Comparison) -> list[str]:
 
 def write_report(
     directory: Path,
-    context: ReportContext,
+    provenance: ReportProvenance,
     comparison: Comparison,
     tidy: pd.DataFrame,
     cascades: CascadeComparison | None,
@@ -446,7 +452,7 @@ def write_report(
         "trends.csv": comparison.trends,
         "power.csv": comparison.power,
         "runs.csv": tidy.reindex(columns=["run_id", "seed", "sweep_id", "condition", *comparison.metrics]),
-        "excluded_runs.csv": context.excluded,
+        "excluded_runs.csv": provenance.excluded,
     }
     if cascades is not None:
         tables["cascade_ks.csv"] = cascades.ks
@@ -459,7 +465,7 @@ def write_report(
     table_paths.append(compared)
 
     report = directory / "report.md"
-    report.write_text(render_markdown(context, comparison, len(tidy), figures, cascades), encoding="utf-8")
+    report.write_text(render_markdown(provenance, comparison, len(tidy), figures, cascades), encoding="utf-8")
     return ReportFiles(directory, report, results, tuple(table_paths), tuple(figure_paths), figure_map)
 
 
@@ -502,33 +508,33 @@ def write_figures(directory: Path, comparison: Comparison, tidy: pd.DataFrame, c
     return written
 
 
-def console_summary(context: ReportContext, comparison: Comparison, n_runs: int, files: ReportFiles) -> str:
+def console_summary(provenance: ReportProvenance, comparison: Comparison, n_runs: int, files: ReportFiles) -> str:
     """A few lines for the terminal: what was compared, what is significant, where the report is."""
     readings = significant_readings(comparison)
-    n_warnings = len(context.warnings) + len(comparison.design.warnings) + len(comparison.warnings)
+    n_warnings = len(provenance.warnings) + len(comparison.design.warnings) + len(comparison.warnings)
     lines = [
-        f"prism-compare: {context.experiment}: {n_runs} runs, {len(comparison.conditions)} conditions, "
+        f"prism-compare: {provenance.experiment}: {n_runs} runs, {len(comparison.conditions)} conditions, "
         f"{comparison.design.name}",
-        f"excluded runs: {len(context.excluded)}"
+        f"excluded runs: {len(provenance.excluded)}"
         + "".join(
             f"\n  {row.run_id} ({row.reason})"
-            for row in context.excluded.head(CONSOLE_EXCLUDED_LINES).itertuples(index=False)
+            for row in provenance.excluded.head(CONSOLE_EXCLUDED_LINES).itertuples(index=False)
         )
         + (
-            f"\n  ... and {len(context.excluded) - CONSOLE_EXCLUDED_LINES} more (excluded_runs.csv)"
-            if len(context.excluded) > CONSOLE_EXCLUDED_LINES
+            f"\n  ... and {len(provenance.excluded) - CONSOLE_EXCLUDED_LINES} more (excluded_runs.csv)"
+            if len(provenance.excluded) > CONSOLE_EXCLUDED_LINES
             else ""
         ),
-        *([AA_NOTE] if is_aa_check(context.condition_keys) else []),
+        *([AA_NOTE] if is_aa_check(provenance.condition_keys) else []),
         f"significant after {'Holm' if comparison.settings.correction == 'holm' else 'BH'}"
         + (" over the whole report" if comparison.settings.family == "report" else " within each metric")
         + f" (alpha {comparison.settings.alpha:g}): {len(readings)} of {len(comparison.pairwise)}",
         *[f"  {line}" for line in readings],
         false_finding_budget(comparison.settings, len(comparison.pairwise), len(comparison.metrics)),
         f"warnings: {n_warnings} (listed in the report)",
-        *[f"LLM fitness of {line}" for line in context.llm_checks],
+        *[f"LLM fitness of {line}" for line in provenance.llm_checks],
         f"report: {files.report}",
     ]
-    if context.analysis_run_id:
-        lines.append(f"MLflow analysis run: {context.analysis_run_id}")
+    if provenance.analysis_run_id:
+        lines.append(f"MLflow analysis run: {provenance.analysis_run_id}")
     return "\n".join(lines)

@@ -15,11 +15,11 @@ from datetime import datetime
 from pathlib import Path
 
 from prism_experiments.bench.report import BenchReport, Figure, machine_info, render_table, write_report
-from prism_experiments.bench.section_inputs import BenchContext
+from prism_experiments.bench.section_inputs import SectionInputs
 from prism_experiments.bench.sizes import SIZES, Mode
 from prism_experiments.locations import RunLayout, default_runs_dir
 
-Section = Callable[[BenchContext], list[Figure]]
+Section = Callable[[SectionInputs], list[Figure]]
 SECTION_NAMES = {
     1: "embedding",
     2: "store",
@@ -158,14 +158,14 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def run_section(number: int, ctx: BenchContext, profile_path: Path | None) -> list[Figure]:
+def run_section(number: int, inputs: SectionInputs, profile_path: Path | None) -> list[Figure]:
     """One section's figures; under cProfile (stats written to `profile_path`) when a path is given."""
     run = section_function(number)
     if profile_path is None:
-        return run(ctx)
+        return run(inputs)
     profiler = cProfile.Profile()
     try:
-        return profiler.runcall(run, ctx)
+        return profiler.runcall(run, inputs)
     finally:
         profiler.dump_stats(profile_path)
 
@@ -194,7 +194,7 @@ def run_bench(
     bench_dir = RunLayout(runs_dir).bench_dir
     bench_dir.mkdir(parents=True, exist_ok=True)
     work_dir = Path(tempfile.mkdtemp(prefix="work-", dir=bench_dir))
-    ctx = BenchContext(
+    inputs = SectionInputs(
         mode=mode,
         sizes=SIZES[mode],
         runs_dir=runs_dir,
@@ -206,7 +206,7 @@ def run_bench(
         encoder_backends=encoder_backends,
         setup=setup,
         research_repeats=research_repeats,
-        scale_agents=scale_agents or BenchContext.scale_agents,
+        scale_agents=scale_agents or SectionInputs.scale_agents,
     )
     figures: list[Figure] = []
     seconds: dict[str, float] = {}
@@ -218,7 +218,7 @@ def run_bench(
             tick = time.perf_counter()
             try:
                 figures += run_section(
-                    number, ctx, bench_dir / f"{started_at:%Y%m%d-%H%M%S}-section{number}.prof" if profile else None
+                    number, inputs, bench_dir / f"{started_at:%Y%m%d-%H%M%S}-section{number}.prof" if profile else None
                 )
             except Exception as exc:  # one broken section must not cost the figures of the others
                 errors[f"{number}.{name}"] = f"{type(exc).__name__}: {exc}"

@@ -22,7 +22,7 @@ from statistics import mean
 from prism_experiments.bench.hydra_runs import LoggedRun, new_runs, run_entry_point, simulation_runs
 from prism_experiments.bench.probe.log import read_probe
 from prism_experiments.bench.report import Figure, Target, figure
-from prism_experiments.bench.section_inputs import BenchContext
+from prism_experiments.bench.section_inputs import SectionInputs
 from prism_experiments.bench.sizes import Mode
 from prism_experiments.locations import sqlite_tracking_uri
 from prism_experiments.ops.daemons import free_port
@@ -288,20 +288,20 @@ def cold_sweep_figures(work: Path, sizes: ClusterSizes) -> list[Figure]:
     return figures
 
 
-def cluster_section(ctx: BenchContext) -> list[Figure]:
-    sizes = CLUSTER_SIZES[ctx.mode]
-    work = Path(tempfile.mkdtemp(prefix="cluster-", dir=ctx.work_dir))
+def cluster_section(inputs: SectionInputs) -> list[Figure]:
+    sizes = CLUSTER_SIZES[inputs.mode]
+    work = Path(tempfile.mkdtemp(prefix="cluster-", dir=inputs.work_dir))
     # every timed sweep repeats configs of this untimed one: none of them embeds a text (a fair comparison)
     smoke_sweep(
         work,
         "bench_warmup",
         max(sizes.launcher_seeds, sizes.worker_seeds, sizes.store_seeds),
         LAUNCHERS["joblib"],
-        cache_dir=ctx.cache_dir,
+        cache_dir=inputs.cache_dir,
     )
-    figures = launcher_figures(work, sizes, ctx.cache_dir)
-    figures += worker_figures(work, sizes, ctx.cache_dir, os.cpu_count() or 1)
-    figures += store_figures(work, sizes, ctx.cache_dir)
-    if ctx.cold_sweep:
+    figures = launcher_figures(work, sizes, inputs.cache_dir)
+    figures += worker_figures(work, sizes, inputs.cache_dir, os.cpu_count() or 1)
+    figures += store_figures(work, sizes, inputs.cache_dir)
+    if inputs.cold_sweep:
         figures += cold_sweep_figures(work, sizes)
     return figures

@@ -7,20 +7,20 @@ import tempfile
 from prism_experiments.bench.data import distinct_texts
 from prism_experiments.bench.measure import timed
 from prism_experiments.bench.report import Figure, Target, figure
-from prism_experiments.bench.section_inputs import BenchContext
+from prism_experiments.bench.section_inputs import SectionInputs
 from prism_experiments.embeddings import DEFAULT_MODEL, Embedder, load_model
 
 SECTION = 1
 
 
-def embedding_section(ctx: BenchContext) -> list[Figure]:
+def embedding_section(inputs: SectionInputs) -> list[Figure]:
     _, load_s = timed(lambda: load_model(DEFAULT_MODEL))
-    texts = distinct_texts(ctx.sizes.cold_texts)
-    with tempfile.TemporaryDirectory(dir=ctx.work_dir, prefix="cold-cache-") as cache:
+    texts = distinct_texts(inputs.sizes.cold_texts)
+    with tempfile.TemporaryDirectory(dir=inputs.work_dir, prefix="cold-cache-") as cache:
         cold = Embedder(cache_dir=cache)
         cold.encode(["a first forward pass sets up the model's buffers"])  # not part of the throughput
         before = cold.encoded_count
-        _, cold_s = timed(lambda: cold.encode(texts, show_progress=ctx.show_progress))
+        _, cold_s = timed(lambda: cold.encode(texts, show_progress=inputs.show_progress))
         encoded_cold = cold.encoded_count - before
 
         def from_warm_cache() -> Embedder:
@@ -31,10 +31,10 @@ def embedding_section(ctx: BenchContext) -> list[Figure]:
         warm, warm_s = timed(from_warm_cache)
     n = len(texts)
     extra: list[Figure] = []
-    if ctx.encoder_backends:
+    if inputs.encoder_backends:
         from prism_experiments.bench.encoder_backends import encoder_backend_figures
 
-        extra = encoder_backend_figures(ctx)
+        extra = encoder_backend_figures(inputs)
     return [
         figure(
             SECTION,

@@ -27,7 +27,7 @@ from prism_experiments.bench.data import bench_agents, bench_corpus, distinct_te
 from prism_experiments.bench.exact import exact_top_k
 from prism_experiments.bench.ranking import recall_at_k
 from prism_experiments.bench.report import Figure, Target, figure
-from prism_experiments.bench.section_inputs import BenchContext
+from prism_experiments.bench.section_inputs import SectionInputs
 from prism_experiments.domain import interest_query_text
 from prism_experiments.embeddings import DEFAULT_MODEL, Embedder, normalize_rows
 from prism_experiments.embeddings.backends import (
@@ -79,8 +79,8 @@ def interest_queries(embedder: Embedder, interest_lists: list[list[str]]) -> np.
     return normalize_rows(means)
 
 
-def encoder_backend_figures(ctx: BenchContext) -> list[Figure]:
-    sizes = ctx.sizes
+def encoder_backend_figures(inputs: SectionInputs) -> list[Figure]:
+    sizes = inputs.sizes
     texts = distinct_texts(sizes.cold_texts)
     warmup = distinct_texts(WARMUP_TEXTS, seed=WARMUP_SEED)
     agents, _ = bench_agents(sizes.agents)
@@ -96,11 +96,11 @@ def encoder_backend_figures(ctx: BenchContext) -> list[Figure]:
             figures.append(figure(SECTION, f"encoders.{backend}.texts_per_s", None, "texts/s", note=str(exc)))
             continue
         export_s = None
-        if backend != DEFAULT_BACKEND and not export_dir(backend, DEFAULT_MODEL, ctx.cache_dir).exists():
+        if backend != DEFAULT_BACKEND and not export_dir(backend, DEFAULT_MODEL, inputs.cache_dir).exists():
             started = time.perf_counter()
-            exported_model(backend, DEFAULT_MODEL, ctx.cache_dir)
+            exported_model(backend, DEFAULT_MODEL, inputs.cache_dir)
             export_s = time.perf_counter() - started
-        embedders[backend] = Embedder(cache_dir=ctx.cache_dir, backend=backend)
+        embedders[backend] = Embedder(cache_dir=inputs.cache_dir, backend=backend)
         if export_s is not None:
             figures.append(
                 figure(SECTION, f"encoders.{backend}.export_s", export_s, "s", note="first time only: cached")
@@ -131,7 +131,7 @@ def encoder_backend_figures(ctx: BenchContext) -> list[Figure]:
     # feeds: through each backend's own persistent cache (a second bench run starts warm)
     reference = DEFAULT_BACKEND
     corpus = {
-        backend: embedder.encode(corpus_texts, show_progress=ctx.show_progress)
+        backend: embedder.encode(corpus_texts, show_progress=inputs.show_progress)
         for backend, embedder in embedders.items()
     }
     interests = {backend: interest_queries(embedder, interest_lists) for backend, embedder in embedders.items()}

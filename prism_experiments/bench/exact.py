@@ -8,7 +8,7 @@ import numpy as np
 
 from prism_experiments.domain import Post
 from prism_experiments.embeddings.embedder import EMBEDDING_DIM, normalize_rows
-from prism_experiments.rag.retriever import FeedRetriever, Where, similarity_from_dot
+from prism_experiments.feed_store.retriever import FeedRetriever, Where, similarity_from_dot
 
 
 def exact_top_k(vectors: np.ndarray, queries: np.ndarray, k: int) -> list[tuple[np.ndarray, np.ndarray]]:

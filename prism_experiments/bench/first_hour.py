@@ -22,7 +22,7 @@ import urllib.request
 from pathlib import Path
 
 from prism_experiments.bench.report import Figure, Target, figure
-from prism_experiments.bench.section_inputs import BenchContext
+from prism_experiments.bench.section_inputs import SectionInputs
 from prism_experiments.locations import PROJECT_ROOT, RunLayout
 from prism_experiments.ops.daemons import free_port
 
@@ -30,7 +30,7 @@ SECTION = 7
 ISSUE = "REQ-FIRSTHOUR (docs/requirements.md)"
 
 
-def ranking_modes_upfront_texts(ctx: BenchContext) -> tuple[int, int]:
+def ranking_modes_upfront_texts(inputs: SectionInputs) -> tuple[int, int]:
     """Distinct texts the up-front pass of every `ranking_modes` job embeds (starting corpora, and the text pool when
     its runs take enough steps: harness/upfront_embedding.py), and the ceiling 2 × topics × pool size
     (docs/corpus.md, "Text pools")."""
@@ -41,10 +41,10 @@ def ranking_modes_upfront_texts(ctx: BenchContext) -> tuple[int, int]:
 
     with hydra_context():
         base = compose_dictconfig(
-            ["experiment=ranking_modes", f"paths.runs_dir={ctx.work_dir / 'first_hour'}"], return_hydra_config=True
+            ["experiment=ranking_modes", f"paths.runs_dir={inputs.work_dir / 'first_hour'}"], return_hydra_config=True
         )
         configs, _ = validated_job_configs(base, job_overrides(base))
-    by_cache, _ = starting_texts_by_cache(configs, ctx.show_progress)
+    by_cache, _ = starting_texts_by_cache(configs, inputs.show_progress)
     groups = [*by_cache.values(), *sweep_pools(configs, BATCH_SIZE).values()]
     texts = {text for group in groups for text in group}
     corpus = configs[0].corpus
@@ -52,12 +52,12 @@ def ranking_modes_upfront_texts(ctx: BenchContext) -> tuple[int, int]:
     return len(texts), ceiling
 
 
-def ui_first_answer_s(ctx: BenchContext, timeout_s: float = 180.0) -> float | None:
+def ui_first_answer_s(inputs: SectionInputs, timeout_s: float = 180.0) -> float | None:
     """Seconds from starting `prism_experiments.ops.ui` on a store with one FINISHED run to its first 200."""
     from prism_experiments.ops.ui import stop_group
     from prism_experiments.tracking.store import client_for
 
-    store = ctx.work_dir / "first_hour_ui"
+    store = inputs.work_dir / "first_hour_ui"
     store.mkdir(parents=True, exist_ok=True)
     uri = RunLayout(store).tracking_uri
     client = client_for(uri)
@@ -103,9 +103,9 @@ LLM_LOAD = (
 )
 
 
-def llm_reload_s(ctx: BenchContext) -> float | None:
+def llm_reload_s(inputs: SectionInputs) -> float | None:
     """The local LLM's load in a new process with its de-quantised weights cached (a first load caches them)."""
-    cache = str(ctx.cache_dir / "llm")
+    cache = str(inputs.cache_dir / "llm")
     seconds = None
     for _ in range(2):  # the first may de-quantise and save; the second is what every later process pays
         done = subprocess.run([sys.executable, "-c", LLM_LOAD, cache], capture_output=True, text=True, timeout=900)
@@ -133,8 +133,8 @@ def setup_s() -> float | None:
         return time.perf_counter() - started if done.returncode == 0 else None
 
 
-def first_hour_section(ctx: BenchContext) -> list[Figure]:
-    upfront, ceiling = ranking_modes_upfront_texts(ctx)
+def first_hour_section(inputs: SectionInputs) -> list[Figure]:
+    upfront, ceiling = ranking_modes_upfront_texts(inputs)
     figures = [
         figure(
             SECTION,
@@ -154,7 +154,7 @@ def first_hour_section(ctx: BenchContext) -> list[Figure]:
         figure(
             SECTION,
             "first.ui.first_answer_s",
-            ui_first_answer_s(ctx),
+            ui_first_answer_s(inputs),
             "s",
             Target(op="<=", threshold=10, source=ISSUE),
             note="make ui to its first HTTP 200 (196 s before, on a loaded 2-core EPYC with 4 workers)",
@@ -162,13 +162,13 @@ def first_hour_section(ctx: BenchContext) -> list[Figure]:
         figure(
             SECTION,
             "first.llm.reload_s",
-            llm_reload_s(ctx),
+            llm_reload_s(inputs),
             "s",
             Target(op="<=", threshold=10, source=ISSUE),
             note="SmolLM2-135M from its cached float32 weights (20 s idle to 1.5 min loaded before: de-quantised)",
         ),
     ]
-    session = last_test_session(ctx.runs_dir)
+    session = last_test_session(inputs.runs_dir)
     figures.append(
         figure(
             SECTION,
@@ -182,7 +182,7 @@ def first_hour_section(ctx: BenchContext) -> list[Figure]:
             f"commit {session['commit']}",
         )
     )
-    if ctx.setup:
+    if inputs.setup:
         figures.append(
             figure(
                 SECTION,

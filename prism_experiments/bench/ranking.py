@@ -18,12 +18,12 @@ from prism_experiments.bench.data import BENCH_SEED, BenchWorld
 from prism_experiments.bench.exact import ExactRetriever
 from prism_experiments.bench.measure import latencies, percentile, timed
 from prism_experiments.bench.report import Figure, Target, figure
-from prism_experiments.bench.section_inputs import BenchContext, drop_store, store_config
+from prism_experiments.bench.section_inputs import SectionInputs, drop_store, store_config
 from prism_experiments.bench.store import build_store
 from prism_experiments.embeddings import Embedder
+from prism_experiments.feed_store import FeedRetriever
 from prism_experiments.network import SocialGraph
-from prism_experiments.rag import FeedRetriever
-from prism_experiments.ranking import KNOWN_MODES, RankedCandidate, Ranker, RankerContext, build_ranker, ranking_config
+from prism_experiments.ranking import KNOWN_MODES, RankedCandidate, Ranker, RankerInputs, build_ranker, ranking_config
 
 SECTION = 3
 RATIO_TARGET = Target(op="<=", threshold=5.0)
@@ -53,7 +53,7 @@ def build_exact_store(world: BenchWorld, embedder: Embedder) -> ExactRetriever:
 
 def make_ranker(mode: str, retriever: FeedRetriever, graph: SocialGraph) -> Ranker:
     """The same seed for both stores: the random mode then draws the same posts on each."""
-    return build_ranker(ranking_config(mode), RankerContext(retriever, graph, np.random.default_rng(BENCH_SEED)))
+    return build_ranker(ranking_config(mode), RankerInputs(retriever, graph, np.random.default_rng(BENCH_SEED)))
 
 
 def throughput(
@@ -108,18 +108,18 @@ def compare_mode(
     ]
 
 
-def ranking_section(ctx: BenchContext) -> list[Figure]:
-    world = ctx.world()
-    world = world.subset(min(ctx.sizes.ranking_posts, len(world.posts)))
+def ranking_section(inputs: SectionInputs) -> list[Figure]:
+    world = inputs.world()
+    world = world.subset(min(inputs.sizes.ranking_posts, len(world.posts)))
     size = len(world.posts)
-    chroma = build_store(world, ctx.embedder(), "rank")
-    exact = build_exact_store(world, ctx.embedder())
+    chroma = build_store(world, inputs.embedder(), "rank")
+    exact = build_exact_store(world, inputs.embedder())
     figures = []
     try:
-        for mode in tqdm(KNOWN_MODES, desc="ranking modes", disable=not ctx.show_progress):
-            figures += compare_mode(mode, chroma, exact, world, ctx.sizes.ranking_repeats, size)
+        for mode in tqdm(KNOWN_MODES, desc="ranking modes", disable=not inputs.show_progress):
+            figures += compare_mode(mode, chroma, exact, world, inputs.sizes.ranking_repeats, size)
         p50, p95 = single_feed_latency(
-            make_ranker("x_algo", chroma, world.graph), world.agents, world.now, ctx.sizes.latency_queries
+            make_ranker("x_algo", chroma, world.graph), world.agents, world.now, inputs.sizes.latency_queries
         )
         target = LATENCY_TARGET if size == LATENCY_TARGET_POSTS else None
         figures += [

@@ -17,7 +17,7 @@ from pathlib import Path
 from prism_experiments.bench.hydra_runs import child_env, new_runs, simulation_runs
 from prism_experiments.bench.measure import ChildRun, load_average, run_child
 from prism_experiments.bench.report import Figure, Target, figure
-from prism_experiments.bench.section_inputs import BenchContext
+from prism_experiments.bench.section_inputs import SectionInputs
 from prism_experiments.locations import PROJECT_ROOT, sqlite_tracking_uri
 
 SECTION = 8
@@ -106,19 +106,19 @@ def research_figures(
     ]
 
 
-def research_section(ctx: BenchContext) -> list[Figure]:
+def research_section(inputs: SectionInputs) -> list[Figure]:
     from prism_experiments.bench.scale import warm_pool
 
-    work = ctx.work_dir / "research"
+    work = inputs.work_dir / "research"
     work.mkdir(parents=True, exist_ok=True)
-    overrides = [*RESEARCH_RUN, f"rag.cache_dir={ctx.cache_dir}"]
-    warm_pool(overrides, ctx.show_progress)
+    overrides = [*RESEARCH_RUN, f"rag.cache_dir={inputs.cache_dir}"]
+    warm_pool(overrides, inputs.show_progress)
     figures = [figure(SECTION, "research.load_avg_start", load_average(), "", note="1-minute load average")]
     tree = baseline_tree(BASELINE_COMMIT, work)
     try:
         for mode in MODES:
             sides: dict[str, list[tuple[ChildRun, dict]]] = {"baseline": [], "head": []}
-            for repeat in range(ctx.research_repeats):
+            for repeat in range(inputs.research_repeats):
                 for label, code in (("baseline", tree), ("head", None)):  # alternating: a drift hits both
                     log_name = f"{mode}-{label}-{repeat}.log"
                     sides[label].append(

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from prism_experiments.bench.measure import load_average
 from prism_experiments.bench.report import Figure, Target, figure
-from prism_experiments.bench.section_inputs import BenchContext
+from prism_experiments.bench.section_inputs import SectionInputs
 from prism_experiments.bench.simulation import ENGINE_PEAKS, ENGINE_TIMINGS
 from prism_experiments.locations import RunLayout
 
@@ -40,13 +40,13 @@ def warm_pool(overrides: Sequence[str], show_progress: bool) -> int:
     return embedder.encoded_count - before
 
 
-def scale_point(ctx: BenchContext, n_agents: int) -> list[Figure]:
+def scale_point(inputs: SectionInputs, n_agents: int) -> list[Figure]:
     from prism_experiments.bench.simulation import timed_run
     from prism_experiments.composition import compose_experiment
     from prism_experiments.locations import artifact_root, sqlite_tracking_uri
     from prism_experiments.tracking.store import ensure_experiment
 
-    work = ctx.work_dir / f"scale-{n_agents}"
+    work = inputs.work_dir / f"scale-{n_agents}"
     work.mkdir(parents=True, exist_ok=True)
     overrides = [
         "experiment=ranking_modes_10k",
@@ -55,14 +55,14 @@ def scale_point(ctx: BenchContext, n_agents: int) -> list[Figure]:
         f"agents.n_agents={n_agents}",
         f"corpus.n_posts={POSTS_PER_AGENT * n_agents}",
         f"paths.runs_dir={work}",
-        f"rag.cache_dir={ctx.cache_dir}",
+        f"rag.cache_dir={inputs.cache_dir}",
         "simulation.show_progress=false",
     ]
     cfg = compose_experiment(overrides)
     ensure_experiment(sqlite_tracking_uri(work), cfg.experiment_name, artifact_root(work))
     load = load_average()
     prefix = f"scale.{n_agents}"
-    figures = timed_run(ctx, overrides, work, "run", prefix, None, RSS_TARGET if n_agents >= 10**6 else None, "")
+    figures = timed_run(inputs, overrides, work, "run", prefix, None, RSS_TARGET if n_agents >= 10**6 else None, "")
     values = {f.name: f.value for f in figures}
     loop = sum(values.get(f"{prefix}.{key}") or 0.0 for key in ("rank_s", "decide_s", "index_new_s"))
     agent_steps = n_agents * cfg.simulation.n_steps
@@ -113,17 +113,19 @@ def scale_plot(figures: list[Figure], scale_agents: Sequence[int], path: Path) -
     return path
 
 
-def scale_section(ctx: BenchContext) -> list[Figure]:
-    warm_pool(["experiment=ranking_modes_10k", f"rag.cache_dir={ctx.cache_dir}"], ctx.show_progress)
+def scale_section(inputs: SectionInputs) -> list[Figure]:
+    warm_pool(["experiment=ranking_modes_10k", f"rag.cache_dir={inputs.cache_dir}"], inputs.show_progress)
     figures: list[Figure] = []
-    for n_agents in ctx.scale_agents:
-        figures += scale_point(ctx, n_agents)
+    for n_agents in inputs.scale_agents:
+        figures += scale_point(inputs, n_agents)
     values = {f.name: f.value for f in figures}
     small, large = values.get("scale.10000.us_per_agent_step"), values.get("scale.1000000.us_per_agent_step")
     if small and large:
         figures.append(
             figure(SECTION, "scale.growth_10k_to_1m", large / small, "x", GROWTH_TARGET, note="time per agent-step")
         )
-    if len([n for n in ctx.scale_agents if values.get(f"scale.{n}.wall_s")]) > 1:
-        scale_plot(figures, ctx.scale_agents, RunLayout(ctx.runs_dir).bench_dir / f"scale-{ctx.work_dir.name}.png")
+    if len([n for n in inputs.scale_agents if values.get(f"scale.{n}.wall_s")]) > 1:
+        scale_plot(
+            figures, inputs.scale_agents, RunLayout(inputs.runs_dir).bench_dir / f"scale-{inputs.work_dir.name}.png"
+        )
     return figures

@@ -9,12 +9,12 @@ from pathlib import Path
 from prism_experiments.bench.data import BenchWorld, build_bench_world
 from prism_experiments.bench.sizes import BenchSizes, Mode
 from prism_experiments.embeddings import Embedder
+from prism_experiments.feed_store import FeedRetriever, FeedStoreConfig
 from prism_experiments.locations import cache_dir
-from prism_experiments.rag import FeedRetriever, RAGConfig
 
 
 @dataclass
-class BenchContext:
+class SectionInputs:
     mode: Mode
     sizes: BenchSizes
     runs_dir: Path
@@ -60,9 +60,11 @@ class BenchContext:
         return self._world
 
 
-def store_config(prefix: str) -> RAGConfig:
+def store_config(prefix: str) -> FeedStoreConfig:
     """An in-memory store of its own: ephemeral clients share one Chroma system per process."""
-    return RAGConfig(collection_name=f"bench-{prefix}-{uuid.uuid4().hex[:12]}", client="ephemeral", exact_search=False)
+    return FeedStoreConfig(
+        collection_name=f"bench-{prefix}-{uuid.uuid4().hex[:12]}", client="ephemeral", exact_search=False
+    )
 
 
 def drop_store(retriever: FeedRetriever) -> None:

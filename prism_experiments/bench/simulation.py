@@ -22,7 +22,7 @@ from prism_experiments.bench.hydra_runs import (
 from prism_experiments.bench.measure import timed
 from prism_experiments.bench.probe.log import read_probe
 from prism_experiments.bench.report import Figure, Target, figure
-from prism_experiments.bench.section_inputs import BenchContext
+from prism_experiments.bench.section_inputs import SectionInputs
 from prism_experiments.composition import compose_experiment
 from prism_experiments.embeddings import Embedder
 from prism_experiments.locations import artifact_root, sqlite_tracking_uri
@@ -59,7 +59,7 @@ def warm_up(overrides: Sequence[str], embedder: Embedder, show_progress: bool) -
 
 
 def timed_run(
-    ctx: BenchContext,
+    inputs: SectionInputs,
     overrides: Sequence[str],
     work: Path,
     label: str,
@@ -101,17 +101,17 @@ def timed_run(
     return figures + [figure(SECTION, f"{prefix}.{key}", timings[key], "GB") for key in ENGINE_PEAKS if key in timings]
 
 
-def run_preset(ctx: BenchContext, name: str, rerun: bool) -> list[Figure]:
+def run_preset(inputs: SectionInputs, name: str, rerun: bool) -> list[Figure]:
     from prism_experiments.tracking.store import ensure_experiment
 
-    work = Path(tempfile.mkdtemp(prefix=f"sim-{name}-", dir=ctx.work_dir))
+    work = Path(tempfile.mkdtemp(prefix=f"sim-{name}-", dir=inputs.work_dir))
     overrides = [
         *PRESETS[name],
         f"paths.runs_dir={work}",
-        f"rag.cache_dir={ctx.cache_dir}",
+        f"rag.cache_dir={inputs.cache_dir}",
         "simulation.show_progress=false",
     ]
-    encoded, warm_s, n_posts = warm_up(overrides, ctx.embedder(), ctx.show_progress)
+    encoded, warm_s, n_posts = warm_up(overrides, inputs.embedder(), inputs.show_progress)
     cfg = compose_experiment(overrides)
     ensure_experiment(sqlite_tracking_uri(work), cfg.experiment_name, artifact_root(work))  # as on a 2nd `make run`
     size = f"{cfg.agents.n_agents:,} agents, {n_posts:,} posts, {cfg.simulation.n_steps} steps"
@@ -126,7 +126,7 @@ def run_preset(ctx: BenchContext, name: str, rerun: bool) -> list[Figure]:
         figure(SECTION, f"sim.{name}.warmup_s", warm_s, "s"),
     ]
     figures += timed_run(
-        ctx,
+        inputs,
         overrides,
         work,
         "first",
@@ -137,7 +137,7 @@ def run_preset(ctx: BenchContext, name: str, rerun: bool) -> list[Figure]:
     )
     if rerun:
         figures += timed_run(
-            ctx,
+            inputs,
             [*overrides, "+force=true"],
             work,
             "rerun",
@@ -149,9 +149,9 @@ def run_preset(ctx: BenchContext, name: str, rerun: bool) -> list[Figure]:
     return figures
 
 
-def simulation_section(ctx: BenchContext) -> list[Figure]:
-    figures = run_preset(ctx, "default", rerun=True)
-    learned = run_preset(ctx, "engagement_learned", rerun=False)
+def simulation_section(inputs: SectionInputs) -> list[Figure]:
+    figures = run_preset(inputs, "default", rerun=True)
+    learned = run_preset(inputs, "engagement_learned", rerun=False)
     values = {f.name: f.value for f in figures + learned}
     default_rank, learned_rank = values.get("sim.default.rank_s"), values.get("sim.engagement_learned.rank_s")
     figures += [
@@ -164,8 +164,8 @@ def simulation_section(ctx: BenchContext) -> list[Figure]:
             note="ranking time of engagement (learned) / x_algo",
         ),
     ]
-    if ctx.include_large:
-        figures += run_preset(ctx, "large", rerun=False)
-    if ctx.include_huge:
-        figures += run_preset(ctx, "huge", rerun=False)
+    if inputs.include_large:
+        figures += run_preset(inputs, "large", rerun=False)
+    if inputs.include_huge:
+        figures += run_preset(inputs, "huge", rerun=False)
     return figures

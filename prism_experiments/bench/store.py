@@ -7,9 +7,9 @@ import functools
 from prism_experiments.bench.data import BenchWorld
 from prism_experiments.bench.measure import current_rss_bytes, latencies, percentile, timed
 from prism_experiments.bench.report import Figure, Target, figure
-from prism_experiments.bench.section_inputs import BenchContext, drop_store, store_config
+from prism_experiments.bench.section_inputs import SectionInputs, drop_store, store_config
 from prism_experiments.embeddings import Embedder
-from prism_experiments.rag import FeedRetriever
+from prism_experiments.feed_store import FeedRetriever
 
 SECTION = 2
 #: REQ-FEED-PERF-1: retrieval < 200 ms for 10 posts from a 10K corpus
@@ -39,8 +39,8 @@ def feed_latencies(retriever: FeedRetriever, world: BenchWorld, n_queries: int) 
     return 1e3 * percentile(seconds, 50), 1e3 * percentile(seconds, 95)
 
 
-def store_section(ctx: BenchContext) -> list[Figure]:
-    world = ctx.world()
+def store_section(inputs: SectionInputs) -> list[Figure]:
+    world = inputs.world()
     figures = [
         figure(SECTION, "store.corpus_posts", len(world.posts), "posts"),
         figure(
@@ -56,13 +56,13 @@ def store_section(ctx: BenchContext) -> list[Figure]:
     # never shrunk by memory a dropped store handed back
     stores = []
     try:
-        for size in sorted({min(n, len(world.posts)) for n in ctx.sizes.store_posts}):
+        for size in sorted({min(n, len(world.posts)) for n in inputs.sizes.store_posts}):
             subset = world.subset(size)
             rss_before = current_rss_bytes()
-            retriever, build_s = timed(functools.partial(build_store, subset, ctx.embedder(), f"store{size}"))
+            retriever, build_s = timed(functools.partial(build_store, subset, inputs.embedder(), f"store{size}"))
             stores.append(retriever)
             memory_mb = (current_rss_bytes() - rss_before) / 1e6
-            p50, p95 = feed_latencies(retriever, world, ctx.sizes.latency_queries)
+            p50, p95 = feed_latencies(retriever, world, inputs.sizes.latency_queries)
             latency_target = LATENCY_TARGET if size == LATENCY_TARGET_POSTS else None
             figures += [
                 figure(

@@ -21,7 +21,7 @@ import numpy as np
 from prism_experiments.bench.hydra_runs import LoggedRun, child_env, new_runs, run_entry_point, simulation_runs
 from prism_experiments.bench.probe.log import read_probe
 from prism_experiments.bench.report import Figure, Target, figure
-from prism_experiments.bench.section_inputs import BenchContext
+from prism_experiments.bench.section_inputs import SectionInputs
 from prism_experiments.embeddings import Embedder
 from prism_experiments.locations import RunLayout, sqlite_tracking_uri
 
@@ -100,8 +100,8 @@ def started_jobs(sweep_dir: Path) -> int:
     return sum(1 for job in sweep_dir.iterdir() if (job / ".hydra").is_dir())
 
 
-def sweep_section(ctx: BenchContext) -> list[Figure]:
-    work = Path(tempfile.mkdtemp(prefix="sweep-", dir=ctx.work_dir))
+def sweep_section(inputs: SectionInputs) -> list[Figure]:
+    work = Path(tempfile.mkdtemp(prefix="sweep-", dir=inputs.work_dir))
     arguments = [*SWEEP_ARGUMENTS, f"paths.runs_dir={work}"]
     uri = sqlite_tracking_uri(work)
     n_runs = SEEDS * len(MODES)

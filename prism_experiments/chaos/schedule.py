@@ -16,7 +16,13 @@ FAULTS = (
     "damaged_shard",  # a shard of the embedding cache overwritten with garbage before the sweeps start
     "full_disk",  # the runs dir's small tmpfs filled up while jobs run
 )
-LAUNCHERS = ("joblib", "ray", "submitit_local")
+#: each launcher chaos sweeps on, and the overrides that select it (a new launcher: one line here)
+LAUNCHER_OVERRIDES: dict[str, tuple[str, ...]] = {
+    "joblib": ("hydra.launcher.n_jobs=2",),
+    "ray": ("hydra/launcher=prism_ray",),
+    "submitit_local": ("hydra/launcher=prism_submitit_local",),
+}
+LAUNCHERS = tuple(LAUNCHER_OVERRIDES)
 #: when a fault lands: the sweep's parent run exists, a job is RUNNING, or a job has FINISHED
 TRIGGERS = ("started", "running", "finished")
 #: what each fault needs: a store ("server": the tracking server, "disk": sqlite on a small tmpfs), a trigger

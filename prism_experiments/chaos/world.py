@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from prism_experiments.chaos.schedule import Round, SweepPlan
+from prism_experiments.chaos.schedule import LAUNCHER_OVERRIDES, Round, SweepPlan
 from prism_experiments.locations import CONFIG_DIR, sqlite_tracking_uri
 
 #: the experiment every chaos sweep logs to (its rounds' configs differ by seed)
@@ -30,11 +30,6 @@ SWEEP_TIMEOUT_S = 600.0
 ORPHAN_TIMEOUT_S = 180.0
 #: the tracking server's request budget in chaos sweeps: a dead server fails a job in seconds, not 40
 SERVER_OVERRIDES = ("tracking.http_timeout_s=5", "tracking.http_max_retries=1")
-LAUNCHER_OVERRIDES = {
-    "joblib": ("hydra.launcher.n_jobs=2",),
-    "ray": ("hydra/launcher=prism_ray",),
-    "submitit_local": ("hydra/launcher=prism_submitit_local",),
-}
 #: the harness's own requests to a tracking server: one attempt, 5 s (a killed server must not hold the harness for
 #: MLflow's default 7 retries); its sweeps keep their own budget (SERVER_OVERRIDES)
 HARNESS_HTTP_BUDGET = {"MLFLOW_HTTP_REQUEST_MAX_RETRIES": "0", "MLFLOW_HTTP_REQUEST_TIMEOUT": "5"}

@@ -4,7 +4,7 @@ are (`rules`, `llm`, `hybrid`; docs/llm.md "Adding a decider")."""
 from prism_experiments.deciders.base import (
     BaseDeciderConfig,
     Decider,
-    DeciderContext,
+    DeciderInputs,
     Decisions,
     Impressions,
     StepActions,
@@ -20,7 +20,7 @@ __all__ = [
     "BaseDeciderConfig",
     "Decider",
     "DeciderConfig",
-    "DeciderContext",
+    "DeciderInputs",
     "DecidingAgentsConfig",
     "Decisions",
     "HybridDecider",

@@ -65,7 +65,7 @@ class BaseDeciderConfig(BaseModel):
 
 
 @dataclass(frozen=True)
-class DeciderContext:
+class DeciderInputs:
     """What a decider is built from: the run's seed, its agents and their arrays, the feed and prompt sizes."""
 
     seed: int

@@ -4,14 +4,23 @@ from __future__ import annotations
 
 from typing import TypeVar
 
-from prism_experiments.deciders.base import BaseDeciderConfig, Decider, DeciderContext
+from prism_experiments.deciders.base import BaseDeciderConfig, Decider, DeciderInputs
+from prism_experiments.llm.backend import DEFAULT_BACKEND
 from prism_experiments.registries import ClassRegistry
 
 #: the kind of a `decider` mapping that leaves `kind` out, and of `conf/agents/default.yaml`'s default
 DEFAULT_KIND = "rules"
 #: every decider (kind -> decider class, in registration order), filled by `register_decider` as the decider modules
 #: are imported
-DECIDERS: ClassRegistry[BaseDeciderConfig] = ClassRegistry("decider", "kind", "agents.decider.kind", DEFAULT_KIND)
+#: (and each one's Hydra option `agents/decider=<kind>`; a decider that asks a model selects the default backend)
+DECIDERS: ClassRegistry[BaseDeciderConfig] = ClassRegistry(
+    "decider",
+    "kind",
+    "agents.decider.kind",
+    DEFAULT_KIND,
+    hydra_group="agents/decider",
+    nested_choices=lambda model: {"llm": DEFAULT_BACKEND} if "llm" in model.model_fields else {},
+)
 
 DeciderT = TypeVar("DeciderT", bound=type)
 
@@ -26,7 +35,7 @@ def config_models() -> dict[str, type[BaseDeciderConfig]]:
     return DECIDERS.config_models()
 
 
-def build_decider(config: BaseDeciderConfig, context: DeciderContext) -> Decider:
-    """The decider of `config.kind`, built from `config` and `context`."""
-    decider: Decider = DECIDERS.class_for(config)(config, context)
+def build_decider(config: BaseDeciderConfig, inputs: DeciderInputs) -> Decider:
+    """The decider of `config.kind`, built from `config` and `inputs`."""
+    decider: Decider = DECIDERS.class_for(config)(config, inputs)
     return decider

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from prism_experiments.config import ExperimentConfig, world_size_warning
-from prism_experiments.harness.sweep_file import SweepContext
+from prism_experiments.harness.sweep_file import SweepFile
 from prism_experiments.harness.world_report import report_loaded_graph, world_file_tags
 from prism_experiments.memory import peak_rss_bytes
 from prism_experiments.metrics import step_series, summarize
@@ -112,7 +112,7 @@ def finished_runs_by_hash(client: MlflowClient, experiment_id: str) -> dict[str,
             return found
 
 
-def run_condition(cfg: ExperimentConfig, overrides: Sequence[str], sweep: SweepContext | None) -> str:
+def run_condition(cfg: ExperimentConfig, overrides: Sequence[str], sweep: SweepFile | None) -> str:
     """The run's condition label: its mode and the sweep's varying overrides (`ranking.*` outside a sweep)."""
     pairs = overrides_to_pairs(overrides)
     if sweep is not None:
@@ -122,14 +122,12 @@ def run_condition(cfg: ExperimentConfig, overrides: Sequence[str], sweep: SweepC
     return condition_label(cfg.ranking.mode, varying)
 
 
-def run_label(cfg: ExperimentConfig, overrides: Sequence[str], sweep: SweepContext | None) -> str:
+def run_label(cfg: ExperimentConfig, overrides: Sequence[str], sweep: SweepFile | None) -> str:
     """`<condition>, seed <n>`: what every per-run figure title names."""
     return f"{run_condition(cfg, overrides, sweep)}, seed {cfg.seed}"
 
 
-def run_tags(
-    cfg: ExperimentConfig, overrides: Sequence[str], sweep: SweepContext | None, digest: str
-) -> dict[str, str]:
+def run_tags(cfg: ExperimentConfig, overrides: Sequence[str], sweep: SweepFile | None, digest: str) -> dict[str, str]:
     """The tags of a simulation run: kind, condition, seed, sweep, config hash and provenance."""
     tags = {
         KIND_TAG: SIMULATION_KIND,
@@ -181,7 +179,7 @@ def _open_run(
     experiment_id: str,
     cfg: ExperimentConfig,
     overrides: Sequence[str],
-    sweep: SweepContext | None,
+    sweep: SweepFile | None,
     job_num: int | None,
     digest: str,
     created: Callable[[str], None] = lambda run_id: None,
@@ -234,7 +232,7 @@ def _open_run(
 def run_job(
     cfg: ExperimentConfig,
     overrides: Sequence[str] = (),
-    sweep: SweepContext | None = None,
+    sweep: SweepFile | None = None,
     reraise: bool = True,
     job_num: int | None = None,
 ) -> JobOutcome:
@@ -246,7 +244,7 @@ def run_job(
 
 
 def _run_job(
-    cfg: ExperimentConfig, overrides: Sequence[str], sweep: SweepContext | None, reraise: bool, job_num: int | None
+    cfg: ExperimentConfig, overrides: Sequence[str], sweep: SweepFile | None, reraise: bool, job_num: int | None
 ) -> JobOutcome:
     uri = sweep.tracking_uri if sweep else resolve_tracking_uri(cfg)
     watched = sweep is not None and sweep.driver_pid not in (0, os.getpid())  # a worker process of the sweep
@@ -311,7 +309,7 @@ def _mark_killed(client: MlflowClient, run_id: str, interrupt: KeyboardInterrupt
 def _simulate_and_log(
     cfg: ExperimentConfig,
     overrides: Sequence[str],
-    sweep: SweepContext | None,
+    sweep: SweepFile | None,
     client: MlflowClient,
     run_id: str,
     resolved: dict[str, Any],

@@ -13,6 +13,9 @@ import urllib.error
 import urllib.request
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
+
+from hydra.core.config_store import ConfigStore
 
 from prism_experiments.config import ConfigError, ExperimentConfig
 
@@ -20,15 +23,32 @@ from prism_experiments.config import ConfigError, ExperimentConfig
 SERVER_CHECK_TIMEOUT_S = 5.0
 
 
+def stored_options(repo: dict[str, Any], group: str = "") -> dict[str, set[str]]:
+    """Config group -> its options in Hydra's ConfigStore (the registries' options: `ranking`, `agents/decider`, ...),
+    Hydra's own groups left out."""
+    options: dict[str, set[str]] = {}
+    for key, value in repo.items():
+        if isinstance(value, dict):
+            if not group and key == "hydra":
+                continue
+            options |= stored_options(value, f"{group}{key}/")
+        elif group and key.endswith(".yaml"):
+            options.setdefault(group.rstrip("/"), set()).add(key.removesuffix(".yaml"))
+    return options
+
+
 def group_options(config_dir: Path) -> dict[str, list[str]]:
     """Config group -> its options, from the folders of `conf/` and their subfolders (`agents/decider`), the
-    generated `schema/` left out."""
+    generated `schema/` left out, and from the registries' options in Hydra's ConfigStore."""
     groups = [folder for folder in sorted(config_dir.rglob("*")) if folder.is_dir()]
-    return {
-        folder.relative_to(config_dir).as_posix(): sorted(p.stem for p in folder.glob("*.yaml"))
+    options = {
+        folder.relative_to(config_dir).as_posix(): {p.stem for p in folder.glob("*.yaml")}
         for folder in groups
         if not any(part.startswith(("_", ".")) or part == "schema" for part in folder.relative_to(config_dir).parts)
     }
+    for group, names in stored_options(ConfigStore.instance().repo).items():
+        options[group] = options.get(group, set()) | names
+    return {group: sorted(names) for group, names in options.items()}
 
 
 def choice_values(value: str) -> list[str] | None:

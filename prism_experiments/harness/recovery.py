@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from prism_experiments.harness.sweep_file import SweepContext, current_sweep
+from prism_experiments.harness.sweep_file import SweepFile, current_sweep
 from prism_experiments.locations import job_dir as job_folder
 from prism_experiments.ops.liveness import this_host
 from prism_experiments.ops.processes import process_alive
@@ -103,14 +103,14 @@ def _wait_for_exit(pid: int, deadline: float) -> None:
         time.sleep(0.2)
 
 
-def close_interrupted_jobs(client: MlflowClient, context: SweepContext, wait_s: float = 20.0) -> list[str]:
+def close_interrupted_jobs(client: MlflowClient, sweep: SweepFile, wait_s: float = 20.0) -> list[str]:
     """After the driver was interrupted: the sweep's RUNNING runs on this machine whose process is gone (given up
     to `wait_s` to close their own runs) are marked KILLED; returns their ids."""
     deadline = time.monotonic() + wait_s
     while True:
         runs = client.search_runs(
-            [context.experiment_id],
-            filter_string=(f"{tag_equals(SWEEP_ID_TAG, context.sweep_id)} and attributes.status = 'RUNNING'"),
+            [sweep.experiment_id],
+            filter_string=(f"{tag_equals(SWEEP_ID_TAG, sweep.sweep_id)} and attributes.status = 'RUNNING'"),
             max_results=10_000,
         )
         local = [
@@ -133,15 +133,15 @@ def jobs_left_after_worker_death(
 ) -> list[int]:
     """Mark the runs of jobs whose process died FAILED, with the launcher's reason for a job where it knows one
     (a scheduler's job state), else DIED; return the jobs that never started."""
-    context = current_sweep(sweep_dir)
+    sweep = current_sweep(sweep_dir)
     died: dict[int, str] = {}
     reasons = reasons or {}
     deadline = time.monotonic() + EXIT_WAIT_S
-    if context is not None:
-        client = client_for(context.tracking_uri)
+    if sweep is not None:
+        client = client_for(sweep.tracking_uri)
         runs = client.search_runs(
-            [context.experiment_id],
-            filter_string=(f"{tag_equals(SWEEP_ID_TAG, context.sweep_id)} and attributes.status = 'RUNNING'"),
+            [sweep.experiment_id],
+            filter_string=(f"{tag_equals(SWEEP_ID_TAG, sweep.sweep_id)} and attributes.status = 'RUNNING'"),
             max_results=10_000,
         )
         for run in runs:
@@ -173,14 +173,14 @@ def jobs_left_after_worker_death(
 def relabel_ended_job(sweep_dir: Path, job_num: int, reason: str) -> str | None:
     """A job whose run ended KILLED or FAILED by what its process saw (SLURM's SIGTERM at a time limit reads as any
     SIGTERM) re-marked FAILED with what the scheduler knows; returns the run's id, None when it has no such run."""
-    context = current_sweep(sweep_dir)
-    if context is None:
+    sweep = current_sweep(sweep_dir)
+    if sweep is None:
         return None
-    client = client_for(context.tracking_uri)
+    client = client_for(sweep.tracking_uri)
     runs = client.search_runs(
-        [context.experiment_id],
+        [sweep.experiment_id],
         filter_string=(
-            f"{tag_equals(SWEEP_ID_TAG, context.sweep_id)} and {tag_equals(JOB_NUM_TAG, str(job_num))} "
+            f"{tag_equals(SWEEP_ID_TAG, sweep.sweep_id)} and {tag_equals(JOB_NUM_TAG, str(job_num))} "
             "and attributes.status != 'FINISHED' and attributes.status != 'RUNNING'"
         ),
         max_results=10,

@@ -31,7 +31,7 @@ from prism_experiments.harness.recovery import (
     failure_lines,
     read_outcome,
 )
-from prism_experiments.harness.sweep_file import SWEEP_FILE_ENV, SWEEP_FILE_NAME, SweepContext
+from prism_experiments.harness.sweep_file import SWEEP_FILE_ENV, SWEEP_FILE_NAME, SweepFile
 from prism_experiments.harness.sweep_summary import log_sweep_summary, log_texts_encoded
 from prism_experiments.harness.upfront_embedding import embed_starting_corpora
 from prism_experiments.ops.liveness import HEARTBEAT_TAG, Heartbeat, live_holder, liveness_tags, reap_stale_runs
@@ -240,7 +240,7 @@ class SweepCallback(Callback):
 
     def __init__(self, embed_before_fanout: bool = True) -> None:
         self.embed_before_fanout = embed_before_fanout
-        self.context: SweepContext | None = None
+        self.sweep: SweepFile | None = None
         self.sweep_file: Path | None = None
         self.heartbeat: Heartbeat | None = None
         self.encoded_before_fanout = 0
@@ -309,7 +309,7 @@ class SweepCallback(Callback):
             self.encoded_before_fanout = _embed_before_fanout([cfg for _, cfg in pending])
         varying = varying_override_keys(jobs)
         sweep_id = f"{first.experiment_name}-{uuid.uuid4().hex[:8]}"
-        self.context = SweepContext(sweep_id, uri, experiment_id, None, varying, len(jobs), os.getpid())
+        self.sweep = SweepFile(sweep_id, uri, experiment_id, None, varying, len(jobs), os.getpid())
         if pending:
             parent = client.create_run(
                 experiment_id,
@@ -324,7 +324,7 @@ class SweepCallback(Callback):
                 }
                 | liveness_tags(),
             )
-            parent_id = self.context.parent_run_id = parent.info.run_id
+            parent_id = self.sweep.parent_run_id = parent.info.run_id
             atexit.register(self._close_if_interrupted)
             self.heartbeat = Heartbeat(lambda: client.set_tag(parent_id, HEARTBEAT_TAG, f"{time.time():.0f}"))
             self.heartbeat.__enter__()
@@ -353,8 +353,8 @@ class SweepCallback(Callback):
         # a job FINISHED before this sweep is not started (a resumed sweep starts no process for it, and writes no
         # folder for it: a "nothing to do" re-run of 200 jobs wrote 200)
         for num, (overrides, _) in finished_jobs.items():
-            self.context.finished_jobs[str(num)] = list(overrides)
-        self.sweep_file = self.context.save(sweep_dir / SWEEP_FILE_NAME)
+            self.sweep.finished_jobs[str(num)] = list(overrides)
+        self.sweep_file = self.sweep.save(sweep_dir / SWEEP_FILE_NAME)
         os.environ[SWEEP_FILE_ENV] = str(self.sweep_file)
 
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
@@ -373,59 +373,56 @@ class SweepCallback(Callback):
 
     def _end(self, config: DictConfig) -> None:
         """List every failed job and exit 1 if there is one, whether or not the store still answers."""
-        context = self.context
+        sweep = self.sweep
         os.environ.pop(SWEEP_FILE_ENV, None)
         self._stop_heartbeat()
-        if context is None:
+        if sweep is None:
             return
         sweep_dir = Path(config.hydra.sweep.dir)
         outcomes = {
-            num: read_outcome(sweep_dir, num) for num in range(context.n_jobs) if str(num) not in context.finished_jobs
+            num: read_outcome(sweep_dir, num) for num in range(sweep.n_jobs) if str(num) not in sweep.finished_jobs
         }
-        client = client_for(context.tracking_uri)
+        client = client_for(sweep.tracking_uri)
         try:
             children = client.search_runs(
-                [context.experiment_id],
-                filter_string=f"{tag_equals(SWEEP_ID_TAG, context.sweep_id)} and "
-                f"{tag_equals(KIND_TAG, SIMULATION_KIND)}",
+                [sweep.experiment_id],
+                filter_string=f"{tag_equals(SWEEP_ID_TAG, sweep.sweep_id)} and {tag_equals(KIND_TAG, SIMULATION_KIND)}",
                 max_results=10_000,
             )
         except Exception as exc:  # the store is gone: report from the jobs' own outcome files
             children = None
             log.error(
                 "the tracking store at %s is unreachable (%s); the next sweep reaps what it left RUNNING",
-                context.tracking_uri,
+                sweep.tracking_uri,
                 error_line(exc),
             )
         lines = failure_lines(children, outcomes, sweep_dir)
-        if children is not None and context.parent_run_id is not None:
+        if children is not None and sweep.parent_run_id is not None:
             try:
-                log_sweep_summary(client, context.parent_run_id, children)
-                log_texts_encoded(client, context.parent_run_id, self.encoded_before_fanout, children)
+                log_sweep_summary(client, sweep.parent_run_id, children)
+                log_texts_encoded(client, sweep.parent_run_id, self.encoded_before_fanout, children)
             except Exception as exc:
-                log.error(
-                    "could not log the sweep summary to parent run %s (%s)", context.parent_run_id, error_line(exc)
-                )
-        if context.parent_run_id is not None:
+                log.error("could not log the sweep summary to parent run %s (%s)", sweep.parent_run_id, error_line(exc))
+        if sweep.parent_run_id is not None:
             self._close_parent("FAILED" if lines else "FINISHED")
         if lines:
-            log.error("%d of %d jobs failed:\n  %s", len(lines), context.n_jobs, "\n  ".join(lines))
+            log.error("%d of %d jobs failed:\n  %s", len(lines), sweep.n_jobs, "\n  ".join(lines))
             raise SystemExit(1)
 
     def _close_parent(self, status: str, error: str | None = None) -> None:
         """End the parent run (if one was made); a store that refuses is reported, the reaper closes it later."""
         self._stop_heartbeat()
-        if self.context is None or self.context.parent_run_id is None:
+        if self.sweep is None or self.sweep.parent_run_id is None:
             return
         try:
-            client = client_for(self.context.tracking_uri)
+            client = client_for(self.sweep.tracking_uri)
             if error is not None:
-                client.set_tag(self.context.parent_run_id, ERROR_TAG, fit_tag(error))
-            client.set_terminated(self.context.parent_run_id, status)
+                client.set_tag(self.sweep.parent_run_id, ERROR_TAG, fit_tag(error))
+            client.set_terminated(self.sweep.parent_run_id, status)
         except Exception as exc:
             log.error(
                 "could not close the sweep's parent run %s (%s); the next sweep's reaper will",
-                self.context.parent_run_id,
+                self.sweep.parent_run_id,
                 error_line(exc),
             )
 
@@ -437,13 +434,13 @@ class SweepCallback(Callback):
     def _close_if_interrupted(self) -> None:
         """At exit (Ctrl-C or SIGTERM included), a parent run still RUNNING is marked KILLED, and so is every
         job run of this sweep whose process on this machine is gone (loky SIGKILLs its workers on an abort)."""
-        if self.context is None or self.context.parent_run_id is None:
+        if self.sweep is None or self.sweep.parent_run_id is None:
             return
         try:
-            client = client_for(self.context.tracking_uri)
-            if client.get_run(self.context.parent_run_id).info.status != "RUNNING":
+            client = client_for(self.sweep.tracking_uri)
+            if client.get_run(self.sweep.parent_run_id).info.status != "RUNNING":
                 return
-            client.set_terminated(self.context.parent_run_id, "KILLED")
-            close_interrupted_jobs(client, self.context)
+            client.set_terminated(self.sweep.parent_run_id, "KILLED")
+            close_interrupted_jobs(client, self.sweep)
         except Exception:  # the interpreter is going down; the next sweep's reaper closes what is left
             pass

@@ -12,7 +12,7 @@ SWEEP_FILE_NAME = "prism_sweep.json"
 
 
 @dataclass
-class SweepContext:
+class SweepFile:
     """The sweep's id, store, experiment, parent run and varying override keys, shared with every job."""
 
     sweep_id: str
@@ -36,28 +36,28 @@ class SweepContext:
         return path
 
     @classmethod
-    def load(cls, path: Path) -> SweepContext:
-        """Read a context written by `save`."""
+    def load(cls, path: Path) -> SweepFile:
+        """Read a sweep file written by `save`."""
         return cls(**json.loads(path.read_text()))
 
 
 def jobs_to_start(
-    context: SweepContext | None, numbered: list[tuple[int, list[str]]]
+    sweep: SweepFile | None, numbered: list[tuple[int, list[str]]]
 ) -> tuple[list[tuple[int, list[str]]], list[int]]:
     """The (number, overrides) jobs a launcher starts, and the numbers it need not start: FINISHED before the
     sweep began, with the very overrides the callback saw (anything else starts, and the job itself checks)."""
-    finished = context.finished_jobs if context else {}
+    finished = sweep.finished_jobs if sweep else {}
     start = [(num, overrides) for num, overrides in numbered if finished.get(str(num)) != overrides]
     started = {num for num, _ in start}
     return start, [num for num, _ in numbered if num not in started]
 
 
-def current_sweep(sweep_dir: Path | None) -> SweepContext | None:
-    """The sweep context of this job: `$PRISM_SWEEP_FILE`, else `<sweep dir>/prism_sweep.json`."""
+def current_sweep(sweep_dir: Path | None) -> SweepFile | None:
+    """The sweep file of this job: `$PRISM_SWEEP_FILE`, else `<sweep dir>/prism_sweep.json`."""
     candidates = [Path(p) for p in (os.environ.get(SWEEP_FILE_ENV),) if p]
     if sweep_dir is not None:
         candidates.append(sweep_dir / SWEEP_FILE_NAME)
     for path in candidates:
         if path.is_file():
-            return SweepContext.load(path)
+            return SweepFile.load(path)
     return None

@@ -57,8 +57,9 @@ class BackendModel(ChatModel, Protocol):
 DEFAULT_BACKEND = "local"
 #: every backend (backend name -> chat-model class, in registration order), filled by `register_backend` as the
 #: backend modules are imported
+#: (and each one's Hydra option `agents/decider/llm=<backend>`)
 LLM_BACKENDS: ClassRegistry[BackendConfig] = ClassRegistry(
-    "LLM backend", "backend", "agents.decider.llm.backend", DEFAULT_BACKEND
+    "LLM backend", "backend", "agents.decider.llm.backend", DEFAULT_BACKEND, hydra_group="agents/decider/llm"
 )
 
 ModelT = TypeVar("ModelT", bound=type)

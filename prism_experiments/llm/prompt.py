@@ -16,7 +16,7 @@ from datetime import datetime
 
 from prism_experiments.agents import ARCHETYPES, SocialAgent
 from prism_experiments.domain import Post
-from prism_experiments.rag import format_feed_for_prompt
+from prism_experiments.feed_store import format_feed_for_prompt
 
 #: what each archetype looks for in a post, in the reader's own words
 ARCHETYPE_WORDS: dict[str, str] = {

@@ -1,12 +1,36 @@
-"""The feed store: posts, ChromaDB index, retrieval and rendering (REQ-FEED-1 ... REQ-FEED-6)."""
+"""Deprecated: the feed store moved to `prism_experiments.feed_store`; this name re-exports it for old imports."""
 
-from prism_experiments.rag.config import RAGConfig
-from prism_experiments.rag.rendering import format_feed_for_prompt, relative_time
-from prism_experiments.rag.retriever import FeedRetriever, similarity_from_distance, similarity_from_dot
-from prism_experiments.rag.store import StoreError
+import sys
+import warnings
+
+from prism_experiments.feed_store import (
+    FeedRetriever,
+    FeedStoreConfig,
+    StoreError,
+    config,
+    format_feed_for_prompt,
+    relative_time,
+    rendering,
+    retriever,
+    similarity_from_distance,
+    similarity_from_dot,
+    store,
+)
+
+warnings.warn(
+    "prism_experiments.rag is deprecated: import prism_experiments.feed_store instead", DeprecationWarning, stacklevel=2
+)
+
+#: the config model's name before the move
+RAGConfig = FeedStoreConfig
+
+# `from prism_experiments.rag.retriever import FeedRetriever` keeps working: the old submodules are the new ones
+for _module in (config, rendering, retriever, store):
+    sys.modules[f"{__name__}.{_module.__name__.rsplit('.', 1)[1]}"] = _module
 
 __all__ = [
     "FeedRetriever",
+    "FeedStoreConfig",
     "RAGConfig",
     "StoreError",
     "format_feed_for_prompt",

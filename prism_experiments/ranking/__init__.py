@@ -9,7 +9,7 @@ from prism_experiments.ranking.base import AgentView, Ranker
 from prism_experiments.ranking.candidate import RankedCandidate
 from prism_experiments.ranking.config import DEFAULT_MODE, KNOWN_MODES, RankingConfig, ranking_config
 from prism_experiments.ranking.mode_config import CandidateSourcingConfig, ModeConfig
-from prism_experiments.ranking.ranker_inputs import RankerContext
+from prism_experiments.ranking.ranker_inputs import RankerInputs
 from prism_experiments.ranking.registry import RANKING_MODES, build_ranker, config_models, register_mode
 from prism_experiments.ranking.reshares import ReshareLog
 
@@ -23,7 +23,7 @@ __all__ = [
     "ModeConfig",
     "RankedCandidate",
     "Ranker",
-    "RankerContext",
+    "RankerInputs",
     "RankingConfig",
     "ReshareLog",
     "SocialGraph",

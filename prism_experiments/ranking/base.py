@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING, ClassVar, Generic, TypeVar
 import numpy as np
 
 from prism_experiments.domain import as_utc, epoch_microseconds
-from prism_experiments.rag.retriever import FeedRetriever
+from prism_experiments.feed_store.retriever import FeedRetriever
 from prism_experiments.ranking.candidate import RankedCandidate
 from prism_experiments.ranking.mode_config import ModeConfig
-from prism_experiments.ranking.ranker_inputs import RankerContext
+from prism_experiments.ranking.ranker_inputs import RankerInputs
 from prism_experiments.ranking.sourcing import in_sorted, sorted_union
 from prism_experiments.ranking.step_feeds import StepFeeds
 
@@ -50,21 +50,21 @@ class Ranker(ABC, Generic[ConfigT]):
     config_model: ClassVar[type[ModeConfig]]
     mode: ClassVar[str]
 
-    def __init__(self, config: ConfigT, context: RankerContext) -> None:
+    def __init__(self, config: ConfigT, inputs: RankerInputs) -> None:
         self.config = config
-        self.context = context
-        self.retriever: FeedRetriever = context.retriever
-        self.graph: SocialGraph = context.graph
-        self.reshares = context.reshares
+        self.inputs = inputs
+        self.retriever: FeedRetriever = inputs.retriever
+        self.graph: SocialGraph = inputs.graph
+        self.reshares = inputs.reshares
         # one number from the caller's stream: per-agent draws are keyed by (agent, time), not call order
-        rng = context.rng if context.rng is not None else np.random.default_rng(0)
+        rng = inputs.rng if inputs.rng is not None else np.random.default_rng(0)
         self._entropy = int(rng.integers(2**63))
         self._codes_by_agent: dict[str, tuple[tuple[int, int], np.ndarray]] = {}
 
     @property
     def feed_size(self) -> int:
         """How many candidates a feed holds: `rag.feed_size`, or the serving depth a stochastic policy samples from."""
-        return self.context.depth or self.retriever.config.feed_size
+        return self.inputs.depth or self.retriever.config.feed_size
 
     def rank(self, agent: SocialAgent, now: datetime, exclude: Collection[str] = ()) -> list[RankedCandidate]:
         """The agent's feed at `now`: at most feed_size candidates, best first."""

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from prism_experiments.rag.retriever import FeedRetriever, similarity_from_dot
+from prism_experiments.feed_store.retriever import FeedRetriever, similarity_from_dot
 from prism_experiments.ranking.sourcing import in_sorted
 
 if TYPE_CHECKING:

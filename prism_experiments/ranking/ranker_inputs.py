@@ -1,4 +1,4 @@
-"""RankerContext: everything a ranker is built from besides its own config."""
+"""RankerInputs: everything a ranker is built from besides its own config."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from prism_experiments.rag.retriever import FeedRetriever
+from prism_experiments.feed_store.retriever import FeedRetriever
 from prism_experiments.ranking.reshares import ReshareLog
 
 if TYPE_CHECKING:
@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True)
-class RankerContext:
+class RankerInputs:
     """The store, the follow graph, the ranker's random stream, the reshare log and the agents' tables.
 
     `rng` None means a fixed stream (seed 0); `agents` None means `AgentsConfig()`'s tables; `depth` is how

@@ -6,14 +6,17 @@ from typing import TypeVar
 
 from prism_experiments.ranking.base import Ranker
 from prism_experiments.ranking.mode_config import ModeConfig
-from prism_experiments.ranking.ranker_inputs import RankerContext
+from prism_experiments.ranking.ranker_inputs import RankerInputs
 from prism_experiments.registries import ClassRegistry
 
 #: the mode of `ranking` when a mapping leaves it out, and of `conf/config.yaml`'s default
 DEFAULT_MODE = "x_algo"
 #: every ranking mode (mode name -> ranker class, in registration order), filled by `register_mode` as the mode
 #: modules are imported
-RANKING_MODES: ClassRegistry[ModeConfig] = ClassRegistry("ranking mode", "mode", "ranking.mode", DEFAULT_MODE)
+#: (and each one's Hydra option `ranking=<mode>`)
+RANKING_MODES: ClassRegistry[ModeConfig] = ClassRegistry(
+    "ranking mode", "mode", "ranking.mode", DEFAULT_MODE, hydra_group="ranking"
+)
 
 RankerT = TypeVar("RankerT", bound=type[Ranker])
 
@@ -35,7 +38,7 @@ def config_models() -> dict[str, type[ModeConfig]]:
     return RANKING_MODES.config_models()
 
 
-def build_ranker(config: ModeConfig, context: RankerContext) -> Ranker:
-    """The ranker of `config.mode`, built from `config` and `context`."""
-    ranker: Ranker = RANKING_MODES.class_for(config)(config, context)
+def build_ranker(config: ModeConfig, inputs: RankerInputs) -> Ranker:
+    """The ranker of `config.mode`, built from `config` and `inputs`."""
+    ranker: Ranker = RANKING_MODES.class_for(config)(config, inputs)
     return ranker

@@ -7,7 +7,7 @@ from datetime import datetime
 
 import numpy as np
 
-from prism_experiments.rag.retriever import FeedRetriever
+from prism_experiments.feed_store.retriever import FeedRetriever
 
 RowFilter = Callable[[int, np.ndarray], np.ndarray]
 

@@ -18,11 +18,11 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from prism_experiments.domain import as_utc, epoch_microseconds
-from prism_experiments.rag.retriever import FeedRetriever
+from prism_experiments.feed_store.retriever import FeedRetriever
 from prism_experiments.ranking.base import AgentView, ConfigT, Ranker
 from prism_experiments.ranking.candidate import RankedCandidate
 from prism_experiments.ranking.flat import Pairs, StepFilters, flat_keys, pair_keys, ranges
-from prism_experiments.ranking.ranker_inputs import RankerContext
+from prism_experiments.ranking.ranker_inputs import RankerInputs
 from prism_experiments.ranking.reshares import ReshareLog
 from prism_experiments.ranking.sourcing import sorted_union
 from prism_experiments.ranking.step_feeds import NO_VIA, StepFeeds
@@ -119,9 +119,9 @@ class FolloweeReshares:
 class WholeStepRanker(Ranker[ConfigT], ABC):
     """A mode that ranks every agent of a step at once (`_rank_step`); `rank_many` serves its feeds as objects."""
 
-    def __init__(self, config: ConfigT, context: RankerContext) -> None:
-        super().__init__(config, context)
-        self._followee_reshares = FolloweeReshares(context.reshares, context.retriever)
+    def __init__(self, config: ConfigT, inputs: RankerInputs) -> None:
+        super().__init__(config, inputs)
+        self._followee_reshares = FolloweeReshares(inputs.reshares, inputs.retriever)
         self._codes_by_id: dict[str, tuple[tuple[int, int], np.ndarray]] = {}
 
     @abstractmethod

@@ -20,14 +20,14 @@ from tqdm.auto import tqdm
 from prism_experiments.agents import PopulationArrays, SocialAgent, population_arrays
 from prism_experiments.corpus.appeal import PostAppeal
 from prism_experiments.corpus.authoring import AUTHORING_DRAWS, authored_post, original_post, reply_post, writers
-from prism_experiments.deciders import Decider, DeciderContext, Impressions, StepActions, build_decider
+from prism_experiments.deciders import Decider, DeciderInputs, Impressions, StepActions, build_decider
 from prism_experiments.domain import TARGET_PREFIX, EventRecorder, Post
 from prism_experiments.embeddings import Embedder
+from prism_experiments.feed_store import FeedRetriever, format_feed_for_prompt
 from prism_experiments.memory import peak_rss_bytes
 from prism_experiments.network import DictSocialGraph
-from prism_experiments.rag import FeedRetriever, format_feed_for_prompt
 from prism_experiments.random_streams import LIKE, RESHARE, Stream, component_seed, keyed_generator, keyed_uniforms
-from prism_experiments.ranking import RankerContext, ReshareLog
+from prism_experiments.ranking import RankerInputs, ReshareLog
 from prism_experiments.ranking.feedback import ServedFeedback
 from prism_experiments.ranking.flat import Pairs, pair_similarities
 from prism_experiments.ranking.step_feeds import NO_VIA, StepFeeds
@@ -80,7 +80,7 @@ def run_simulation(
         graph = world.graph.copy()
         reshares = ReshareLog()
         serving = getattr(cfg, "serving", None)
-        context = RankerContext(
+        ranker_inputs = RankerInputs(
             retriever,
             graph,
             np.random.default_rng(component_seed(cfg.seed, Stream.RANKER)),
@@ -89,17 +89,17 @@ def run_simulation(
             depth=serving.depth if serving is not None else None,
             appeal=PostAppeal(cfg.seed, cfg.corpus.appeal) if cfg.corpus.appeal.enabled else None,
         )
-        rankers = ScheduledRankers(cfg.ranking, cfg.simulation.schedule, context, cfg.simulation.n_steps)
+        rankers = ScheduledRankers(cfg.ranking, cfg.simulation.schedule, ranker_inputs, cfg.simulation.n_steps)
         settings = EngineSettings.of(cfg)
         arrays = population_arrays(world.agents)
         server = (
-            build_server(serving, cfg.seed, cfg.ranking, context, retriever.config.feed_size)
+            build_server(serving, cfg.seed, cfg.ranking, ranker_inputs, retriever.config.feed_size)
             if serving is not None
             else None
         )
         decider = build_decider(
             cfg.agents.decider,
-            DeciderContext(
+            DeciderInputs(
                 cfg.seed,
                 cfg.agents,
                 world.agents,

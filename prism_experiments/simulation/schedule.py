@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from prism_experiments.ranking import KNOWN_MODES, Ranker, RankerContext, build_ranker, ranking_config
+from prism_experiments.ranking import KNOWN_MODES, Ranker, RankerInputs, build_ranker, ranking_config
 from prism_experiments.ranking.mode_config import ModeConfig
 
 
@@ -70,10 +70,10 @@ class ScheduledRankers:
     """The rankers of a run and which one serves each step; one ranker per distinct config, built in order."""
 
     def __init__(
-        self, run_ranking: ModeConfig, schedule: Sequence[ScheduleEntry], context: RankerContext, n_steps: int
+        self, run_ranking: ModeConfig, schedule: Sequence[ScheduleEntry], inputs: RankerInputs, n_steps: int
     ) -> None:
         configs = [run_ranking, *(entry_config(run_ranking, entry) for entry in schedule)]
-        start_rng = copy.deepcopy(context.rng)
+        start_rng = copy.deepcopy(inputs.rng)
         built: list[tuple[ModeConfig, Ranker]] = []
         serving: list[Ranker] = []
         for config in configs:
@@ -81,7 +81,7 @@ class ScheduledRankers:
             if found is None:
                 # each ranker draws from the ranker stream as the first ranker of a run does: a mode serves the same
                 # feeds whether scheduled or not (common random numbers); the run's own ranker advances the stream
-                own = context if not built else replace(context, rng=copy.deepcopy(start_rng))
+                own = inputs if not built else replace(inputs, rng=copy.deepcopy(start_rng))
                 found = build_ranker(config, own)
                 built.append((config, found))
             serving.append(found)

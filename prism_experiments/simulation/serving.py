@@ -17,7 +17,7 @@ import numpy as np
 
 from prism_experiments.domain import TARGET_PREFIX, epoch_microseconds
 from prism_experiments.random_streams import Stream, component_seed, keyed_generator
-from prism_experiments.ranking import ModeConfig, RankedCandidate, Ranker, RankerContext, build_ranker
+from prism_experiments.ranking import ModeConfig, RankedCandidate, Ranker, RankerInputs, build_ranker
 from prism_experiments.ranking.serving_config import ServingConfig
 from prism_experiments.ranking.serving_policy import (
     PolicySpec,
@@ -168,7 +168,7 @@ def _embed(matrix: np.ndarray, rows: Sequence[int], n_rows: int, k: int) -> np.n
 
 
 def build_server(
-    config: ServingConfig, seed: int, ranking: ModeConfig, context: RankerContext, feed_size: int
+    config: ServingConfig, seed: int, ranking: ModeConfig, inputs: RankerInputs, feed_size: int
 ) -> StochasticServer:
     """The run's server. A target with another ranking gets a shadow ranker on the run's store, graph and reshares
     (read-only) with a fresh generator of the RANKER seed (the entropy B's own run would have; no shared draws)."""
@@ -176,14 +176,14 @@ def build_server(
     for target in config.targets:
         ranker = None
         if target.ranking is not None and target.ranking != ranking:
-            shadow_context = RankerContext(
-                context.retriever,
-                context.graph,
+            shadow_inputs = RankerInputs(
+                inputs.retriever,
+                inputs.graph,
                 np.random.default_rng(component_seed(seed, Stream.RANKER)),
-                context.reshares,
-                context.agents,
-                context.depth,
+                inputs.reshares,
+                inputs.agents,
+                inputs.depth,
             )
-            ranker = build_ranker(target.ranking, shadow_context)
+            ranker = build_ranker(target.ranking, shadow_inputs)
         targets.append(Target(target.name, target.spec, ranker))
     return StochasticServer(config, seed, feed_size, targets)

@@ -15,8 +15,8 @@ from typing import Any, Protocol, runtime_checkable
 from prism_experiments.agents import AgentsConfig
 from prism_experiments.corpus.appeal import PostAppealConfig
 from prism_experiments.deciders import DecidingAgentsConfig
+from prism_experiments.feed_store import FeedStoreConfig
 from prism_experiments.network import NetworkConfig
-from prism_experiments.rag import RAGConfig
 from prism_experiments.ranking import RankingConfig
 from prism_experiments.simulation.config import SimulationConfig
 
@@ -62,7 +62,7 @@ class RunSettings(StartingWorldSettings, Protocol):
     @property
     def agents(self) -> DecidingAgentsConfig: ...
     @property
-    def rag(self) -> RAGConfig: ...
+    def rag(self) -> FeedStoreConfig: ...
     @property
     def ranking(self) -> RankingConfig: ...
     @property

@@ -13,7 +13,7 @@ from pathlib import Path
 from prism_experiments.domain import Post
 from prism_experiments.embeddings import Embedder
 from prism_experiments.embeddings.backends import DEFAULT_BACKEND
-from prism_experiments.rag import FeedRetriever, RAGConfig
+from prism_experiments.feed_store import FeedRetriever, FeedStoreConfig
 
 log = logging.getLogger(__name__)
 MAX_BASE_STORES = 2  # a worker alternates between at most a couple of corpora (seeds) in a sweep
@@ -40,12 +40,12 @@ def shared_embedder(model_name: str, cache_dir: Path, backend: str = DEFAULT_BAC
     return _EMBEDDERS[key]
 
 
-def rag_embedder(rag: RAGConfig, cache_dir: Path) -> Embedder:
+def rag_embedder(rag: FeedStoreConfig, cache_dir: Path) -> Embedder:
     """The shared embedder of a run's store settings: its model and encoder backend, on `cache_dir`."""
     return shared_embedder(rag.embedding_model, cache_dir, rag.encoder_backend)
 
 
-def corpus_fingerprint(posts: Sequence[Post], rag: RAGConfig) -> str:
+def corpus_fingerprint(posts: Sequence[Post], rag: FeedStoreConfig) -> str:
     """Identity of an index: every post's content and the settings that shape the index."""
     digest = hashlib.sha256(rag.model_dump_json(include=set(_INDEX_FIELDS)).encode())
     if rag.encoder_backend != DEFAULT_BACKEND:  # torch's fingerprints stay those of before the option
@@ -56,7 +56,7 @@ def corpus_fingerprint(posts: Sequence[Post], rag: RAGConfig) -> str:
 
 
 def base_store(
-    rag: RAGConfig, corpus: Sequence[Post], embedder: Embedder, show_progress: bool = False
+    rag: FeedStoreConfig, corpus: Sequence[Post], embedder: Embedder, show_progress: bool = False
 ) -> FeedRetriever:
     """The starting corpus indexed once per process (and once per persistent directory); never written to."""
     key = corpus_fingerprint(corpus, rag)
@@ -82,7 +82,7 @@ def base_store(
 
 
 def run_store(
-    rag: RAGConfig,
+    rag: FeedStoreConfig,
     cache_dir: Path,
     corpus: Sequence[Post],
     embedder: Embedder | None = None,

@@ -36,7 +36,7 @@ def install(log_dir: str) -> None:
     from prism_experiments.embeddings import embedder as embedder_module
     from prism_experiments.embeddings import model as model_module
     from prism_experiments.embeddings.cache import text_digest
-    from prism_experiments.rag.retriever import FeedRetriever
+    from prism_experiments.feed_store.retriever import FeedRetriever
 
     write = _writer(log_dir)
     load_model = embedder_module.load_model

@@ -7,7 +7,7 @@ from typing import Literal
 import numpy as np
 from pydantic import Field
 
-from prism_experiments.deciders.base import DeciderContext
+from prism_experiments.deciders.base import DeciderInputs
 from prism_experiments.deciders.kinds.llm import ModelDecider, ModelDeciderConfig
 from prism_experiments.deciders.registry import register_decider
 from prism_experiments.random_streams import Stream, keyed_uniforms
@@ -32,5 +32,5 @@ class HybridDecider(ModelDecider):
 
     config_model = HybridDeciderConfig
 
-    def __init__(self, config: HybridDeciderConfig, context: DeciderContext) -> None:
-        super().__init__(config, context, hybrid_llm_mask(context.seed, len(context.population), config.fraction))
+    def __init__(self, config: HybridDeciderConfig, inputs: DeciderInputs) -> None:
+        super().__init__(config, inputs, hybrid_llm_mask(inputs.seed, len(inputs.population), config.fraction))

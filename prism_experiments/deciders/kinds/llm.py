@@ -13,7 +13,7 @@ from typing import Literal
 import numpy as np
 from pydantic import Field
 
-from prism_experiments.deciders.base import BaseDeciderConfig, DeciderContext, Decisions, Impressions, StepActions
+from prism_experiments.deciders.base import BaseDeciderConfig, DeciderInputs, Decisions, Impressions, StepActions
 from prism_experiments.deciders.kinds.rules import RulesDecider, RulesDeciderConfig
 from prism_experiments.deciders.registry import register_decider
 from prism_experiments.llm import CallStats, LLMAgents, LLMConfig, llm_config
@@ -43,11 +43,11 @@ class ModelDecider:
     """Rules for rule agents, the model for the agents of `llm_mask`; per-step call figures for tracking. The model
     is only reached when some agent asks it."""
 
-    def __init__(self, config: ModelDeciderConfig, context: DeciderContext, llm_mask: np.ndarray) -> None:
-        self.context, self.mask = context, llm_mask
-        self.rules = RulesDecider(RulesDeciderConfig(), context)
+    def __init__(self, config: ModelDeciderConfig, inputs: DeciderInputs, llm_mask: np.ndarray) -> None:
+        self.inputs, self.mask = inputs, llm_mask
+        self.rules = RulesDecider(RulesDeciderConfig(), inputs)
         self.llm = (
-            LLMAgents(config.llm, context.cache_dir, context.show_progress, prompt_style=config.prompt_style)
+            LLMAgents(config.llm, inputs.cache_dir, inputs.show_progress, prompt_style=config.prompt_style)
             if llm_mask.any()
             else None
         )
@@ -66,14 +66,14 @@ class ModelDecider:
         offsets = feeds.bounds
         chosen = [row for row, a in enumerate(active) if self.mask[a]]
         stats = CallStats()
-        population = self.context.population
+        population = self.inputs.population
         actions = self.llm.act(
-            self.context.seed,
+            self.inputs.seed,
             step,
             now,
             [(int(active[r]), population[active[r]]) for r in chosen],
             [[impressions.posts[i] for i in range(offsets[r], offsets[r + 1])] for r in chosen],
-            self.context.prompt_max_chars,
+            self.inputs.prompt_max_chars,
             stats,
         )
         reply_texts: dict[int, str] = {}
@@ -118,5 +118,5 @@ class LLMDecider(ModelDecider):
 
     config_model = LLMDeciderConfig
 
-    def __init__(self, config: LLMDeciderConfig, context: DeciderContext) -> None:
-        super().__init__(config, context, np.ones(len(context.population), dtype=bool))
+    def __init__(self, config: LLMDeciderConfig, inputs: DeciderInputs) -> None:
+        super().__init__(config, inputs, np.ones(len(inputs.population), dtype=bool))

@@ -16,7 +16,7 @@ from prism_experiments.agents import (
     format_affinity_for,
 )
 from prism_experiments.corpus.appeal import PostAppeal
-from prism_experiments.deciders.base import BaseDeciderConfig, DeciderContext, Decisions, Impressions, StepActions
+from prism_experiments.deciders.base import BaseDeciderConfig, DeciderInputs, Decisions, Impressions, StepActions
 from prism_experiments.deciders.registry import register_decider
 from prism_experiments.random_streams import BEHAVIOUR_SLOTS, FOLLOW, LIKE, LOOK, REPLY, RESHARE, Stream, keyed_uniforms
 from prism_experiments.ranking.step_feeds import StepFeeds
@@ -80,24 +80,24 @@ class RulesDecider:
 
     config_model = RulesDeciderConfig
 
-    def __init__(self, config: RulesDeciderConfig, context: DeciderContext) -> None:
-        self.context = context
-        self.appeal = PostAppeal(context.seed, context.appeal)
+    def __init__(self, config: RulesDeciderConfig, inputs: DeciderInputs) -> None:
+        self.inputs = inputs
+        self.appeal = PostAppeal(inputs.seed, inputs.appeal)
 
     def decide_step(
         self, step: int, now: datetime, active: np.ndarray, feeds: StepFeeds, impressions: Impressions
     ) -> StepActions:
-        context = self.context
+        inputs = self.inputs
         return StepActions(
             rule_decisions(
-                context.seed,
+                inputs.seed,
                 step,
                 active,
                 impressions,
-                context.arrays.biases,
-                context.arrays.archetypes,
-                context.agents,
-                context.feed_size,
+                inputs.arrays.biases,
+                inputs.arrays.archetypes,
+                inputs.agents,
+                inputs.feed_size,
                 self.appeal.of([post.id for post in impressions.posts]),
             )
         )
@@ -106,7 +106,7 @@ class RulesDecider:
         return np.ones(len(active), dtype=bool)
 
     def llm_agents(self) -> np.ndarray:
-        return np.zeros(len(self.context.population), dtype=bool)
+        return np.zeros(len(self.inputs.population), dtype=bool)
 
     def stats(self) -> tuple[dict[str, float], list[dict[str, float]]]:
         return {}, []

@@ -22,7 +22,7 @@ from prism_experiments.domain import epoch_microseconds
 from prism_experiments.ranking.base import AgentView, Ranker
 from prism_experiments.ranking.candidate import RankedCandidate
 from prism_experiments.ranking.mode_config import ModeConfig
-from prism_experiments.ranking.ranker_inputs import RankerContext
+from prism_experiments.ranking.ranker_inputs import RankerInputs
 from prism_experiments.ranking.registry import register_mode
 from prism_experiments.ranking.rerank_boosts import (
     PostText,
@@ -103,7 +103,7 @@ class ContextRerankRanker(Ranker[ContextRerankConfig]):
 
     config_model = ContextRerankConfig
 
-    def __init__(self, config: ContextRerankConfig, context: RankerContext) -> None:
+    def __init__(self, config: ContextRerankConfig, context: RankerInputs) -> None:
         super().__init__(config, context)
         limit = config.candidate_limit
         if limit < self.feed_size:

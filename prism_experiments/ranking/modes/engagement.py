@@ -32,7 +32,7 @@ from prism_experiments.ranking.engagement_prediction import (
 from prism_experiments.ranking.feedback import ServedFeedback
 from prism_experiments.ranking.modes.x_algo import XAlgoConfig, rescored
 from prism_experiments.ranking.network_sources import CandidatePool, NetworkSourcedRanker
-from prism_experiments.ranking.ranker_inputs import RankerContext
+from prism_experiments.ranking.ranker_inputs import RankerInputs
 from prism_experiments.ranking.registry import register_mode
 from prism_experiments.ranking.rescoring import descending_order
 
@@ -69,10 +69,10 @@ class EngagementRanker(NetworkSourcedRanker[EngagementConfig]):
 
     config_model = EngagementConfig
 
-    def __init__(self, config: EngagementConfig, context: RankerContext) -> None:
-        super().__init__(config, context)
-        self.agents_config = context.agents or AgentsConfig()
-        self.appeal = context.appeal
+    def __init__(self, config: EngagementConfig, inputs: RankerInputs) -> None:
+        super().__init__(config, inputs)
+        self.agents_config = inputs.agents or AgentsConfig()
+        self.appeal = inputs.appeal
         self.model = LearnedEngagementModel()
         self._served: dict[tuple[str, int], np.ndarray] = {}
         self._observed_steps = 0

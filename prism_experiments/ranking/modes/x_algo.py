@@ -14,7 +14,7 @@ from typing import Literal
 import numpy as np
 from pydantic import Field
 
-from prism_experiments.rag.retriever import FeedRetriever
+from prism_experiments.feed_store.retriever import FeedRetriever
 from prism_experiments.ranking.flat import occurrence_by_group, pair_keys, rank_within
 from prism_experiments.ranking.mode_config import CandidateSourcingConfig
 from prism_experiments.ranking.network_sources import NetworkSourcedRanker

@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from prism_experiments.embeddings.model import DEFAULT_MODEL, cache_root_of
 
 
-class RAGConfig(BaseModel):
+class FeedStoreConfig(BaseModel):
     """Where posts live, how they are embedded and how a plain feed is retrieved."""
 
     model_config = ConfigDict(extra="forbid")
@@ -56,14 +56,14 @@ class RAGConfig(BaseModel):
     exact_search: bool = True
 
     @model_validator(mode="after")
-    def _cache_root(self) -> RAGConfig:
+    def _cache_root(self) -> FeedStoreConfig:
         """`rag.cache_dir` may name the cache or its embeddings folder: either is the same cache."""
         if self.cache_dir is not None:
             self.cache_dir = cache_root_of(Path(self.cache_dir), self.embedding_model)
         return self
 
     @model_validator(mode="after")
-    def _persistent_needs_directory(self) -> RAGConfig:
+    def _persistent_needs_directory(self) -> FeedStoreConfig:
         if self.client == "persistent" and self.persist_directory is None:
             raise ValueError("persist_directory: required when client is 'persistent'")
         return self

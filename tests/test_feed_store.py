@@ -11,7 +11,7 @@ import pytest
 
 from prism_experiments.domain import Post
 from prism_experiments.embeddings import Embedder, EmbeddingModelError
-from prism_experiments.rag import FeedRetriever, RAGConfig, StoreError
+from prism_experiments.feed_store import FeedRetriever, FeedStoreConfig, StoreError
 
 pytestmark = pytest.mark.integration
 NOW = datetime(2026, 1, 2, 12, 0, tzinfo=UTC)
@@ -87,7 +87,7 @@ def test_missing_model_gives_one_clear_error(monkeypatch: pytest.MonkeyPatch, tm
 
 
 def test_add_posts_uses_few_chroma_calls_and_query_scores_are_similarities(embedder: Embedder) -> None:
-    retriever = FeedRetriever(RAGConfig(collection_name="store_scores"), embedder=embedder)
+    retriever = FeedRetriever(FeedStoreConfig(collection_name="store_scores"), embedder=embedder)
     calls = []
     original = retriever._collection.add
     retriever._collection.add = lambda **kw: (calls.append(len(kw["ids"])), original(**kw))[1]
@@ -109,7 +109,7 @@ def test_add_posts_uses_few_chroma_calls_and_query_scores_are_similarities(embed
 
 
 def test_batched_query_equals_single_queries(embedder: Embedder) -> None:
-    retriever = FeedRetriever(RAGConfig(collection_name="store_batch"), embedder=embedder)
+    retriever = FeedRetriever(FeedStoreConfig(collection_name="store_batch"), embedder=embedder)
     retriever.add_posts(corpus(60))
     queries = embedder.encode(SENTENCES[:3])
     batched = retriever.query_many_with_scores(queries, n_results=8)
@@ -123,7 +123,9 @@ def test_batched_query_equals_single_queries(embedder: Embedder) -> None:
 
 
 def test_persistent_store_round_trip_loses_nothing(embedder: Embedder, tmp_path: Path) -> None:
-    config = RAGConfig(collection_name="store_persist", client="persistent", persist_directory=tmp_path / "chroma")
+    config = FeedStoreConfig(
+        collection_name="store_persist", client="persistent", persist_directory=tmp_path / "chroma"
+    )
     posts = corpus(30)
     first = FeedRetriever(config, embedder=embedder)
     first.add_posts(posts)
@@ -139,7 +141,7 @@ def test_persistent_store_round_trip_loses_nothing(embedder: Embedder, tmp_path:
 
 
 def test_random_mode_is_reproducible_and_recent(embedder: Embedder) -> None:
-    config = RAGConfig(
+    config = FeedStoreConfig(
         collection_name="store_random", retrieval_mode="random", retrieval_window_hours=12, random_seed=7
     )
     posts = corpus(60)
@@ -168,9 +170,9 @@ def test_chroma_failure_names_client_and_location(tmp_path: Path) -> None:
     blocker = tmp_path / "not_a_directory"
     blocker.write_text("a file where the store should be")
     with pytest.raises(StoreError, match="persistent client, persistent directory .*not_a_directory"):
-        FeedRetriever(RAGConfig(client="persistent", persist_directory=blocker), embedder=None)
+        FeedRetriever(FeedStoreConfig(client="persistent", persist_directory=blocker), embedder=None)
     with pytest.raises(StoreError, match="http client, server http://127.0.0.1:9"):
-        FeedRetriever(RAGConfig(client="http", host="127.0.0.1", port=9))
+        FeedRetriever(FeedStoreConfig(client="http", host="127.0.0.1", port=9))
 
 
 def test_a_texts_vector_does_not_depend_on_its_batchmates(tmp_path: Path) -> None:
@@ -188,7 +190,7 @@ def test_a_texts_vector_does_not_depend_on_its_batchmates(tmp_path: Path) -> Non
 
 
 def test_a_fork_reads_the_parent_index_and_keeps_its_own_changes(embedder: Embedder) -> None:
-    base = FeedRetriever(RAGConfig(collection_name="store_fork_base"), embedder=embedder)
+    base = FeedRetriever(FeedStoreConfig(collection_name="store_fork_base"), embedder=embedder)
     posts = corpus(40)
     base.add_posts(posts[:30])
     child = base.fork("store_fork_child")
@@ -201,7 +203,7 @@ def test_a_fork_reads_the_parent_index_and_keeps_its_own_changes(embedder: Embed
     assert child.get_post("p001").likes == before[1] and posts[0].likes == before[0]  # and so are the caller's
     assert child.posts[0] is not posts[0] and child.posts[2] is posts[2]  # a post is copied on its first change only
     # the child's answers equal a single store holding all 40 posts
-    whole = FeedRetriever(RAGConfig(collection_name="store_fork_whole"), embedder=embedder)
+    whole = FeedRetriever(FeedStoreConfig(collection_name="store_fork_whole"), embedder=embedder)
     whole.add_posts(posts)
     queries = embedder.encode(SENTENCES)
     for (rows_c, sims_c), (rows_w, sims_w) in zip(child.query_rows(queries, 12), whole.query_rows(queries, 12)):
@@ -220,7 +222,7 @@ def test_author_codes_and_reply_flags_follow_each_row_through_growth_and_forks(e
         for i in range(1500)
     ]
     vectors = np.eye(384, dtype=np.float32)[np.arange(1500) % 384]
-    base = FeedRetriever(RAGConfig(collection_name="store_codes_base"), embedder=embedder)
+    base = FeedRetriever(FeedStoreConfig(collection_name="store_codes_base"), embedder=embedder)
     base.add_posts(posts[:1000], embeddings=vectors[:1000])
     child = base.fork("store_codes_child")
     child.add_posts(posts[1000:], embeddings=vectors[1000:])
@@ -241,7 +243,7 @@ def test_author_codes_and_reply_flags_follow_each_row_through_growth_and_forks(e
 def test_exact_search_opens_chroma_only_when_chroma_is_asked(embedder: Embedder) -> None:
     """No HNSW build for a store that is only scanned exactly; a `where` query fills the collections then."""
     posts = corpus(50)
-    base = FeedRetriever(RAGConfig(collection_name="store_lazy_base"), embedder=embedder)
+    base = FeedRetriever(FeedStoreConfig(collection_name="store_lazy_base"), embedder=embedder)
     base.add_posts(posts[:30])
     child = base.fork("store_lazy_child")
     child.add_posts(posts[30:40])
@@ -250,7 +252,9 @@ def test_exact_search_opens_chroma_only_when_chroma_is_asked(embedder: Embedder)
     assert all(len(rows) == 5 for rows, _ in child.query_rows(queries, 5))
     assert child._handle is None
     # the same posts through eagerly written Chroma collections
-    eager_base = FeedRetriever(RAGConfig(collection_name="store_eager_base", exact_search=False), embedder=embedder)
+    eager_base = FeedRetriever(
+        FeedStoreConfig(collection_name="store_eager_base", exact_search=False), embedder=embedder
+    )
     eager_base.add_posts(posts[:30])
     eager = eager_base.fork("store_eager_child")
     eager.add_posts(posts[30:40])
@@ -308,9 +312,11 @@ def test_cache_quarantines_shards_of_the_first_format(tmp_path: Path) -> None:
 
 def test_exact_search_matches_brute_force_and_chroma(embedder: Embedder) -> None:
     posts = corpus(60)
-    exact = FeedRetriever(RAGConfig(collection_name="store_exact", exact_search=True), embedder=embedder)
+    exact = FeedRetriever(FeedStoreConfig(collection_name="store_exact", exact_search=True), embedder=embedder)
     exact.add_posts(posts)
-    approximate = FeedRetriever(RAGConfig(collection_name="store_exact_ann", exact_search=False), embedder=embedder)
+    approximate = FeedRetriever(
+        FeedStoreConfig(collection_name="store_exact_ann", exact_search=False), embedder=embedder
+    )
     approximate.add_posts(posts)
     queries = embedder.encode(SENTENCES)
     for query, (rows, scores), (ann_rows, ann_scores) in zip(

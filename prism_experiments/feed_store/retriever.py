@@ -22,8 +22,8 @@ from tqdm.auto import tqdm
 
 from prism_experiments.domain import Post, as_utc, epoch_microseconds, interest_query_text
 from prism_experiments.embeddings.embedder import EMBEDDING_DIM, Embedder, normalize_rows
-from prism_experiments.rag.config import RAGConfig
-from prism_experiments.rag.store import (
+from prism_experiments.feed_store.config import FeedStoreConfig
+from prism_experiments.feed_store.store import (
     max_batch_size,
     metadata_to_post,
     open_collection,
@@ -63,7 +63,7 @@ def exact_similarities(vectors: np.ndarray, query: np.ndarray) -> np.ndarray:
 class FeedRetriever:
     """Owns one Chroma collection and the in-memory index of the posts in it."""
 
-    def __init__(self, config: RAGConfig, embedder: Embedder | None = None) -> None:
+    def __init__(self, config: FeedStoreConfig, embedder: Embedder | None = None) -> None:
         self.config = config
         self.embedder = (
             embedder
@@ -599,7 +599,7 @@ class FeedRetriever:
         return [self._posts[row] for row in rows]
 
 
-def _lazy(config: RAGConfig) -> bool:
+def _lazy(config: FeedStoreConfig) -> bool:
     """Whether the collection waits until Chroma is asked: exact search on an in-memory client.
 
     A persistent or server collection is opened at once: it may hold posts to load, and what is

@@ -5,14 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 from prism_experiments.domain import Post, epoch_microseconds, from_epoch_microseconds
-from prism_experiments.rag.config import RAGConfig
+from prism_experiments.feed_store.config import FeedStoreConfig
 
 
 class StoreError(RuntimeError):
     """ChromaDB could not be reached or the collection could not be created."""
 
 
-def _location(config: RAGConfig) -> str:
+def _location(config: FeedStoreConfig) -> str:
     if config.client == "persistent":
         return f"persistent directory {config.persist_directory}"
     if config.client == "http":
@@ -20,7 +20,7 @@ def _location(config: RAGConfig) -> str:
     return "in-memory (ephemeral)"
 
 
-def open_collection(config: RAGConfig) -> Any:
+def open_collection(config: FeedStoreConfig) -> Any:
     """Create or open the cosine-space collection named in the config."""
     import chromadb
 

@@ -1,14 +1,18 @@
-"""Post, RAGConfig and rendering: no model, no store."""
+"""Post, FeedStoreConfig and rendering: no model, no store."""
 
 from __future__ import annotations
 
+import importlib
+import sys
 from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 from pydantic import ValidationError
 
+from prism_experiments import feed_store
 from prism_experiments.domain import Post
-from prism_experiments.rag import RAGConfig, format_feed_for_prompt, relative_time
+from prism_experiments.feed_store import FeedStoreConfig, format_feed_for_prompt, relative_time
+from prism_experiments.feed_store.retriever import FeedRetriever
 
 NOW = datetime(2026, 1, 2, 12, 0, tzinfo=UTC)
 
@@ -64,15 +68,15 @@ def test_post_rejects_bad_values_naming_the_field(fields: dict, field_name: str)
         ({"port": 0}, "port", "greater than or equal to 1"),
     ],
 )
-def test_rag_config_rejects_bad_values(fields: dict, field_name: str, allowed: str) -> None:
+def test_feed_store_config_rejects_bad_values(fields: dict, field_name: str, allowed: str) -> None:
     with pytest.raises(ValidationError) as info:
-        RAGConfig(**fields)
+        FeedStoreConfig(**fields)
     message = str(info.value)
     assert field_name in message and allowed in message
 
 
-def test_rag_config_defaults() -> None:
-    config = RAGConfig()
+def test_feed_store_config_defaults() -> None:
+    config = FeedStoreConfig()
     assert (config.feed_size, config.retrieval_mode, config.client, config.embedding_model) == (
         10,
         "preference",
@@ -129,3 +133,17 @@ def test_rendering_cap_never_cuts_a_post() -> None:
     assert format_feed_for_prompt(posts, NOW, max_chars=len(full)) == full
     with pytest.raises(ValueError, match="max_chars"):
         format_feed_for_prompt(posts, NOW, max_chars=0)
+
+
+def test_the_old_rag_import_still_works_and_warns_once_naming_the_new_module(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in [name for name in sys.modules if name.startswith("prism_experiments.rag")]:
+        monkeypatch.delitem(sys.modules, name)
+    with pytest.warns(
+        DeprecationWarning, match=r"^prism_experiments\.rag is deprecated: import prism_experiments\.feed_store"
+    ) as caught:
+        old = importlib.import_module("prism_experiments.rag")
+        old_retriever = importlib.import_module("prism_experiments.rag.retriever")
+    assert len(caught) == 1
+    assert old.RAGConfig is FeedStoreConfig and old.FeedRetriever is FeedRetriever
+    assert all(getattr(old, name) is getattr(feed_store, name) for name in feed_store.__all__)
+    assert old_retriever.FeedRetriever is FeedRetriever
