@@ -331,3 +331,27 @@ def test_exact_search_matches_brute_force_and_chroma(embedder: Embedder) -> None
     # a filtered query still goes to Chroma
     filtered = exact.query_rows(queries[:1], 5, where={"author_id": "a1"})[0][0]
     assert {exact.posts[r].author_id for r in filtered} == {"a1"}
+
+
+def test_chroma_answers_each_distinct_query_vector_once_with_the_answer_it_gives_alone(embedder: Embedder) -> None:
+    """Agents with the same interests ask with the same vector: Chroma searches it once, every copy gets that answer."""
+    store = FeedRetriever(RAGConfig(collection_name="store_distinct", exact_search=False), embedder=embedder)
+    store.add_posts(corpus(60))
+    distinct = embedder.encode(SENTENCES[:3])
+    queries = distinct[[0, 1, 0, 2, 1, 0]]
+    alone = [store.query_rows(query[None, :], 9)[0] for query in distinct]
+    asked: list[int] = []
+    collection = store._collection
+    search = collection.query
+
+    def counted_query(**kwargs: object) -> object:
+        asked.append(len(kwargs["query_embeddings"]))  # type: ignore[arg-type]
+        return search(**kwargs)
+
+    collection.query = counted_query
+    answers = store.query_rows(queries, 9)
+    assert asked == [3]
+    for (rows, scores), which in zip(answers, [0, 1, 0, 2, 1, 0]):
+        assert rows.tolist() == alone[which][0].tolist() and scores.tolist() == alone[which][1].tolist()
+        assert len(rows) == 9
+    store.drop_collection()

@@ -109,18 +109,24 @@ def compare_mode(
 
 
 def ranking_section(inputs: SectionInputs) -> list[Figure]:
+    from threadpoolctl import ThreadpoolController
+
     world = inputs.world()
     world = world.subset(min(inputs.sizes.ranking_posts, len(world.posts)))
     size = len(world.posts)
     chroma = build_store(world, inputs.embedder(), "rank")
     exact = build_exact_store(world, inputs.embedder())
     figures = []
+    # one OpenBLAS thread, as the simulation's step loop ranks (simulation/engine.py): on 2 cores shared with other
+    # processes the exact scan's product on two BLAS threads took 24-40 ms instead of 1, so the floor, and every
+    # slowdown, moved with the machine's load rather than with the ranking (docs/bench.md)
     try:
-        for mode in tqdm(KNOWN_MODES, desc="ranking modes", disable=not inputs.show_progress):
-            figures += compare_mode(mode, chroma, exact, world, inputs.sizes.ranking_repeats, size)
-        p50, p95 = single_feed_latency(
-            make_ranker("x_algo", chroma, world.graph), world.agents, world.now, inputs.sizes.latency_queries
-        )
+        with ThreadpoolController().select(internal_api="openblas").limit(limits=1):
+            for mode in tqdm(KNOWN_MODES, desc="ranking modes", disable=not inputs.show_progress):
+                figures += compare_mode(mode, chroma, exact, world, inputs.sizes.ranking_repeats, size)
+            p50, p95 = single_feed_latency(
+                make_ranker("x_algo", chroma, world.graph), world.agents, world.now, inputs.sizes.latency_queries
+            )
         target = LATENCY_TARGET if size == LATENCY_TARGET_POSTS else None
         figures += [
             figure(SECTION, f"rank.x_algo.feed_p50_ms@{size}", p50, "ms", target, note="rank(agent), one agent a call"),

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
+from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -375,23 +376,30 @@ class FeedRetriever:
         """For each query vector, (rows, similarities) of its nearest posts, best first, in ONE Chroma call.
 
         With `rag.exact_search` (and no `where`), an exact float64 scan of the store's vectors instead.
+        Agents with the same interest list ask with the same vector: each distinct vector is answered once
+        (both searches are deterministic for a given store, so its copies get the same answer).
         """
         queries = np.atleast_2d(np.asarray(query_embeddings, dtype=np.float32))
         n = min(int(n_results), len(self._posts))
         if n <= 0 or len(queries) == 0:
             return [(np.zeros(0, dtype=np.int64), np.zeros(0)) for _ in range(len(queries))]
+        distinct: dict[bytes, int] = {}  # query bytes -> its index among the distinct ones
+        firsts: list[int] = []  # where each distinct query first appears
+        inverse = []
+        for position, query in enumerate(queries):
+            index = distinct.setdefault(query.tobytes(), len(distinct))
+            if index == len(firsts):
+                firsts.append(position)
+            inverse.append(index)
+        answers = self._nearest_of_distinct(queries[firsts], n, where)
+        return [answers[i] for i in inverse]
+
+    def _nearest_of_distinct(
+        self, queries: np.ndarray, n: int, where: Where | None
+    ) -> list[tuple[np.ndarray, np.ndarray]]:
+        """`query_rows` for distinct query vectors: the exact scan, or one Chroma call per collection."""
         if self.config.exact_search and where is None:
-            # agents with the same interest list ask with the same vector: answer each distinct one once
-            distinct: dict[bytes, int] = {}  # query bytes -> its index among the distinct ones
-            firsts: list[int] = []  # where each distinct query first appears
-            inverse = []
-            for position, query in enumerate(queries):
-                index = distinct.setdefault(query.tobytes(), len(distinct))
-                if index == len(firsts):
-                    firsts.append(position)
-                inverse.append(index)
-            answers = self._nearest_exact(queries[firsts], n)
-            return [answers[i] for i in inverse]
+            return self._nearest_exact(queries, n)
         own_count = len(self._posts) - sum(self._shared_counts)
         parts = [
             self._query_collection(source._collection, queries, min(n, count), where)
@@ -500,11 +508,14 @@ class FeedRetriever:
         self, collection: Any, queries: np.ndarray, n: int, where: Where | None
     ) -> list[tuple[np.ndarray, np.ndarray]]:
         result = collection.query(query_embeddings=queries, n_results=n, where=where, include=["distances"])
-        out = []
-        for ids, distances in zip(result["ids"], result["distances"]):
-            rows = np.fromiter((self._row_of[i] for i in ids), dtype=np.int64, count=len(ids))
-            out.append((rows, np.asarray(similarity_from_distance(distances), dtype=np.float64)))
-        return out
+        # every query's ids and distances converted at once, then split: a few array calls instead of a few per query
+        ids, distances = result["ids"], result["distances"]
+        ends = np.cumsum([len(part) for part in ids])[:-1]
+        row_of = self._row_of
+        rows = np.fromiter((row_of[i] for part in ids for i in part), dtype=np.int64, count=sum(map(len, ids)))
+        flat_distances = np.fromiter(chain.from_iterable(distances), dtype=np.float64, count=len(rows))
+        scores = np.asarray(similarity_from_distance(flat_distances))
+        return list(zip(np.split(rows, ends), np.split(scores, ends)))
 
     def query_many_with_scores(
         self,
