@@ -335,7 +335,7 @@ def test_exact_search_matches_brute_force_and_chroma(embedder: Embedder) -> None
 
 def test_chroma_answers_each_distinct_query_vector_once_with_the_answer_it_gives_alone(embedder: Embedder) -> None:
     """Agents with the same interests ask with the same vector: Chroma searches it once, every copy gets that answer."""
-    store = FeedRetriever(RAGConfig(collection_name="store_distinct", exact_search=False), embedder=embedder)
+    store = FeedRetriever(FeedStoreConfig(collection_name="store_distinct", exact_search=False), embedder=embedder)
     store.add_posts(corpus(60))
     distinct = embedder.encode(SENTENCES[:3])
     queries = distinct[[0, 1, 0, 2, 1, 0]]
