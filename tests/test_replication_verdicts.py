@@ -36,7 +36,7 @@ SOURCE = Source("A. Author (2020). A paper.", "it goes up", "source text", "its 
 UP = Claim("goes_up", "contrast", "x − y", "goes up", SOURCE, sign=1)
 BAND = Claim("in_band", "band", "a share", ">= 0.9", SOURCE, low=0.9, high=1.0)
 FINDING = Finding(
-    name="toy", title="toy", experiment="smoke", arms=(Arm("a", ()),), claims=(UP, BAND), tables={},
+    name="toy", title="toy", arms=(Arm("a", ()),), claims=(UP, BAND), tables={},
     measure=lambda runs: ({}, {}), seeds=10, reason=lambda result, figures: "the toy's own reason",
 )  # fmt: skip
 FAST = {"n_resamples": 500}
