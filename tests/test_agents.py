@@ -6,7 +6,6 @@ import math
 
 import numpy as np
 import pytest
-from omegaconf import OmegaConf
 from pydantic import ValidationError
 from validation_helpers import assert_refused
 
@@ -22,9 +21,6 @@ from prism_experiments.agents import (
 )
 from prism_experiments.agents.population import reply_talkativeness_offset
 from prism_experiments.domain import TOPICS
-from prism_experiments.locations import CONFIG_DIR
-
-CONF = CONFIG_DIR / "schema" / "agents.yaml"  # conf/agents/default.yaml extends it
 
 
 @pytest.fixture(scope="module")
@@ -33,13 +29,6 @@ def big_population() -> list[SocialAgent]:
 
 
 # --- config ---------------------------------------------------------------------------------
-
-
-def test_yaml_mirrors_the_pydantic_defaults() -> None:
-    from prism_experiments.config import AgentsGroupConfig  # the agents group: AgentsConfig plus decider and file
-
-    from_yaml = AgentsGroupConfig.model_validate(OmegaConf.to_container(OmegaConf.load(CONF)))
-    assert from_yaml == AgentsGroupConfig() and AgentsConfig.model_fields.keys() <= from_yaml.model_fields.keys()
 
 
 @pytest.mark.parametrize(
