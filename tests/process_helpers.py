@@ -141,15 +141,13 @@ def descendants(pid: int) -> list[int]:
     return found
 
 
+def python_module(module: str, *args: str) -> list[str]:
+    """The command line `python -m module args` with this interpreter."""
+    return [sys.executable, "-m", module, *args]
+
+
 def command(*args: str, runs_dir: Path, cache_dir: Path) -> list[str]:
-    return [
-        sys.executable,
-        "-m",
-        "prism_experiments",
-        *args,
-        f"paths.runs_dir={runs_dir}",
-        f"rag.cache_dir={cache_dir}",
-    ]
+    return python_module("prism_experiments", *args, f"paths.runs_dir={runs_dir}", f"rag.cache_dir={cache_dir}")
 
 
 def environment() -> dict[str, str]:
@@ -157,15 +155,13 @@ def environment() -> dict[str, str]:
     return env | {"HF_HUB_OFFLINE": "1"}
 
 
+def captured(argv: list[str], timeout: float = 600) -> subprocess.CompletedProcess:
+    """`argv` run to its end from the repository root in `environment()`, its output captured as text."""
+    return subprocess.run(argv, cwd=ROOT, env=environment(), capture_output=True, text=True, timeout=timeout)
+
+
 def run(*args: str, runs_dir: Path, cache_dir: Path, timeout: int = 600) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        command(*args, runs_dir=runs_dir, cache_dir=cache_dir),
-        cwd=ROOT,
-        env=environment(),
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
+    return captured(command(*args, runs_dir=runs_dir, cache_dir=cache_dir), timeout)
 
 
 def start(*args: str, runs_dir: Path, cache_dir: Path) -> subprocess.Popen:

@@ -8,7 +8,14 @@ import pytest
 from omegaconf import OmegaConf
 from pydantic import BaseModel
 
-from prism_experiments.config import ExperimentConfig, TrackingConfig, WorldConfig, world_size_warning
+from prism_experiments.agents import AgentsConfig
+from prism_experiments.config import (
+    AgentsGroupConfig,
+    ExperimentConfig,
+    TrackingConfig,
+    WorldConfig,
+    world_size_warning,
+)
 from prism_experiments.config_schema import (
     REGENERATE,
     SCHEMA_DIR,
@@ -21,6 +28,8 @@ from prism_experiments.config_schema import (
 from prism_experiments.deciders import config_models as decider_models
 from prism_experiments.deciders import decider_config
 from prism_experiments.llm import backend_config_models
+from prism_experiments.network import NetworkConfig
+from prism_experiments.network.file_config import NetworkGroupConfig
 from prism_experiments.ranking import KNOWN_MODES, config_models
 from prism_experiments.ranking.modes.x_algo import XAlgoConfig
 from prism_experiments.ranking.serving_config import ServingConfig
@@ -65,6 +74,19 @@ def test_each_base_loads_to_its_models_defaults(path: str) -> None:
         assert data == decider_config(Path(path).stem).model_dump(mode="json", exclude={"llm"})
     else:  # agents' `decider` comes from the agents/decider group
         assert data == {k: v for k, v in defaults[Path(path).stem].items() if k != "decider"}
+
+
+@pytest.mark.parametrize(
+    ("group", "group_model", "base_model"),
+    # a group model: its base config plus the options of the group (agents: the decider and the population file;
+    # network: the edge file); conf/<group>/default.yaml extends conf/schema/<group>.yaml
+    [("agents", AgentsGroupConfig, AgentsConfig), ("network", NetworkGroupConfig, NetworkConfig)],
+)
+def test_a_group_base_mirrors_its_group_models_defaults(
+    group: str, group_model: type[BaseModel], base_model: type[BaseModel]
+) -> None:
+    from_yaml = group_model.model_validate(OmegaConf.to_container(OmegaConf.load(SCHEMA_DIR / f"{group}.yaml")))
+    assert from_yaml == group_model() and base_model.model_fields.keys() <= from_yaml.model_fields.keys()
 
 
 def test_a_changed_default_makes_the_file_stale_and_regeneration_fixes_it(tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from pydantic import ValidationError
+from validation_helpers import assert_refused
 
 from prism_experiments.corpus import (
     MEDIA_DRAWS,
@@ -379,10 +379,7 @@ def test_unknown_topic_is_rejected_with_the_allowed_list() -> None:
     ],
 )
 def test_config_errors_name_field_and_range(overrides: dict, field: str, allowed: str) -> None:
-    with pytest.raises(ValidationError) as error:
-        SyntheticCorpusConfig(**overrides)
-    message = str(error.value)
-    assert field in message and allowed in message
+    assert_refused(SyntheticCorpusConfig, overrides, field, allowed)
 
 
 def test_config_reads_naive_reference_time_as_utc() -> None:
@@ -454,46 +451,32 @@ def test_missing_required_column(tmp_path: Path, missing: str) -> None:
     assert str(path) in message and f"missing required column '{missing}'" in message and "header" in message
 
 
-def test_unparsable_timestamp_names_row_and_column(tmp_path: Path) -> None:
-    rows = [dict(row) for row in _GOOD_ROWS]
-    rows[1]["timestamp"] = "yesterday-ish"
-    path = _write_csv(tmp_path / "posts.csv", rows)
-    message = _error_of(path)
-    assert str(path) in message and "row 2" in message and "column 'timestamp'" in message
-    assert "ISO 8601" in message
-
-
-def test_duplicate_id_names_both_rows(tmp_path: Path) -> None:
-    rows = [dict(row) for row in _GOOD_ROWS]
-    rows[2]["id"] = "a1"
-    path = _write_csv(tmp_path / "posts.csv", rows)
-    message = _error_of(path)
-    assert str(path) in message and "row 3" in message and "column 'id'" in message
-    assert "first seen in row 1" in message
-
-
 @pytest.mark.parametrize(
-    ("column", "value", "problem"),
+    ("row", "column", "value", "problem"),
     [
-        ("author_id", "", "missing value"),
-        ("text", "   ", "missing value"),
-        ("likes", "-1", "integer >= 0"),
-        ("likes", "many", "integer >= 0"),
-        ("reshares", "1.5", "integer >= 0"),
-        ("replies", "-3", "integer >= 0"),
-        ("velocity", "-0.5", "number >= 0"),
-        ("velocity", "fast", "number >= 0"),
-        ("has_media", "maybe", "true or false"),
-        ("media_type", "png", "image, video, gif, none"),
-        ("format", "banana", "list, most_people_think_x"),
+        (1, "timestamp", "yesterday-ish", "ISO 8601"),
+        (2, "id", "a1", "first seen in row 1"),  # a duplicate id names both rows
+        (1, "author_id", "", "missing value"),
+        (1, "text", "   ", "missing value"),
+        (1, "likes", "-1", "integer >= 0"),
+        (1, "likes", "many", "integer >= 0"),
+        (1, "reshares", "1.5", "integer >= 0"),
+        (1, "replies", "-3", "integer >= 0"),
+        (1, "velocity", "-0.5", "number >= 0"),
+        (1, "velocity", "fast", "number >= 0"),
+        (1, "has_media", "maybe", "true or false"),
+        (1, "media_type", "png", "image, video, gif, none"),
+        (1, "format", "banana", "list, most_people_think_x"),
     ],
 )
-def test_invalid_value_names_file_row_and_column(tmp_path: Path, column: str, value: str, problem: str) -> None:
-    rows = [dict(row) for row in _GOOD_ROWS]
-    rows[1][column] = value
+def test_invalid_value_names_file_row_and_column(
+    tmp_path: Path, row: int, column: str, value: str, problem: str
+) -> None:
+    rows = [dict(good) for good in _GOOD_ROWS]
+    rows[row][column] = value
     path = _write_csv(tmp_path / "posts.csv", rows)
     message = _error_of(path)
-    assert str(path) in message and "row 2" in message and f"column '{column}'" in message
+    assert str(path) in message and f"row {row + 1}" in message and f"column '{column}'" in message
     assert problem in message
 
 
@@ -678,34 +661,19 @@ def test_writers_are_the_rows_whose_draw_is_below_their_post_rate() -> None:
 
 
 def test_original_post_takes_topic_time_and_media_from_its_draws() -> None:
-    step = timedelta(hours=1)
-    plain = original_post(
-        "s0001-a",
-        "a",
-        ["music", "crypto"],
-        authoring_row(topic=0.75, time=0.25),
-        np.random.default_rng(1),
-        REFERENCE,
-        step,
-        media_probability=0.5,
-        hashtag_fraction=0.0,
-    )
+    def written(post_id: str, author: str, interests: list[str], draws: np.ndarray) -> Post:
+        rng, step = np.random.default_rng(1), timedelta(hours=1)
+        return original_post(
+            post_id, author, interests, draws, rng, REFERENCE, step, media_probability=0.5, hashtag_fraction=0.0
+        )
+
+    plain = written("s0001-a", "a", ["music", "crypto"], authoring_row(topic=0.75, time=0.25))
     assert (plain.topic, plain.author_id, plain.id) == ("crypto", "a", "s0001-a")
     assert plain.timestamp == REFERENCE + timedelta(minutes=15)
     assert not plain.has_media and plain.media_description is None
     assert plain.format == classify_tweet_format(plain.text)
     assert plain.text == new_post_text("crypto", np.random.default_rng(1), hashtag_fraction=0.0)
-    with_media = original_post(
-        "s0001-b",
-        "b",
-        ["music"],
-        authoring_row(media=0.1, kind=0.5),
-        np.random.default_rng(1),
-        REFERENCE,
-        step,
-        media_probability=0.5,
-        hashtag_fraction=0.0,
-    )
+    with_media = written("s0001-b", "b", ["music"], authoring_row(media=0.1, kind=0.5))
     assert with_media.has_media and with_media.media_type == "video"
     rng = np.random.default_rng(1)
     new_post_text("music", rng, hashtag_fraction=0.0)  # the text's draws come first, then the description's

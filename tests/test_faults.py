@@ -20,15 +20,15 @@ from process_helpers import (
     SMOKE_SWEEP,
     HeldEncoding,
     all_runs,
-    environment,
+    captured,
     free_port,
+    python_module,
     run,
     start,
     wait_for_running_job,
 )
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
-ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
@@ -92,15 +92,8 @@ def test_startup_errors_are_one_line_and_exit_2(tmp_path: Path, args: tuple[str,
     empty_csv = tmp_path / "empty.csv"
     empty_csv.write_text("")
     args = tuple(arg.format(empty_csv=empty_csv) for arg in args)
-    process = subprocess.run(
-        [sys.executable, "-m", "prism_experiments", *args, f"rag.cache_dir={tmp_path}"]
-        + ([] if any(a.startswith("paths.") for a in args) else [f"paths.runs_dir={runs_dir}"]),
-        cwd=ROOT,
-        env=environment(),
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    own_runs_dir = () if any(a.startswith("paths.") for a in args) else (f"paths.runs_dir={runs_dir}",)
+    process = captured(python_module("prism_experiments", *args, f"rag.cache_dir={tmp_path}", *own_runs_dir), 120)
     assert process.returncode == 2, process.stderr[-2000:]
     output = process.stdout + process.stderr  # a sweep's driver logs through Hydra's stdout handler
     errors = [line for line in output.splitlines() if "error" in line.lower()]
@@ -111,23 +104,9 @@ def test_startup_errors_are_one_line_and_exit_2(tmp_path: Path, args: tuple[str,
 def test_no_server_listening_is_a_clear_error_within_seconds(tmp_path: Path) -> None:
     port = free_port()
     started = time.monotonic()
-    process = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "prism_experiments",
-            "-m",
-            "experiment=smoke",
-            "tracking=server",
-            f"tracking.uri=http://127.0.0.1:{port}",
-            f"paths.runs_dir={tmp_path / 'runs'}",
-        ],
-        cwd=ROOT,
-        env=environment(),
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    server = ("tracking=server", f"tracking.uri=http://127.0.0.1:{port}")
+    args = ("-m", "experiment=smoke", *server, f"paths.runs_dir={tmp_path / 'runs'}")
+    process = captured(python_module("prism_experiments", *args), 120)
     elapsed = time.monotonic() - started
     output = process.stdout + process.stderr
     # one refused connection, no retry loop (MLflow's own retries with backoff take minutes); the bound is a safety
@@ -145,24 +124,8 @@ def test_compare_on_a_store_where_every_run_failed_says_so(tmp_path: Path) -> No
             experiment_id, tags={"prism.kind": "simulation", "prism.seed": str(seed)}
         ).info.run_id
         client.set_terminated(run_id, status)
-    compare = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "prism_experiments.analysis.cli",
-            "--experiment",
-            "smoke",
-            "--tracking-uri",
-            uri,
-            "--out",
-            str(tmp_path / "report"),
-        ],
-        cwd=ROOT,
-        env=environment(),
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    args = ("--experiment", "smoke", "--tracking-uri", uri, "--out", str(tmp_path / "report"))
+    compare = captured(python_module("prism_experiments.analysis.cli", *args), 120)
     assert compare.returncode == 2, compare.stderr[-2000:]
     assert "none of the 3 simulation runs is FINISHED (2 FAILED, 1 KILLED)" in compare.stderr
 
@@ -179,9 +142,7 @@ def test_compare_on_a_stopped_sweep_answers_before_loading_the_report_stack(tmp_
         f"code = main(['--experiment', 'stopped', '--tracking-uri', '{uri}']); "
         "print(code, 'matplotlib' in sys.modules)"
     )
-    result = subprocess.run(
-        [sys.executable, "-c", code], cwd=ROOT, env=environment(), capture_output=True, text=True, timeout=120
-    )
+    result = captured([sys.executable, "-c", code], 120)
     assert result.stdout.split() == ["2", "False"], result.stdout + result.stderr[-2000:]
     assert "experiment 'stopped' has no simulation runs" in result.stderr
 

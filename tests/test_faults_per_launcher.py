@@ -25,7 +25,6 @@ from process_helpers import (
 )
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
-ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.mark.parametrize("launcher", LAUNCHERS)

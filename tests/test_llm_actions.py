@@ -125,8 +125,8 @@ def ask(tmp_path: Path, answers: list[str], output_tokens: int = 5) -> tuple[Fee
     model = ScriptedModel(answers, output_tokens)
     agents = LLMAgents(LocalLLMConfig(cache_dir=tmp_path, max_new_tokens=64), tmp_path, model=model)
     stats = CallStats()
-    (actions,) = agents.act(0, 0, now, [(0, SocialAgent(id="u1", interests=["music"]))], [feed], 2000, stats)
-    return actions, stats, model
+    (answer,) = agents.answer(0, 0, now, [(0, SocialAgent(id="u1", interests=["music"]))], [feed], 2000, stats)
+    return answer.actions, stats, model
 
 
 GOOD = '{"like": [2], "reshare": [], "follow": [], "reply": null, "post": null}'

@@ -24,19 +24,17 @@ from prism_experiments.replication.model import (
 from prism_experiments.replication.registry import FAMILY_SIZE, FINDINGS, REPLICATION_SET_VERSION, select
 from prism_experiments.replication.verdicts import (
     adjust_family,
-    decide,
     empty_result,
     evaluate_claim,
-    explain,
     finding_verdict,
-    seeds_for_power,
+    judge,
 )
 
 SOURCE = Source("A. Author (2020). A paper.", "it goes up", "source text", "its abstract")
 UP = Claim("goes_up", "contrast", "x − y", "goes up", SOURCE, sign=1)
 BAND = Claim("in_band", "band", "a share", ">= 0.9", SOURCE, low=0.9, high=1.0)
 FINDING = Finding(
-    name="toy", title="toy", experiment="smoke", arms=(Arm("a", ()),), claims=(UP, BAND), tables={},
+    name="toy", title="toy", arms=(Arm("a", ()),), claims=(UP, BAND), tables={},
     measure=lambda runs: ({}, {}), seeds=10, reason=lambda result, figures: "the toy's own reason",
 )  # fmt: skip
 FAST = {"n_resamples": 500}
@@ -49,10 +47,7 @@ def seeds(x: np.ndarray, y: np.ndarray | None = None) -> list[SeedValues]:
 def judged(claim: Claim, values: list[SeedValues], family: int = 1):  # type: ignore[no-untyped-def]
     result = evaluate_claim(FINDING, claim, values, **FAST)
     adjust_family([result], family)
-    decide(claim, result)
-    if result.tested:
-        seeds_for_power(claim, result, family, 0, 100)
-    explain(FINDING, claim, result, {})
+    judge(FINDING, claim, result, {}, family, 0, 100)
     return result
 
 

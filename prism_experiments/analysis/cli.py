@@ -10,12 +10,12 @@ from pydantic import ValidationError
 
 from prism_experiments.analysis.compare import ComparisonSettings
 from prism_experiments.analysis.errors import AnalysisInputError
+from prism_experiments.command_line import EXIT_OK, command_main, usage_error
 from prism_experiments.metrics.registry import primary_metric_names
 
 DEFAULT_SETTINGS = ComparisonSettings()
 
-EXIT_OK = 0
-EXIT_USAGE = 2
+PROGRAM = "prism-compare"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -86,13 +86,8 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
+def compare(args: argparse.Namespace) -> int:
     """Run the comparison; 0 on success, 2 on bad options or runs that cannot be compared."""
-    parser = build_parser()
-    try:
-        args = parser.parse_args(argv)
-    except SystemExit as exit_:
-        return int(exit_.code or 0)
     try:
         settings = ComparisonSettings(
             alpha=args.alpha, n_resamples=args.bootstrap_resamples, bootstrap_seed=args.bootstrap_seed,
@@ -110,9 +105,9 @@ def main(argv: list[str] | None = None) -> int:
             crossover=args.crossover,
         )  # fmt: skip
     except AnalysisInputError as error:
-        return _fail(str(error).splitlines()[0])
+        return usage_error(PROGRAM, str(error).splitlines()[0])
     except ValidationError as error:
-        return _fail(_one_line(error))
+        return usage_error(PROGRAM, _one_line(error))
     print(outcome.power if args.power else outcome.summary)
     return EXIT_OK
 
@@ -137,17 +132,14 @@ def require_simulation_runs(experiment: str, tracking_uri: str | None, sweep_id:
         )
 
 
-def _fail(message: str) -> int:
-    """Print one `prism-compare: error:` line and return the usage exit code."""
-    print(f"prism-compare: error: {message}", file=sys.stderr)
-    return EXIT_USAGE
-
-
 def _one_line(error: ValidationError) -> str:
     """The first validation problem, named by its command-line option (`bootstrap-resamples: ...`)."""
     first = error.errors()[0]
     field = ".".join(str(part) for part in first["loc"]).replace("n_resamples", "bootstrap-resamples")
     return f"--{field.replace('_', '-')}: {first['msg']}"
+
+
+main = command_main(build_parser, compare)
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import importlib
 import os
 import shutil
 import sys
@@ -13,6 +14,7 @@ import traceback
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
+from typing import cast
 
 from prism_experiments.bench.report import BenchReport, Figure, machine_info, render_table, write_report
 from prism_experiments.bench.section_inputs import SectionInputs
@@ -38,42 +40,10 @@ FULL_SECTIONS = (1, 2, 3, 4, 5, 7)
 
 
 def section_function(number: int) -> Section:
-    """Imported on demand: sections 4-5 pull in Hydra and MLflow, which quick runs never need."""
-    if number == 1:
-        from prism_experiments.bench.embedding import embedding_section
-
-        return embedding_section
-    if number == 2:
-        from prism_experiments.bench.store import store_section
-
-        return store_section
-    if number == 3:
-        from prism_experiments.bench.ranking import ranking_section
-
-        return ranking_section
-    if number == 4:
-        from prism_experiments.bench.simulation import simulation_section
-
-        return simulation_section
-    if number == 5:
-        from prism_experiments.bench.sweep import sweep_section
-
-        return sweep_section
-    if number == 6:
-        from prism_experiments.bench.cluster import cluster_section
-
-        return cluster_section
-    if number == 8:
-        from prism_experiments.bench.research import research_section
-
-        return research_section
-    if number == 9:
-        from prism_experiments.bench.scale import scale_section
-
-        return scale_section
-    from prism_experiments.bench.first_hour import first_hour_section
-
-    return first_hour_section
+    """Imported on demand: sections 4-5 pull in Hydra and MLflow, which quick runs never need. Section "first hour"
+    is `prism_experiments.bench.first_hour.first_hour_section`, and so on for each name."""
+    module = SECTION_NAMES[number].replace(" ", "_")
+    return cast(Section, getattr(importlib.import_module(f"prism_experiments.bench.{module}"), f"{module}_section"))
 
 
 def parse_sections(text: str) -> list[int]:

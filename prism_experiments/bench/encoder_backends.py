@@ -155,23 +155,23 @@ def encoder_backend_figures(inputs: SectionInputs) -> list[Figure]:
         if backend == reference or reference not in embedders:
             continue
         cosines = np.sum(vectors[backend] * vectors[reference], axis=1)
-        figures += [
-            figure(
-                SECTION,
-                f"encoders.{backend}.recall@10.interests",
-                feed_recall(corpus[reference], interests[reference], corpus[backend], interests[backend]),
-                "",
-                RECALL_TARGET,
-                note=f"{len(interest_lists)} agents' interest queries, {len(corpus_texts)} posts",
-            ),
-            figure(
-                SECTION,
-                f"encoders.{backend}.recall@10.texts",
-                feed_recall(corpus[reference], vectors[reference], corpus[backend], vectors[backend]),
-                "",
-                RECALL_TARGET,
-                note=f"the {len(texts)} timed texts as queries, {len(corpus_texts)} posts",
-            ),
-            figure(SECTION, f"encoders.{backend}.min_cosine", float(cosines.min()), "", note="to torch's vector"),
-        ]
+        query_sets = {
+            "interests": (interests, f"{len(interest_lists)} agents' interest queries"),
+            "texts": (vectors, f"the {len(texts)} timed texts as queries"),
+        }
+        for queries_name, (queries, described) in query_sets.items():
+            recall = feed_recall(corpus[reference], queries[reference], corpus[backend], queries[backend])
+            figures.append(
+                figure(
+                    SECTION,
+                    f"encoders.{backend}.recall@10.{queries_name}",
+                    recall,
+                    "",
+                    RECALL_TARGET,
+                    note=f"{described}, {len(corpus_texts)} posts",
+                )
+            )
+        figures.append(
+            figure(SECTION, f"encoders.{backend}.min_cosine", float(cosines.min()), "", note="to torch's vector")
+        )
     return figures

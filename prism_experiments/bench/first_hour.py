@@ -133,64 +133,55 @@ def setup_s() -> float | None:
         return time.perf_counter() - started if done.returncode == 0 else None
 
 
+def first_hour_figure(name: str, value: float | None, unit: str, at_most: float | None, note: str) -> Figure:
+    """A figure of this section; `at_most`: its REQ-FIRSTHOUR ceiling (None: a figure without a target)."""
+    target = None if at_most is None else Target(op="<=", threshold=at_most, source=ISSUE)
+    return figure(SECTION, name, value, unit, target, note=note)
+
+
 def first_hour_section(inputs: SectionInputs) -> list[Figure]:
     upfront, ceiling = ranking_modes_upfront_texts(inputs)
     figures = [
-        figure(
-            SECTION,
+        first_hour_figure(
             "first.ranking_modes.upfront_texts",
             upfront,
             "texts",
-            Target(op="<=", threshold=10_000, source=ISSUE),
-            note="a cold ranking_modes sweep's up-front embedding: its whole text pool (53,448 texts before the pool)",
+            10_000,
+            "a cold ranking_modes sweep's up-front embedding: its whole text pool (53,448 texts before the pool)",
         ),
-        figure(
-            SECTION,
+        first_hour_figure(
             "first.text_pool_ceiling",
             ceiling,
             "texts",
-            note="2 x topics x corpus.text_pool_size: every post text any run can have",
+            None,
+            "2 x topics x corpus.text_pool_size: every post text any run can have",
         ),
-        figure(
-            SECTION,
+        first_hour_figure(
             "first.ui.first_answer_s",
             ui_first_answer_s(inputs),
             "s",
-            Target(op="<=", threshold=10, source=ISSUE),
-            note="make ui to its first HTTP 200 (196 s before, on a loaded 2-core EPYC with 4 workers)",
+            10,
+            "make ui to its first HTTP 200 (196 s before, on a loaded 2-core EPYC with 4 workers)",
         ),
-        figure(
-            SECTION,
+        first_hour_figure(
             "first.llm.reload_s",
             llm_reload_s(inputs),
             "s",
-            Target(op="<=", threshold=10, source=ISSUE),
-            note="SmolLM2-135M from its cached float32 weights (20 s idle to 1.5 min loaded before: de-quantised)",
+            10,
+            "SmolLM2-135M from its cached float32 weights (20 s idle to 1.5 min loaded before: de-quantised)",
         ),
     ]
     session = last_test_session(inputs.runs_dir)
-    figures.append(
-        figure(
-            SECTION,
-            "first.make_test_s",
-            None if session is None else session["wall_s"],
-            "s",
-            Target(op="<=", threshold=600, source=ISSUE),
-            note="not recorded yet: run make test"
-            if session is None
-            else f"pytest, {session['passed']} passed, {session['failed']} failed, {session['when']}, "
-            f"commit {session['commit']}",
-        )
+    session_note = (
+        "not recorded yet: run make test"
+        if session is None
+        else f"pytest, {session['passed']} passed, {session['failed']} failed, {session['when']}, "
+        f"commit {session['commit']}"
     )
+    wall_s = None if session is None else session["wall_s"]
+    figures.append(first_hour_figure("first.make_test_s", wall_s, "s", 600, session_note))
     if inputs.setup:
         figures.append(
-            figure(
-                SECTION,
-                "first.setup_s",
-                setup_s(),
-                "s",
-                Target(op="<=", threshold=180, source=ISSUE),
-                note="make setup in a fresh clone, warm package cache",
-            )
+            first_hour_figure("first.setup_s", setup_s(), "s", 180, "make setup in a fresh clone, warm package cache")
         )
     return figures

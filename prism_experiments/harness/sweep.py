@@ -254,9 +254,7 @@ class SweepCallback(Callback):
         # here stops the sweep with one line and exit 2 instead (a parent run already made is marked FAILED)
         try:
             self._start(config)
-        except SystemExit:
-            raise
-        except Exception as exc:
+        except Exception as exc:  # not SystemExit (a BaseException): a one-line exit of its own passes through
             self._close_parent("FAILED", f"the sweep could not start: {error_line(exc)}")
             log.error("the sweep could not start: %s", error_line(exc))
             raise SystemExit(2) from None
@@ -361,8 +359,6 @@ class SweepCallback(Callback):
         # as at the start: an exception here would be a warning and the sweep would exit 0
         try:
             self._end(config)
-        except SystemExit:
-            raise
         except Exception as exc:
             log.error(
                 "the sweep's end could not be recorded (%s); its jobs' outcomes: %s",

@@ -52,19 +52,6 @@ class LLMAgents:
         cache = ResponseCache(cfg.cache_dir) if cfg.cache and cfg.cache_dir else None
         self.chat = CachedChat(model, cache, chunk=cfg.prompts_per_call, show_progress=show_progress)
 
-    def act(
-        self,
-        seed: int,
-        step: int,
-        now: datetime,
-        agents: Sequence[tuple[int, SocialAgent]],
-        feeds: Sequence[Sequence[Post]],
-        max_chars: int | None,
-        stats: CallStats,
-    ) -> list[FeedActions]:
-        """One FeedActions per (agent index, agent) with its ranked feed; invalid twice = no action."""
-        return [answer.actions for answer in self.answer(seed, step, now, agents, feeds, max_chars, stats)]
-
     def answer(
         self,
         seed: int,
@@ -75,7 +62,8 @@ class LLMAgents:
         max_chars: int | None,
         stats: CallStats,
     ) -> list[AgentAnswer]:
-        """`act` with each answer's prompt, final text and whether it needed (and got) a repair."""
+        """One answer per (agent index, agent) with its ranked feed: its FeedActions (invalid twice = no action), its
+        prompt, final text and whether it needed (and got) a repair."""
         prompts = [
             build_prompt(agent, feed, now, max_chars, self.prompt_style) for (_, agent), feed in zip(agents, feeds)
         ]

@@ -18,6 +18,7 @@ from prism_experiments.analysis.runs import (
     search_all_runs,
     simulation_filter,
 )
+from prism_experiments.command_line import EXIT_OK, command_main, usage_error
 from prism_experiments.composition import compose_experiment
 from prism_experiments.config import ConfigError
 from prism_experiments.domain import SERVING_CANDIDATES
@@ -27,7 +28,6 @@ from prism_experiments.ope.report import estimates_table, markdown, validation_m
 from prism_experiments.ope.validation import validate_seed
 from prism_experiments.tracking.tags import SEED_TAG
 
-EXIT_OK, EXIT_USAGE = 0, 2
 TABLES = ("exposures", "engagements", SERVING_CANDIDATES)
 
 
@@ -115,25 +115,23 @@ def validate(experiment: str, seeds: list[int], overrides: list[str], n_boot: in
     return validation_markdown(rows)
 
 
-def main(argv: list[str] | None = None) -> int:
+def estimate(args: argparse.Namespace) -> int:
     """0 on success, 2 on bad options or runs without OPE tables."""
-    try:
-        args = build_parser().parse_args(argv)
-    except SystemExit as exit_:
-        return int(exit_.code or 0)
     try:
         if args.validate:
             text = validate(args.experiment, args.seeds, args.override, args.bootstrap_resamples)
         else:
             text = estimate_logged_runs(args.experiment, args.run, args.tracking_uri, args.bootstrap_resamples)
     except (AnalysisInputError, ConfigError) as error:
-        print(f"prism-ope: error: {str(error).splitlines()[0]}", file=sys.stderr)
-        return EXIT_USAGE
+        return usage_error("prism-ope", str(error).splitlines()[0])
     print(text)
     if args.out is not None:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(text + "\n")
     return EXIT_OK
+
+
+main = command_main(build_parser, estimate)
 
 
 if __name__ == "__main__":

@@ -79,8 +79,14 @@ class Ranker(ABC, Generic[ConfigT]):
         """Feeds for a whole step, with batched store queries."""
         if not agents or len(self.retriever) == 0:
             return [[] for _ in agents]
-        views = [self._view(agent, (exclude_by_agent or {}).get(agent.id, ())) for agent in agents]
-        return self._rank_views(views, as_utc(now))
+        return self._rank_agents(agents, as_utc(now), exclude_by_agent or {})
+
+    def _rank_agents(
+        self, agents: Sequence[SocialAgent], now: datetime, exclude_by_agent: Mapping[str, Collection[str]]
+    ) -> list[list[RankedCandidate]]:
+        """`rank_many` of a step with agents and posts: each agent's view, then `_rank_views`."""
+        views = [self._view(agent, exclude_by_agent.get(agent.id, ())) for agent in agents]
+        return self._rank_views(views, now)
 
     def rank_step(
         self, agents: Sequence[SocialAgent], now: datetime, exclude: Sequence[np.ndarray] | None = None

@@ -18,10 +18,9 @@ from prism_experiments.ranking.flat import (
     nearest_visible_flat,
     pair_keys,
     pair_similarities,
-    ranges,
 )
 from prism_experiments.ranking.mode_config import CandidateSourcingConfig
-from prism_experiments.ranking.sourcing import in_sorted, nearest_visible, sorted_union, top_k
+from prism_experiments.ranking.sourcing import in_sorted, nearest_visible, top_k
 from prism_experiments.ranking.step_feeds import NO_VIA, SOURCE_CODES
 from prism_experiments.ranking.whole_step import StepViews
 
@@ -111,12 +110,7 @@ class NetworkSourcedRanker(Ranker[SourcingT], ABC):
         filters = views.filters
         count, codes, stamps = filters.count, retriever.author_codes, retriever.timestamps_us
         # in-network: rows by followed authors and rows reshared by followees, visible, best by similarity
-        by_code, pointers = retriever.rows_by_author_code()
-        followed_view, followed_code = np.divmod(filters.following, filters.n_codes)
-        which, index = ranges(pointers[followed_code], pointers[followed_code + 1])
-        keys = sorted_union(pair_keys(followed_view[which], by_code[index], count), filters.reshared)
-        pairs = Pairs(*np.divmod(keys, count))
-        pairs = pairs.take(np.flatnonzero(filters.visible(pairs, stamps)))
+        pairs = views.in_network_pairs(retriever)
         similarity = pair_similarities(retriever.vectors, views.queries, pairs)
         best = best_per_view(pairs, similarity, self.config.in_network_limit)
         inn, inn_similarity = pairs.take(best), similarity[best]

@@ -63,6 +63,17 @@ class StepViews:
         out[found] = self.resharer[index[found]]
         return out
 
+    def in_network_pairs(self, retriever: FeedRetriever) -> Pairs:
+        """Every view's visible in-network rows (by a followed author, or reshared by a followee), ascending by
+        (view, row): the in-network source of chronological and of the x_algo family (ranking/network_sources.py)."""
+        filters, count = self.filters, self.filters.count
+        by_code, pointers = retriever.rows_by_author_code()
+        followed_view, followed_code = np.divmod(filters.following, filters.n_codes)
+        which, index = ranges(pointers[followed_code], pointers[followed_code + 1])
+        keys = sorted_union(pair_keys(followed_view[which], by_code[index], count), filters.reshared)
+        pairs = Pairs(*np.divmod(keys, count))
+        return pairs.take(np.flatnonzero(filters.visible(pairs, retriever.timestamps_us)))
+
 
 class FolloweeReshares:
     """The reshare log by resharer author code, kept in step with the log as it grows."""
@@ -135,16 +146,11 @@ class WholeStepRanker(Ranker[ConfigT], ABC):
             return StepFeeds.empty(len(agents))
         return self._rank_step(self.step_views(agents, now, exclude), as_utc(now))
 
-    def rank_many(
-        self,
-        agents: Sequence[SocialAgent],
-        now: datetime,
-        exclude_by_agent: Mapping[str, Collection[str]] | None = None,
+    def _rank_agents(
+        self, agents: Sequence[SocialAgent], now: datetime, exclude_by_agent: Mapping[str, Collection[str]]
     ) -> list[list[RankedCandidate]]:
-        if not agents or len(self.retriever) == 0:
-            return [[] for _ in agents]
-        given = exclude_by_agent or {}
-        exclude = [self._excluded_rows(given.get(agent.id, ())) for agent in agents]
+        """The whole step at once (`rank_step`), no view built agent by agent."""
+        exclude = [self._excluded_rows(exclude_by_agent.get(agent.id, ())) for agent in agents]
         feeds = self.rank_step(agents, now, exclude)
         return feeds.candidates(self.retriever.posts, self.retriever.author_ids())
 

@@ -9,12 +9,12 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from prism_experiments.command_line import EXIT_OK, command_main, usage_error
 from prism_experiments.config import ConfigError
 from prism_experiments.replication.registry import BY_NAME, REPLICATION_SET_VERSION, UnknownFindingError
 
-EXIT_OK = 0
+PROGRAM = "prism-replicate"
 EXIT_FAILED = 1
-EXIT_USAGE = 2
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -47,13 +47,8 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
+def replicate(args: argparse.Namespace) -> int:
     """0 when every finding got its verdict, 1 when a sweep failed, 2 on bad input (before any run)."""
-    parser = build_parser()
-    try:
-        args = parser.parse_args(argv)
-    except SystemExit as exit_:
-        return int(exit_.code or 0)
     from prism_experiments.replication.suite import SuiteOptions, plan_suite
 
     try:
@@ -65,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
             raise ValueError(f"--power-replicates: must be an integer >= 0, got {options.power_replicates}")
         plan_suite(options)  # every job's config composed and validated before any run starts
     except (UnknownFindingError, ValueError, ConfigError, ValidationError) as error:
-        return _fail(str(error).splitlines()[0])
+        return usage_error(PROGRAM, str(error).splitlines()[0])
     return _run(options, args.out)
 
 
@@ -111,9 +106,7 @@ def _run(options: object, out: Path | None) -> int:
     return EXIT_OK
 
 
-def _fail(message: str) -> int:
-    print(f"prism-replicate: error: {message}", file=sys.stderr)
-    return EXIT_USAGE
+main = command_main(build_parser, replicate)
 
 
 if __name__ == "__main__":

@@ -94,8 +94,6 @@ class Finding:
 
     name: str
     title: str
-    #: conf/experiment/<experiment>.yaml
-    experiment: str
     arms: tuple[Arm, ...]
     claims: tuple[Claim, ...]
     #: artifact tables each run must provide (`tables/<name>.parquet`)
@@ -111,6 +109,11 @@ class Finding:
     untestable: Callable[[], str | None] = lambda: None
     #: the most likely reason a claim is not reproduced, given its result and the descriptive figures
     reason: Callable[[ClaimResult, Mapping[str, float]], str] = lambda result, figures: ""
+
+    @property
+    def experiment(self) -> str:
+        """Its Hydra experiment, `conf/experiment/replicate_<name>.yaml` (docs/validation.md)."""
+        return f"replicate_{self.name}"
 
 
 @dataclass

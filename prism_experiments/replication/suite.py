@@ -20,16 +20,13 @@ from prism_experiments.replication.model import NOT_TESTABLE, SMOKE, ClaimResult
 from prism_experiments.replication.registry import FAMILY_SIZE, REPLICATION_SET_VERSION, select
 from prism_experiments.replication.runs import Job, Plan, find_runs, plan_jobs, run_sweeps, sweep_commands
 from prism_experiments.replication.verdicts import (
-    ALPHA,
     DEFAULT_POWER_REPLICATES,
     DEFAULT_RESAMPLES,
     adjust_family,
-    decide,
     empty_result,
     evaluate_claim,
-    explain,
     finding_verdict,
-    seeds_for_power,
+    judge,
 )
 
 #: the fewest seeds a replication takes: a paired test needs 2
@@ -103,10 +100,9 @@ def run_suite(options: SuiteOptions) -> SuiteResult:
     by_name = {(f.name, c.name): (f, c) for f in findings for c in f.claims}
     for result in results:
         finding, claim = by_name[(result.finding, result.claim)]
-        decide(claim, result, ALPHA)
-        if result.tested:
-            seeds_for_power(claim, result, FAMILY_SIZE, options.bootstrap_seed, options.power_replicates)
-        explain(finding, claim, result, figures[finding.name])
+        judge(
+            finding, claim, result, figures[finding.name], FAMILY_SIZE, options.bootstrap_seed, options.power_replicates
+        )
         if options.quick and result.verdict != NOT_TESTABLE:
             why = "" if result.tested else f"; {result.reason}"
             result.verdict, result.reason = SMOKE, f"smoke size (--quick): checks the plumbing, never a verdict{why}"

@@ -175,3 +175,20 @@ def explain(finding: Finding, claim: Claim, result: ClaimResult, figures: Mappin
         significant = "significantly" if result.p_holm < ALPHA else "not significantly"
         parts = [f"the harness goes the other way ({significant})", finding.reason(result, figures)]
     result.reason = "; ".join(part for part in (result.reason, *parts) if part)
+
+
+def judge(
+    finding: Finding,
+    claim: Claim,
+    result: ClaimResult,
+    figures: Mapping[str, float],
+    family_size: int,
+    seed: int,
+    replicates: int,
+) -> None:
+    """A claim's verdict once its family is Holm-adjusted (`adjust_family`): `decide`, then `seeds_for_power` when it
+    was tested, then `explain` (which reads the seeds for power)."""
+    decide(claim, result)
+    if result.tested:
+        seeds_for_power(claim, result, family_size, seed, replicates)
+    explain(finding, claim, result, figures)

@@ -67,7 +67,7 @@ class ModelDecider:
         chosen = [row for row, a in enumerate(active) if self.mask[a]]
         stats = CallStats()
         population = self.inputs.population
-        actions = self.llm.act(
+        answers = self.llm.answer(
             self.inputs.seed,
             step,
             now,
@@ -78,7 +78,7 @@ class ModelDecider:
         )
         reply_texts: dict[int, str] = {}
         new_posts: dict[int, str] = {}
-        for row, act in zip(chosen, actions):
+        for row, act in zip(chosen, (answer.actions for answer in answers)):
             start, end = offsets[row], offsets[row + 1]
             for array, numbers in ((liked, act.like), (reshared, act.reshare), (follows, act.follow)):
                 array[start:end] = False

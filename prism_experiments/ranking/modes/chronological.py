@@ -8,7 +8,7 @@ from typing import Literal
 import numpy as np
 
 from prism_experiments.domain import epoch_microseconds
-from prism_experiments.ranking.flat import Pairs, pair_keys, pair_similarities, ranges, rank_within
+from prism_experiments.ranking.flat import Pairs, pair_keys, pair_similarities, rank_within
 from prism_experiments.ranking.mode_config import ModeConfig
 from prism_experiments.ranking.registry import register_mode
 from prism_experiments.ranking.sourcing import age_hours, concat_rows, in_sorted, newest_first, sorted_union
@@ -37,12 +37,7 @@ class ChronologicalRanker(WholeStepRanker[ChronologicalConfig]):
         count, stamps = len(retriever), retriever.timestamps_us
         filters = views.filters
         # followed authors' posts and followees' reshares, visible, newest first (ties: later row first)
-        by_code, pointers = retriever.rows_by_author_code()
-        followed_view, followed_code = np.divmod(filters.following, filters.n_codes)
-        which, index = ranges(pointers[followed_code], pointers[followed_code + 1])
-        keys = sorted_union(pair_keys(followed_view[which], by_code[index], count), filters.reshared)
-        network = Pairs(*np.divmod(keys, count))
-        network = network.take(np.flatnonzero(filters.visible(network, stamps)))
+        network = views.in_network_pairs(retriever)
         order = np.lexsort((-network.row, -stamps[network.row], network.view))
         network = network.take(order[rank_within(network.view[order]) < size])
         # backfill: the newest posts overall not already in the feed nor excluded, for views left short

@@ -80,7 +80,6 @@ def reason(result: ClaimResult, figures: Mapping[str, float]) -> str:
 FINDING = Finding(
     name="chaney2018",
     title="Chaney, Stewart & Engelhardt 2018: a feedback-trained recommender homogenises consumption",
-    experiment="replicate_chaney2018",
     arms=ARMS,
     claims=CLAIMS,
     tables={"engagements": ("agent_id", "post_id"), "exposures": ("post_id",)},

@@ -118,7 +118,6 @@ def reason(result: ClaimResult, figures: Mapping[str, float]) -> str:
 FINDING = Finding(
     name="gauthier2026",
     title="Gauthier et al. 2026: switching the algorithm on shifts following; switching it off does not undo it",
-    experiment="replicate_gauthier2026",
     arms=ARMS,
     claims=CLAIMS,
     tables={"exposures": ("step", "agent_id", "author_id"), "follows": ("step", "follower_id", "followee_id")},

@@ -153,7 +153,6 @@ def reason(result: ClaimResult, figures: Mapping[str, float]) -> str:
 FINDING = Finding(
     name="goel2016",
     title="Goel, Anderson, Hofman & Watts 2016: cascade shape (never reshared, heavy tail, low virality)",
-    experiment="replicate_goel2016",
     arms=(Arm("x_algo", ("ranking=x_algo",)),),
     claims=CLAIMS,
     tables={

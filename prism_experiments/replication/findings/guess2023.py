@@ -82,7 +82,6 @@ def reason(result: ClaimResult, figures: Mapping[str, float]) -> str:
 FINDING = Finding(
     name="guess2023",
     title="Guess et al. 2023: a chronological feed reduces time on platform and activity",
-    experiment="replicate_guess2023",
     arms=ARMS,
     claims=CLAIMS,
     tables={"exposures": ("step", "agent_id"), "engagements": ("agent_id",), "agents": ("agent_id",)},

@@ -72,7 +72,6 @@ def reason(result: ClaimResult, figures: Mapping[str, float]) -> str:
 FINDING = Finding(
     name="juul_ugander2021",
     title="Juul & Ugander 2021: compare diffusion at matched cascade size, not pooled",
-    experiment="replicate_juul_ugander2021",
     arms=ARMS,
     claims=CLAIMS,
     tables={"cascades": ("size", "depth", "structural_virality")},
