@@ -8,7 +8,6 @@ client, a real model.
 
 from __future__ import annotations
 
-import socket
 import subprocess
 import sys
 import threading
@@ -20,20 +19,16 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from test_llm_run import llm_config
 
 from prism_experiments.config import ExperimentConfig
 from prism_experiments.llm import ChatRequest, LLMUnavailable, action_schema, parse_actions
 from prism_experiments.llm.backends.openai_server import OpenAIChatModel, OpenAILLMConfig, server_identity
+from prism_experiments.ops.daemons import free_port
 from prism_experiments.simulation import run_simulation
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def test_an_unreachable_server_fails_the_run_with_one_line(tmp_path: Path, session_cache_dir: Path) -> None:
@@ -193,38 +188,12 @@ def test_a_server_dying_mid_run_fails_it_and_the_rerun_asks_only_what_was_not_an
     server: str, tmp_path: Path, session_cache_dir: Path
 ) -> None:
     def config(url: str) -> ExperimentConfig:
-        return ExperimentConfig.from_mapping(
-            {
-                "seed": 0,
-                "corpus": {"n_posts": 30, "span_hours": 12},
-                "agents": {
-                    "n_agents": 3,
-                    "activity_median": 0.9,
-                    "activity_min": 0.9,
-                    "decider": {
-                        "kind": "llm",
-                        "llm": {
-                            "backend": "openai",
-                            "base_url": url,
-                            "model": "smollm2-135m-instruct",
-                            "max_new_tokens": 64,
-                            "max_text_chars": 60,
-                            "concurrency": 1,
-                            "max_retries": 1,
-                            "timeout_s": 300,
-                            "cache_dir": str(tmp_path / "llm-cache"),
-                        },
-                    },
-                },
-                "network": {"mean_out_degree": 2},
-                "rag": {"feed_size": 3, "cache_dir": str(session_cache_dir)},
-                "ranking": {"mode": "preference"},
-                # one step: its 3 agents' prompts are enough (the dead server answers one of them), and each
-                # answer of the 1-thread server costs seconds of CPU
-                "simulation": {"n_steps": 1, "show_progress": False, "render_agents": 0},
-                "paths": {"runs_dir": str(tmp_path / "runs")},
-            }
-        )
+        served = {"backend": "openai", "base_url": url, "model": "smollm2-135m-instruct"}
+        patience = {"concurrency": 1, "max_retries": 1, "timeout_s": 300}
+        # one step: its 3 agents' prompts are enough (the dead server answers one of them), and each answer of the
+        # 1-thread server costs seconds of CPU
+        ranking = {"mode": "preference"}
+        return llm_config(tmp_path, session_cache_dir, ranking, served | patience, n_agents=3, n_posts=30, n_steps=1)
 
     proxy = DyingProxy(server, answers=1)
     with pytest.raises(LLMUnavailable) as failure:

@@ -19,31 +19,29 @@ from prism_experiments.simulation import run_simulation
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 
-def llm_config(tmp: Path, cache_dir: Path, ranking: dict) -> ExperimentConfig:
+def llm_config(
+    tmp: Path, cache_dir: Path, ranking: dict, llm: dict, n_agents: int = 5, n_posts: int = 40, n_steps: int = 2
+) -> ExperimentConfig:
+    """A few active LLM agents on a small world; `llm` is the backend's own settings, the answer cache is
+    `tmp/llm-cache` and `cache_dir` the embedding cache."""
     return ExperimentConfig.from_mapping(
         {
             "seed": 0,
-            "corpus": {"n_posts": 40, "span_hours": 12},
+            "corpus": {"n_posts": n_posts, "span_hours": 12},
             "agents": {
-                "n_agents": 5,
+                "n_agents": n_agents,
                 "activity_median": 0.9,
                 "activity_min": 0.9,
                 "decider": {
                     "kind": "llm",
-                    "llm": {
-                        # a small budget: answers cut at it are closed, as in any run (docs/llm.md)
-                        "max_new_tokens": 64,
-                        "max_text_chars": 60,
-                        "batch_size": 5,
-                        "threads": 1,
-                        "cache_dir": str(tmp / "llm-cache"),
-                    },
+                    # a small budget: answers cut at it are closed, as in any run (docs/llm.md)
+                    "llm": {"max_new_tokens": 64, "max_text_chars": 60, "cache_dir": str(tmp / "llm-cache"), **llm},
                 },
             },
             "network": {"mean_out_degree": 2},
             "rag": {"feed_size": 3, "cache_dir": str(cache_dir)},
             "ranking": ranking,
-            "simulation": {"n_steps": 2, "show_progress": False, "render_agents": 0},
+            "simulation": {"n_steps": n_steps, "show_progress": False, "render_agents": 0},
             "paths": {"runs_dir": str(tmp / "runs")},
         }
     )
@@ -61,7 +59,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory, session_cache_dir: Path) -> d
     }
     results: dict = {"weights_dir": tmp / "llm-cache" / "weights"}
     for name, ranking in conditions.items():
-        results[name] = run_simulation(llm_config(tmp, session_cache_dir, ranking))
+        results[name] = run_simulation(llm_config(tmp, session_cache_dir, ranking, {"batch_size": 5, "threads": 1}))
         print(f"\n{name}: {results[name].decider_stats} decide_s={results[name].timings['decide_s']:.2f}")
     return results
 

@@ -7,6 +7,7 @@ import os
 import subprocess
 from collections import Counter
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import cast
 
@@ -86,6 +87,18 @@ def start_on_slurm(state: slurm_local.SlurmLocalState, *args: str, runs_dir: Pat
         stderr=subprocess.PIPE,
         text=True,
     )
+
+
+@contextmanager
+def two_jobs_one_running(
+    state: slurm_local.SlurmLocalState, held_cache: HeldEncoding, runs_dir: Path, name: str
+) -> Iterator[tuple[tuple[str, ...], subprocess.Popen, Run]]:
+    """TWO_JOBS started on SLURM as experiment `name` on the held cache: (its arguments, the sweep, the run of a job
+    held RUNNING); the sweep is killed on the way out if a step inside failed before it ended."""
+    args = (*TWO_JOBS, f"experiment_name={name}")
+    sweep = start_on_slurm(state, *args, runs_dir=runs_dir, cache_dir=held_cache.root)
+    with killed_if_left_running(sweep):
+        yield args, sweep, cast(Run, wait_for_running_job(runs_dir, timeout=300, experiment=name, sweep=sweep))
 
 
 def process_environment(pid: int) -> dict[str, str]:
@@ -174,10 +187,7 @@ def test_scancel_of_a_running_job_fails_only_it_and_the_next_sweep_runs_only_it(
     slurm: slurm_local.SlurmLocalState, held_cache: HeldEncoding, tmp_path: Path
 ) -> None:
     runs_dir, name = tmp_path / "runs", "slurm_scancel"
-    args = (*TWO_JOBS, f"experiment_name={name}")
-    sweep = start_on_slurm(slurm, *args, runs_dir=runs_dir, cache_dir=held_cache.root)
-    with killed_if_left_running(sweep):
-        victim = cast(Run, wait_for_running_job(runs_dir, timeout=300, experiment=name, sweep=sweep))
+    with two_jobs_one_running(slurm, held_cache, runs_dir, name) as (args, sweep, victim):
         job_env = process_environment(int(victim.data.tags["prism.pid"]))
         assert "SLURM_ARRAY_JOB_ID" in job_env, "the job ran outside SLURM, or ended before it could be cancelled"
         slurm_job = f"{job_env['SLURM_ARRAY_JOB_ID']}_{job_env['SLURM_ARRAY_TASK_ID']}"
@@ -246,10 +256,7 @@ def test_a_preempted_job_is_requeued_and_its_config_finishes_once(
     slurm: slurm_local.SlurmLocalState, held_cache: HeldEncoding, tmp_path: Path
 ) -> None:
     runs_dir, name = tmp_path / "runs", "slurm_preempted"
-    args = (*TWO_JOBS, f"experiment_name={name}")
-    sweep = start_on_slurm(slurm, *args, runs_dir=runs_dir, cache_dir=held_cache.root)
-    with killed_if_left_running(sweep):
-        victim = cast(Run, wait_for_running_job(runs_dir, timeout=300, experiment=name, sweep=sweep))
+    with two_jobs_one_running(slurm, held_cache, runs_dir, name) as (_, sweep, victim):
         # a job of the higher-priority partition that needs the whole node: SLURM preempts the running sweep jobs
         urgent = ["sbatch", f"--partition={slurm_local.URGENT_PARTITION}", "--cpus-per-task=2", "--wrap", "sleep 1"]
         subprocess.run(urgent, env=slurm_env(slurm), check=True, capture_output=True, cwd=tmp_path)
