@@ -1,4 +1,4 @@
-"""engagement_recency, pooled_boost and context_rerank (specs 002-004): formulas by hand, config
+"""engagement_recency, pooled_boost and context_rerank (REQ-RETRIEVAL, REQ-POOLED, REQ-RERANK): formulas by hand, config
 validation, and rank_many on a real store."""
 
 from __future__ import annotations

@@ -8,14 +8,14 @@ alone.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING, TypeAlias
 
 from pydantic import Field
 
 import prism_experiments.deciders.kinds  # noqa: F401  (registers every decider)
 from prism_experiments.agents import AgentsConfig
 from prism_experiments.deciders.base import BaseDeciderConfig
-from prism_experiments.deciders.registry import DECIDERS, DEFAULT_KIND
+from prism_experiments.deciders.registry import DECIDERS
 
 if TYPE_CHECKING:  # the type checker sees the common base; pydantic validates against the union
     DeciderConfig: TypeAlias = BaseDeciderConfig
@@ -23,9 +23,9 @@ else:
     DeciderConfig = DECIDERS.union()
 
 
-def decider_config(kind: str = DEFAULT_KIND, **fields: Any) -> BaseDeciderConfig:
-    """The validated config of `kind` with `fields` set (ValueError naming agents.decider.kind if unknown)."""
-    return DECIDERS.validate(kind, **fields)
+#: decider_config(kind=DEFAULT_KIND, **fields): the validated config of a decider (ValueError naming
+#: agents.decider.kind if unknown); the registry's own `validate`
+decider_config = DECIDERS.validate
 
 
 class DecidingAgentsConfig(AgentsConfig):

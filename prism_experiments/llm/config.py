@@ -6,10 +6,10 @@ imported, so `backend` picks the model and every other key is validated by that 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING, TypeAlias
 
 import prism_experiments.llm.backends  # noqa: F401  (registers every backend)
-from prism_experiments.llm.backend import DEFAULT_BACKEND, LLM_BACKENDS, BackendConfig
+from prism_experiments.llm.backend import LLM_BACKENDS, BackendConfig
 
 
 def backend_config_models() -> dict[str, type[BackendConfig]]:
@@ -23,6 +23,6 @@ else:
     LLMConfig = LLM_BACKENDS.union()
 
 
-def llm_config(backend: str = DEFAULT_BACKEND, **fields: Any) -> BackendConfig:
-    """The validated config of `backend` with `fields` set (ValueError naming the backend if unknown)."""
-    return LLM_BACKENDS.validate(backend, **fields)
+#: llm_config(backend=DEFAULT_BACKEND, **fields): the validated config of a backend (ValueError naming the backend
+#: if unknown); the registry's own `validate`
+llm_config = LLM_BACKENDS.validate

@@ -1,4 +1,4 @@
-"""Ranking modes behind one interface (specs 000-004 and the design's mode table).
+"""Ranking modes behind one interface (docs/ranking.md; REQ-XALGO, REQ-FEED-5, REQ-RETRIEVAL, REQ-POOLED, REQ-RERANK).
 
 Each mode is a module of `ranking/modes/` that registers its ranker class and config model;
 `RankingConfig` and `KNOWN_MODES` are views of that registry (docs/ranking.md, "Adding a ranking mode").
@@ -7,10 +7,10 @@ Each mode is a module of `ranking/modes/` that registers its ranker class and co
 from prism_experiments.network import DictSocialGraph, SocialGraph
 from prism_experiments.ranking.base import AgentView, Ranker
 from prism_experiments.ranking.candidate import RankedCandidate
-from prism_experiments.ranking.config import DEFAULT_MODE, KNOWN_MODES, RankingConfig, ranking_config
+from prism_experiments.ranking.config import KNOWN_MODES, RankingConfig, ranking_config
 from prism_experiments.ranking.mode_config import CandidateSourcingConfig, ModeConfig
 from prism_experiments.ranking.ranker_inputs import RankerInputs
-from prism_experiments.ranking.registry import RANKING_MODES, build_ranker, config_models, register_mode
+from prism_experiments.ranking.registry import DEFAULT_MODE, RANKING_MODES, build_ranker, config_models, register_mode
 from prism_experiments.ranking.reshares import ReshareLog
 
 __all__ = [

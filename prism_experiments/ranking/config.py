@@ -6,11 +6,11 @@ Each mode module declares its own model (`modes/<mode>.py`); this module only co
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING, TypeAlias
 
 import prism_experiments.ranking.modes  # noqa: F401  (registers every mode)
 from prism_experiments.ranking.mode_config import ModeConfig
-from prism_experiments.ranking.registry import DEFAULT_MODE, RANKING_MODES, registered_modes
+from prism_experiments.ranking.registry import RANKING_MODES, registered_modes
 
 #: every registered mode (the modes' modules were imported above)
 KNOWN_MODES: tuple[str, ...] = registered_modes()
@@ -20,6 +20,6 @@ else:
     RankingConfig = RANKING_MODES.union()
 
 
-def ranking_config(mode: str = DEFAULT_MODE, **fields: Any) -> ModeConfig:
-    """The validated config of `mode` with `fields` set (ValueError naming ranking.mode if unknown)."""
-    return RANKING_MODES.validate(mode, **fields)
+#: ranking_config(mode=DEFAULT_MODE, **fields): the validated config of a mode (ValueError naming ranking.mode if
+#: unknown); the registry's own `validate`, under the name the rest of the code knows
+ranking_config = RANKING_MODES.validate
