@@ -20,7 +20,7 @@ from prism_experiments.composition import compose_experiment
 from prism_experiments.config import ExperimentConfig
 from prism_experiments.harness.job import end_run
 from prism_experiments.locations import RunLayout, artifact_root, tracking_uri_for
-from prism_experiments.metrics.moments import calibration_moments
+from prism_experiments.metrics.summary import calibration_moments
 from prism_experiments.ops.liveness import HEARTBEAT_TAG, Heartbeat, liveness_tags, reap_stale_runs
 from prism_experiments.simulation import run_simulation
 from prism_experiments.tracking.errors import error_line

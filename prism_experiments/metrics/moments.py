@@ -3,7 +3,7 @@ the starting follow graph's moments (`network/edge_stats.py`), targets when fitt
 
 Pure functions of the event log. The authorship and cascade-shape moments are run-summary metrics
 (`summary_metrics/calibration_moments.py`), so every run logs them; the calibration adds the graph's moments
-(`calibration_moments`).
+(`summary.calibration_moments`).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import pandas as pd
 
 from prism_experiments.metrics._tables import as_int, event_table, require_columns
 from prism_experiments.metrics.cascades import cascade_table
-from prism_experiments.network.edge_stats import GRAPH_MOMENTS, agents_graph_moments
+from prism_experiments.network.edge_stats import GRAPH_MOMENTS
 
 NAN = float("nan")
 #: a "large" cascade, whose structural virality is compared (Goel et al. 2016 study cascades of >= 100 adopters)
@@ -89,13 +89,3 @@ def large_cascade_virality(cascades: pd.DataFrame, min_size: int = LARGE_CASCADE
     """Mean structural virality of the cascades of at least `min_size` accounts; NaN when there is none."""
     large = cascades.loc[cascades["size"] >= min_size, "structural_virality"]
     return float(large.mean()) if len(large) else NAN
-
-
-def calibration_moments(result: object) -> dict[str, float]:
-    """The run summary (the authorship and cascade-shape moments included) plus the starting graph's moments;
-    `result` carries the event log and `agents`."""
-    # imported here: the summary's tables (run_tables.py) import this module
-    from prism_experiments.metrics.summary import summarize
-
-    # the starting graph: agents' `following` is their initial follow set
-    return summarize(result) | agents_graph_moments(getattr(result, "agents", []))

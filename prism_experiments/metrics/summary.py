@@ -6,6 +6,7 @@ from prism_experiments.metrics._tables import require_columns
 from prism_experiments.metrics.feeds import DEFAULT_MAX_FEEDS_FOR_JACCARD
 from prism_experiments.metrics.registry import registered_metrics
 from prism_experiments.metrics.run_tables import RunTables
+from prism_experiments.network.edge_stats import agents_graph_moments
 
 
 def summarize(result: object, *, max_feeds_for_jaccard: int = DEFAULT_MAX_FEEDS_FOR_JACCARD) -> dict[str, float]:
@@ -24,3 +25,9 @@ def summarize(result: object, *, max_feeds_for_jaccard: int = DEFAULT_MAX_FEEDS_
         if value is not None:
             summary[metric.name] = value
     return summary
+
+
+def calibration_moments(result: object) -> dict[str, float]:
+    """The run summary (the authorship and cascade-shape moments included) plus the starting graph's moments
+    (`network/edge_stats.py`); `result` carries the event log and `agents`, whose `following` is the initial graph."""
+    return summarize(result) | agents_graph_moments(getattr(result, "agents", []))
