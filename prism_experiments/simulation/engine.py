@@ -13,6 +13,7 @@ from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime, timedelta
+from pathlib import Path
 
 import numpy as np
 from tqdm.auto import tqdm
@@ -37,8 +38,9 @@ from prism_experiments.simulation.schedule import ScheduledRankers
 from prism_experiments.simulation.seen import SeenRows
 from prism_experiments.simulation.serving import ServedFeed, StochasticServer, build_server
 from prism_experiments.simulation.settings import EngineSettings, RunSettings
-from prism_experiments.simulation.starting_world import StartingWorld, build_starting_world
+from prism_experiments.simulation.starting_world import StartingWorld
 from prism_experiments.simulation.stores import rag_embedder, run_store
+from prism_experiments.simulation.world_cache import shared_starting_world
 
 log = logging.getLogger(__name__)
 
@@ -59,13 +61,17 @@ def _concatenated(parts: list[np.ndarray]) -> np.ndarray:
 
 
 def run_simulation(
-    cfg: RunSettings, world: StartingWorld | None = None, embedder: Embedder | None = None
+    cfg: RunSettings,
+    world: StartingWorld | None = None,
+    embedder: Embedder | None = None,
+    worlds_dir: Path | None = None,
 ) -> SimulationResult:
     """Run one simulation and return its event log; `cfg` is an `ExperimentConfig` or anything shaped like it
-    (without a `serving` attribute, or with `serving` None, feeds are the mode's deterministic order)."""
+    (without a `serving` attribute, or with `serving` None, feeds are the mode's deterministic order). With
+    `worlds_dir`, the starting world is the one a run of the same seed kept there (simulation/world_cache.py)."""
     timings: dict[str, float] = {}
     started = time.perf_counter()
-    world = world or build_starting_world(cfg)
+    world = world or shared_starting_world(cfg, worlds_dir)
     timings["world_s"] = time.perf_counter() - started
     # peak memory so far at the end of each phase (where a big world's peak comes from: docs/bench.md)
     timings["world_peak_gb"] = peak_rss_bytes() / 1e9
