@@ -165,6 +165,7 @@ class _Engine:
         self.done: set[tuple[int, int, int]] = set()  # (agent, row, action) likes and reshares happen once
         self.cascade_members: dict[int, set[str]] = {}
         self.recent_engagements: deque[dict[int, int]] = deque(maxlen=settings.simulation.velocity_window)
+        self.window_engagements: dict[int, int] = {}  # row -> its engagements in `recent_engagements`
         self.rendered: dict[str, str] = {}
         self.step_delta = timedelta(minutes=settings.simulation.step_minutes)
         sim = settings.simulation
@@ -464,13 +465,20 @@ class _Engine:
         return set(rng.choice(active, size=size, replace=False).tolist())
 
     def _update_velocity(self, counts: dict[int, int]) -> None:
-        """velocity = engagements over the last `velocity_window` steps / velocity_window."""
+        """velocity = engagements over the last `velocity_window` steps / velocity_window (running integer totals:
+        the same sums as adding the window's steps up again)."""
         window = self.settings.simulation.velocity_window
         leaving = self.recent_engagements[0] if len(self.recent_engagements) == window else {}
         self.recent_engagements.append(counts)
-        touched = set(leaving) | set(counts)
-        for row in touched:
-            total = sum(step_counts.get(row, 0) for step_counts in self.recent_engagements)
+        totals = self.window_engagements
+        for row, n in leaving.items():
+            totals[row] -= n
+        for row, n in counts.items():
+            totals[row] = totals.get(row, 0) + n
+        for row in leaving.keys() | counts.keys():
+            total = totals[row]
+            if total == 0:
+                del totals[row]
             self.retriever.own_post(row).velocity = total / window
 
     def _result(self) -> SimulationResult:
