@@ -71,6 +71,7 @@ def run_simulation(
     `worlds_dir`, the starting world is the one a run of the same seed kept there (simulation/world_cache.py)."""
     timings: dict[str, float] = {}
     started = time.perf_counter()
+    given = world is not None
     world = world or shared_starting_world(cfg, worlds_dir)
     timings["world_s"] = time.perf_counter() - started
     # peak memory so far at the end of each phase (where a big world's peak comes from: docs/bench.md)
@@ -83,7 +84,7 @@ def run_simulation(
     try:
         # every agent gets its author code now: a ranker keeps each agent's followees' codes until it follows more
         retriever.register_authors(agent.id for agent in world.agents)
-        graph = world.graph.copy()
+        graph = world.graph.copy() if given else world.graph  # a caller's world stays as it was given
         reshares = ReshareLog()
         serving = getattr(cfg, "serving", None)
         context = RankerContext(
@@ -485,7 +486,7 @@ class _Engine:
         return SimulationResult(
             **self.events.tables(self.retriever.posts, self.agent_ids),
             agents=self.agents,
-            final_graph_edges=self.graph.edges(),
+            final_graph=self.graph,
             rendered_feeds=self.rendered,
             ranker_debug=[
                 record for ranker in self.rankers.rankers for record in getattr(ranker, "debug_records", list)()
