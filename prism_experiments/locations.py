@@ -103,6 +103,11 @@ class RunLayout:
         return self.runs_dir / "ray"
 
     @property
+    def worlds_dir(self) -> Path:
+        """Starting worlds kept for the other conditions of their seed (simulation/world_cache.py)."""
+        return self.runs_dir / "worlds"
+
+    @property
     def cache_dir(self) -> Path:
         """`$PRISM_CACHE_DIR` (read in the process that runs), else `<runs_dir>/cache`."""
         own = os.environ.get(CACHE_DIR_ENV)

@@ -297,3 +297,8 @@ def test_research_figures_compare_medians_of_each_side(tmp_path: Path) -> None:
     assert figures["research.x_algo.speedup"].value == pytest.approx(100 / 35)
     assert figures["research.x_algo.speedup"].passed is False  # x_algo's target is 3x
     assert figures["research.x_algo.loop_speedup"].value == pytest.approx(71 / 15.5)
+    # the per-run overhead: wall minus the step loop (rank + decide + index new), and what is left of it
+    # once the world (2 s) is taken out: index_s and log_s are absent here, so 0
+    assert figures["research.x_algo.baseline_overhead_s"].value == pytest.approx(100 - 71)
+    assert figures["research.x_algo.overhead_s"].value == pytest.approx((30 - 11 + 40 - 20) / 2)
+    assert figures["research.x_algo.startup_s"].value == pytest.approx((30 - 11 - 2 + 40 - 20 - 2) / 2)

@@ -32,14 +32,22 @@ SPEEDUP_TARGETS = {
 LOOP_TIMINGS = ("rank_s", "decide_s", "index_new_s")
 
 
+def median(values: list[float]) -> float:
+    ordered = sorted(values)
+    middle = len(ordered) // 2
+    return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
+
+
 def baseline_tree(commit: str, work: Path) -> Path:
-    """A detached git worktree of `commit` under `work` (removed by `remove_tree`)."""
+    """A detached git worktree of `commit` under `work`, compiled (removed by `remove_tree`)."""
     tree = work / f"baseline-{commit}"
     subprocess.run(
         ["git", "-C", str(PROJECT_ROOT), "worktree", "add", "--detach", "--force", str(tree), commit],
         check=True,
         capture_output=True,
     )
+    # its bytecode compiled now, as `make setup` compiles this checkout's: a first run does not pay for it
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(tree / "prism_experiments")], capture_output=True)
     return tree
 
 
@@ -70,11 +78,6 @@ def research_figures(
 ) -> list[Figure]:
     """Medians of each side's runs and their ratio."""
 
-    def median(values: list[float]) -> float:
-        ordered = sorted(values)
-        middle = len(ordered) // 2
-        return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
-
     def loop(timings: dict) -> float:
         return sum(timings.get(key, 0.0) for key in LOOP_TIMINGS)
 
@@ -101,9 +104,44 @@ def research_figures(
         figure(SECTION, f"{prefix}.loop_speedup", old_loop / new_loop if new_loop else None, "x"),
         figure(SECTION, f"{prefix}.baseline_world_s", median([t.get("world_s", 0.0) for _, t in baseline]), "s"),
         figure(SECTION, f"{prefix}.world_s", median([t.get("world_s", 0.0) for _, t in head]), "s"),
+        *overhead_figures(prefix, "baseline_", baseline),
+        *overhead_figures(prefix, "", head),
         figure(SECTION, f"{prefix}.baseline_peak_rss_gb", max(c.peak_rss_bytes for c, _ in baseline) / 1e9, "GB"),
         figure(SECTION, f"{prefix}.peak_rss_gb", max(c.peak_rss_bytes for c, _ in head) / 1e9, "GB"),
     ]
+
+
+def overhead_figures(prefix: str, side: str, runs: list[tuple[ChildRun, dict]]) -> list[Figure]:
+    """A run's per-run overhead (all but its step loop) and its parts: start-up (imports, Hydra, the MLflow run,
+    the summary), the starting world, the store's index of it, and writing and logging the run's files."""
+
+    def overhead(child: ChildRun, timings: dict) -> float:
+        return child.wall_s - sum(timings.get(key, 0.0) for key in LOOP_TIMINGS)
+
+    parts = ("world_s", "index_s", "log_s")
+    startup = [overhead(c, t) - sum(t.get(key, 0.0) for key in parts) for c, t in runs]
+    return [
+        figure(
+            SECTION,
+            f"{prefix}.{side}overhead_s",
+            median([overhead(c, t) for c, t in runs]),
+            "s",
+            note="wall - step loop: start-up + world + index + logging",
+        ),
+        figure(SECTION, f"{prefix}.{side}startup_s", median(startup), "s", note="wall - loop - world - index - log"),
+        figure(SECTION, f"{prefix}.{side}index_s", median([t.get("index_s", 0.0) for _, t in runs]), "s"),
+        figure(SECTION, f"{prefix}.{side}log_s", median([t.get("log_s", 0.0) for _, t in runs]), "s"),
+    ]
+
+
+def keep_head_world(overrides: Sequence[str], runs_dir: Path) -> None:
+    """The research world built once into this checkout's runs directory, as a sweep's driver does before its runs
+    (simulation/world_cache.py): this checkout's runs load it; the baseline's code builds its own every run."""
+    from prism_experiments.composition import compose_experiment
+    from prism_experiments.simulation.world_cache import shared_starting_world
+
+    cfg = compose_experiment([*overrides, f"paths.runs_dir={runs_dir}"])
+    shared_starting_world(cfg, cfg.paths.layout.worlds_dir)
 
 
 def research_section(inputs: SectionInputs) -> list[Figure]:
@@ -113,6 +151,7 @@ def research_section(inputs: SectionInputs) -> list[Figure]:
     work.mkdir(parents=True, exist_ok=True)
     overrides = [*RESEARCH_RUN, f"rag.cache_dir={inputs.cache_dir}"]
     warm_pool(overrides, inputs.show_progress)
+    keep_head_world(overrides, work / "head")
     figures = [figure(SECTION, "research.load_avg_start", load_average(), "", note="1-minute load average")]
     tree = baseline_tree(BASELINE_COMMIT, work)
     try:

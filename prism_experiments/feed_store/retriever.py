@@ -551,7 +551,8 @@ class FeedRetriever:
         rng: np.random.Generator,
         exclude_rows: np.ndarray | None = None,
     ) -> np.ndarray:
-        """A uniform sample without replacement of posts from the last `window_hours` before `now`.
+        """A uniform sample without replacement of posts from the last `window_hours` before `now`, none of
+        `exclude_rows` (ascending).
 
         When the window holds fewer than `n` posts it widens to the `n` newest ones (a feed is
         never short while the store has posts).
@@ -560,7 +561,10 @@ class FeedRetriever:
         now_us = epoch_microseconds(as_utc(now))
         rows = self._window_rows(now_us, int(window_hours * 3_600_000_000))
         if exclude_rows is not None and len(exclude_rows):
-            rows = rows[~np.isin(rows, exclude_rows, assume_unique=True)]
+            # a binary search into the sorted exclusions: np.isin sorts both arrays at every call (a step of
+            # the random mode asks once per agent)
+            found = np.minimum(np.searchsorted(exclude_rows, rows), len(exclude_rows) - 1)
+            rows = rows[exclude_rows[found] != rows]
         if len(rows) < n:
             candidates = np.flatnonzero(stamps <= now_us)
             if exclude_rows is not None and len(exclude_rows):

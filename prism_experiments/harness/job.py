@@ -321,7 +321,7 @@ def _simulate_and_log(
         log_params(client, run_id, to_params(resolved))
         started = time.perf_counter()
         with heartbeat:
-            result = run_simulation(cfg)
+            result = run_simulation(cfg, worlds_dir=cfg.paths.layout.worlds_dir)
         simulated = time.perf_counter() - started
         summary = summarize(result)
         series = step_series(result)

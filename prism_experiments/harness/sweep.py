@@ -221,7 +221,9 @@ def _embed_before_fanout(configs: list[ExperimentConfig]) -> int:
     the sweep before any run exists."""
     try:
         return embed_starting_corpora(
-            configs, show_progress=any(cfg.simulation.show_progress for cfg in configs)
+            configs,
+            show_progress=any(cfg.simulation.show_progress for cfg in configs),
+            worlds_dir=configs[0].paths.layout.worlds_dir if configs else None,
         ).encoded
     except Exception as exc:
         log.error("embedding the sweep's starting corpora failed before any job started: %s", error_line(exc))

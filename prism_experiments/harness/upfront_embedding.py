@@ -12,7 +12,6 @@ text not yet cached sends its few new texts to the model as a full batch of blan
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from collections.abc import Sequence
@@ -24,8 +23,9 @@ from tqdm.auto import tqdm
 from prism_experiments.corpus.templates import pooled_texts
 from prism_experiments.embeddings.embedder import BATCH_SIZE
 from prism_experiments.simulation.settings import RunSettings
-from prism_experiments.simulation.starting_world import build_starting_world, corpus_topics
+from prism_experiments.simulation.starting_world import corpus_topics
 from prism_experiments.simulation.stores import shared_embedder
+from prism_experiments.simulation.world_cache import shared_starting_world, world_key
 
 log = logging.getLogger(__name__)
 
@@ -42,17 +42,6 @@ class UpfrontEmbedding:
     pooled: int = 0
 
 
-def world_key(cfg: RunSettings) -> str:
-    """Identity of a starting world: the seed and the three groups it is built from (not the ranker)."""
-    parts = {
-        "seed": cfg.seed,
-        "agents": cfg.agents.model_dump(mode="json"),
-        "network": cfg.network.model_dump(mode="json"),
-        "corpus": cfg.corpus.model_dump(mode="json", exclude=set()),
-    }
-    return json.dumps(parts, sort_keys=True, default=str)
-
-
 #: where vectors go: (embedding model, cache dir, encoder backend), `shared_embedder`'s arguments
 CacheKey = tuple[str, Path, str]
 
@@ -63,10 +52,10 @@ def cache_key(cfg: RunSettings) -> CacheKey:
 
 
 def starting_texts_by_cache(
-    configs: Sequence[RunSettings], show_progress: bool = True
+    configs: Sequence[RunSettings], show_progress: bool = True, worlds_dir: Path | None = None
 ) -> tuple[dict[CacheKey, list[str]], int]:
     """Distinct starting-corpus texts per (embedding model, cache dir, encoder backend), and how many distinct
-    worlds gave them."""
+    worlds gave them; each world is kept in `worlds_dir` for the sweep's runs (simulation/world_cache.py)."""
     worlds = {world_key(cfg): cfg for cfg in configs}
     texts: dict[CacheKey, dict[str, None]] = {}
     for cfg in tqdm(
@@ -76,7 +65,7 @@ def starting_texts_by_cache(
         disable=not show_progress or len(worlds) < 2,
     ):
         bucket = texts.setdefault(cache_key(cfg), {})
-        bucket.update(dict.fromkeys(post.text for post in build_starting_world(cfg).corpus))
+        bucket.update(dict.fromkeys(post.text for post in shared_starting_world(cfg, worlds_dir).corpus))
     return {key: list(bucket) for key, bucket in texts.items()}, len(worlds)
 
 
@@ -112,11 +101,14 @@ def sweep_pools(configs: Sequence[RunSettings], batch_size: int) -> dict[CacheKe
     return pools
 
 
-def embed_starting_corpora(configs: Sequence[RunSettings], show_progress: bool = True) -> UpfrontEmbedding:
+def embed_starting_corpora(
+    configs: Sequence[RunSettings], show_progress: bool = True, worlds_dir: Path | None = None
+) -> UpfrontEmbedding:
     """Put every pending job's starting corpus in the embedding cache, and the whole text pool when the runs take
-    enough steps (`sweep_pools`); the model loads only if a text is missing."""
+    enough steps (`sweep_pools`); the model loads only if a text is missing. The worlds built for it are kept in
+    `worlds_dir`, where the runs then load them."""
     started = time.perf_counter()
-    by_cache, n_worlds = starting_texts_by_cache(configs, show_progress)
+    by_cache, n_worlds = starting_texts_by_cache(configs, show_progress, worlds_dir)
     pools = sweep_pools(configs, BATCH_SIZE)  # shared_embedder's batches
     n_texts = encoded = pooled = 0
     for cache in {**by_cache, **pools}:

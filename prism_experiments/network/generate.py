@@ -78,13 +78,16 @@ def weighted_sample_without_replacement(
 
 
 def _take_first_occurrences(draws: np.ndarray, chosen: list[int], taken: set[int], k: int) -> None:
-    """Append the draws not taken yet to `chosen`, in order, until it holds k."""
-    for index in draws.tolist():
-        if index not in taken:
-            taken.add(index)
-            chosen.append(index)
-            if len(chosen) == k:
-                return
+    """Append the draws not taken yet to `chosen`, in order, until it holds k (first occurrences of each)."""
+    if len(draws) == 0:
+        return
+    _, first = np.unique(draws, return_index=True)
+    fresh = draws[np.sort(first)].tolist()
+    if taken:
+        fresh = [index for index in fresh if index not in taken]
+    fresh = fresh[: k - len(chosen)]
+    chosen.extend(fresh)
+    taken.update(fresh)
 
 
 def interest_subsets(agents: Sequence[SocialAgent]) -> tuple[np.ndarray, np.ndarray, int]:

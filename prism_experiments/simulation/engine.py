@@ -13,6 +13,7 @@ from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime, timedelta
+from pathlib import Path
 
 import numpy as np
 from tqdm.auto import tqdm
@@ -37,8 +38,9 @@ from prism_experiments.simulation.schedule import ScheduledRankers
 from prism_experiments.simulation.seen import SeenRows
 from prism_experiments.simulation.serving import ServedFeed, StochasticServer, build_server
 from prism_experiments.simulation.settings import EngineSettings, RunSettings
-from prism_experiments.simulation.starting_world import StartingWorld, build_starting_world
+from prism_experiments.simulation.starting_world import StartingWorld
 from prism_experiments.simulation.stores import rag_embedder, run_store
+from prism_experiments.simulation.world_cache import shared_starting_world
 
 log = logging.getLogger(__name__)
 
@@ -59,13 +61,18 @@ def _concatenated(parts: list[np.ndarray]) -> np.ndarray:
 
 
 def run_simulation(
-    cfg: RunSettings, world: StartingWorld | None = None, embedder: Embedder | None = None
+    cfg: RunSettings,
+    world: StartingWorld | None = None,
+    embedder: Embedder | None = None,
+    worlds_dir: Path | None = None,
 ) -> SimulationResult:
     """Run one simulation and return its event log; `cfg` is an `ExperimentConfig` or anything shaped like it
-    (without a `serving` attribute, or with `serving` None, feeds are the mode's deterministic order)."""
+    (without a `serving` attribute, or with `serving` None, feeds are the mode's deterministic order). With
+    `worlds_dir`, the starting world is the one a run of the same seed kept there (simulation/world_cache.py)."""
     timings: dict[str, float] = {}
     started = time.perf_counter()
-    world = world or build_starting_world(cfg)
+    given = world is not None
+    world = world or shared_starting_world(cfg, worlds_dir)
     timings["world_s"] = time.perf_counter() - started
     # peak memory so far at the end of each phase (where a big world's peak comes from: docs/bench.md)
     timings["world_peak_gb"] = peak_rss_bytes() / 1e9
@@ -77,7 +84,7 @@ def run_simulation(
     try:
         # every agent gets its author code now: a ranker keeps each agent's followees' codes until it follows more
         retriever.register_authors(agent.id for agent in world.agents)
-        graph = world.graph.copy()
+        graph = world.graph.copy() if given else world.graph  # a caller's world stays as it was given
         reshares = ReshareLog()
         serving = getattr(cfg, "serving", None)
         ranker_inputs = RankerInputs(
@@ -159,6 +166,7 @@ class _Engine:
         self.done: set[tuple[int, int, int]] = set()  # (agent, row, action) likes and reshares happen once
         self.cascade_members: dict[int, set[str]] = {}
         self.recent_engagements: deque[dict[int, int]] = deque(maxlen=settings.simulation.velocity_window)
+        self.window_engagements: dict[int, int] = {}  # row -> its engagements in `recent_engagements`
         self.rendered: dict[str, str] = {}
         self.step_delta = timedelta(minutes=settings.simulation.step_minutes)
         sim = settings.simulation
@@ -458,20 +466,27 @@ class _Engine:
         return set(rng.choice(active, size=size, replace=False).tolist())
 
     def _update_velocity(self, counts: dict[int, int]) -> None:
-        """velocity = engagements over the last `velocity_window` steps / velocity_window."""
+        """velocity = engagements over the last `velocity_window` steps / velocity_window (running integer totals:
+        the same sums as adding the window's steps up again)."""
         window = self.settings.simulation.velocity_window
         leaving = self.recent_engagements[0] if len(self.recent_engagements) == window else {}
         self.recent_engagements.append(counts)
-        touched = set(leaving) | set(counts)
-        for row in touched:
-            total = sum(step_counts.get(row, 0) for step_counts in self.recent_engagements)
+        totals = self.window_engagements
+        for row, n in leaving.items():
+            totals[row] -= n
+        for row, n in counts.items():
+            totals[row] = totals.get(row, 0) + n
+        for row in leaving.keys() | counts.keys():
+            total = totals[row]
+            if total == 0:
+                del totals[row]
             self.retriever.own_post(row).velocity = total / window
 
     def _result(self) -> SimulationResult:
         return SimulationResult(
             **self.events.tables(self.retriever.posts, self.agent_ids),
             agents=self.agents,
-            final_graph_edges=self.graph.edges(),
+            final_graph=self.graph,
             rendered_feeds=self.rendered,
             ranker_debug=[
                 record for ranker in self.rankers.rankers for record in getattr(ranker, "debug_records", list)()
