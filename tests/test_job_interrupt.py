@@ -40,7 +40,7 @@ def test_a_sigterm_that_a_library_turned_into_a_type_error_still_ends_the_run_ki
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, reraise: bool
 ) -> None:
     cfg = ExperimentConfig.from_mapping({"paths": {"runs_dir": str(tmp_path)}, "experiment_name": "interrupted"})
-    monkeypatch.setattr(job, "run_simulation", lambda _cfg: _sigterm_seen_as(TypeError))
+    monkeypatch.setattr(job, "run_simulation", lambda _cfg, **_kwargs: _sigterm_seen_as(TypeError))
     with pytest.raises(KeyboardInterrupt) as raised:
         job.run_job(cfg, reraise=reraise)
     assert raised.value.args == ("SIGTERM",) and isinstance(raised.value.__cause__, TypeError)
@@ -53,7 +53,7 @@ def test_a_sigterm_that_a_library_turned_into_a_type_error_still_ends_the_run_ki
 def test_an_error_with_no_signal_behind_it_still_fails_the_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     cfg = ExperimentConfig.from_mapping({"paths": {"runs_dir": str(tmp_path)}, "experiment_name": "failed"})
 
-    def compare_mismatched(_cfg: ExperimentConfig) -> None:
+    def compare_mismatched(_cfg: ExperimentConfig, **_kwargs: object) -> None:
         np.zeros(2, dtype=[("a", "f4")]) == np.zeros(2, dtype=[("b", "U1")])  # noqa: B015  # numpy's own TypeError
 
     monkeypatch.setattr(job, "run_simulation", compare_mismatched)
