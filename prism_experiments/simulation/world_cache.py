@@ -50,7 +50,7 @@ def world_key(cfg: StartingWorldSettings) -> str:
         "seed": cfg.seed,
         "agents": cfg.agents.model_dump(mode="json"),
         "network": cfg.network.model_dump(mode="json"),
-        "corpus": cfg.corpus.model_dump(mode="json"),
+        "corpus": cfg.corpus.model_dump(mode="json", exclude=set()),
     }
     return json.dumps(parts, sort_keys=True, default=str)
 
