@@ -70,25 +70,23 @@ def ranges(starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray
     return which, starts[which] + offsets
 
 
+#: pairs per gathered product in `pair_similarities` (a few MB: stays in cache)
+_PAIR_CHUNK = 1024
+
+
 def pair_similarities(vectors: np.ndarray, queries: np.ndarray, pairs: Pairs) -> np.ndarray:
     """`exact_similarities` of each pair's row to its view's query: float64 products, each row summed on its own.
 
-    Pairs are grouped by view, so each view's rows are multiplied by its one query (no gathered copy of the
-    queries); `np.multiply(..., dtype=float64)` widens the float32 rows inside the product, as `np.asarray(rows,
-    float64) * query` would, without a float64 copy of them first.
+    Pairs go in chunks of `_PAIR_CHUNK`: the rows and their views' queries gathered, multiplied in float64
+    (`np.multiply(..., dtype=float64)` widens the float32 rows inside the product, as `np.asarray(rows, float64) *
+    query` would) and each product row summed alone, so a pair's value does not depend on its chunk. A few
+    thousand views of about 8 pairs each: chunks cost half the time of one small product per view (bench).
     """
     out = np.empty(len(pairs))
-    if len(pairs) == 0:
-        return out
     queries64 = np.asarray(queries, dtype=np.float64)
-    first = np.empty(len(pairs), dtype=bool)
-    first[0] = True
-    np.not_equal(pairs.view[1:], pairs.view[:-1], out=first[1:])
-    starts = np.flatnonzero(first).tolist()
-    bounds = [*starts, len(pairs)]
-    views = pairs.view[starts].tolist()
-    for view, start, end in zip(views, bounds[:-1], bounds[1:]):
-        products = np.multiply(vectors[pairs.row[start:end]], queries64[view], dtype=np.float64)
+    for start in range(0, len(pairs), _PAIR_CHUNK):
+        end = start + _PAIR_CHUNK
+        products = np.multiply(vectors[pairs.row[start:end]], queries64[pairs.view[start:end]], dtype=np.float64)
         out[start:end] = products.sum(axis=1)
     return similarity_from_dot(out)
 
