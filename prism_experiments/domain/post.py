@@ -66,6 +66,13 @@ class Post(BaseModel):
             object.__setattr__(self, "__pydantic_fields_set__", _EVERY_FIELD)
         return self
 
+    def changeable_copy(self) -> Post:
+        """A shallow copy to change (engagement counters) that still shares the one fields set when this post does."""
+        copied = self.model_copy()
+        if self.__pydantic_fields_set__ is _EVERY_FIELD:
+            object.__setattr__(copied, "__pydantic_fields_set__", _EVERY_FIELD)
+        return copied
+
     @property
     def is_reply(self) -> bool:
         return self.parent_id is not None

@@ -234,7 +234,7 @@ class FeedRetriever:
     def own_post(self, row: int) -> Post:
         """The post at `row` to change (engagement counters): a post shared with another store is copied first."""
         if row < self._shared_posts and row not in self._owned:
-            self._posts[row] = self._posts[row].model_copy()
+            self._posts[row] = self._posts[row].changeable_copy()
             self._owned.add(row)
         return self._posts[row]
 
