@@ -118,7 +118,8 @@ class FeedRetriever:
             self._handle = open_collection(self.config)
         first = sum(self._shared_counts) + self._synced
         if first < len(self._posts):
-            self._write_to_collection(self._handle, self._posts[first:], self._vectors_at(slice(first, len(self._posts))))
+            own = slice(first, len(self._posts))
+            self._write_to_collection(self._handle, self._posts[own], self._vectors_at(own))
             self._synced = len(self._posts) - sum(self._shared_counts)
         return self._handle
 
@@ -181,6 +182,11 @@ class FeedRetriever:
     def vectors(self) -> RowVectors:
         """Unit vectors of every post, one row each, in insertion order (read only; indexing gathers rows)."""
         return RowVectors(self._table.array, self._vector_rows[: len(self._posts)])
+
+    def dense_vectors(self) -> np.ndarray:
+        """Every post's vector as one (rows, dim) array: a view when no post shares a vector, else a gathered copy."""
+        count = len(self._posts)
+        return self._table.array[:count] if self._rows_are_table else self._vectors_at(slice(0, count))
 
     def _vectors_at(self, rows: np.ndarray | slice) -> np.ndarray:
         """The vectors of these rows (a gathered copy)."""

@@ -94,5 +94,5 @@ class RowVectors:
         return self._table[self._index].astype(dtype)
 
     @property
-    def T(self) -> np.ndarray:  # noqa: N802 (numpy's name)
+    def T(self) -> np.ndarray:
         return self._table[self._index].T

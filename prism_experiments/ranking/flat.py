@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from prism_experiments.feed_store.retriever import FeedRetriever, similarity_from_dot
+from prism_experiments.feed_store.vector_table import RowVectors
 from prism_experiments.ranking.sourcing import in_sorted
 
 if TYPE_CHECKING:
@@ -70,7 +71,7 @@ def ranges(starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray
     return which, starts[which] + offsets
 
 
-def pair_similarities(vectors: np.ndarray, queries: np.ndarray, pairs: Pairs) -> np.ndarray:
+def pair_similarities(vectors: np.ndarray | RowVectors, queries: np.ndarray, pairs: Pairs) -> np.ndarray:
     """`exact_similarities` of each pair's row to its view's query: float64 products, each row summed on its own.
 
     Pairs are grouped by view, so each view's rows are multiplied by its one query (no gathered copy of the
