@@ -171,3 +171,16 @@ def test_object_columns_are_what_the_pandas_round_trip_gives_and_share_the_strin
     column[:] = [text, text]
     assert _object_column(column).iloc[1] is text
     assert pd.DataFrame({"topic": column})["topic"].astype(object).iloc[1] is not text  # what it saves
+
+
+def test_posts_given_every_field_share_one_fields_set_and_copies_keep_sharing_it() -> None:
+    every = dict(has_media=False, media_type="none", media_description=None, likes=0, reshares=0)
+    every |= dict(replies=0, velocity=0.0, parent_id=None, format="list")
+    a, b = post("p1", **every), post("p2", **every)
+    assert a.__pydantic_fields_set__ is b.__pydantic_fields_set__ and a.model_fields_set == set(Post.model_fields)
+    partial = post("p3")
+    assert partial.__pydantic_fields_set__ is not a.__pydantic_fields_set__ and "likes" not in partial.model_fields_set
+    copy = a.changeable_copy()
+    copy.likes += 3
+    assert copy.__pydantic_fields_set__ is a.__pydantic_fields_set__ and (a.likes, copy.likes) == (0, 3)
+    assert b.model_fields_set == set(Post.model_fields) and copy == a.model_copy(update={"likes": 3})
