@@ -149,3 +149,38 @@ def test_sparse_float_columns_are_what_from_records_gives() -> None:
     for name in expected.columns:
         np.testing.assert_array_equal(got[name], expected[name].to_numpy())
     assert len(columns) == 4
+
+
+def test_object_columns_are_what_the_pandas_round_trip_gives_and_share_the_strings() -> None:
+    """Exposure id columns built as object columns: the values and dtype `typed(pd.DataFrame(...))` gives (its
+    `astype(object)`: a None among strings becomes NaN, a column of Nones stays), holding the strings given rather
+    than copies of them."""
+    from prism_experiments.domain.recorder import _object_column
+
+    for values in (["music", None, "sports"], [None, None], ["a", "b"], []):
+        column = np.empty(len(values), dtype=object)
+        column[:] = values
+        old = pd.DataFrame({"topic": column})["topic"].astype(object)
+        new = _object_column(column)
+        assert new.dtype == old.dtype == object
+        assert [v if isinstance(v, str) or v is None else "nan" for v in new] == [
+            v if isinstance(v, str) or v is None else "nan" for v in old
+        ]
+    text = "".join(["shared", "-id"])  # a string object of its own
+    column = np.empty(2, dtype=object)
+    column[:] = [text, text]
+    assert _object_column(column).iloc[1] is text
+    assert pd.DataFrame({"topic": column})["topic"].astype(object).iloc[1] is not text  # what it saves
+
+
+def test_posts_given_every_field_share_one_fields_set_and_copies_keep_sharing_it() -> None:
+    every = dict(has_media=False, media_type="none", media_description=None, likes=0, reshares=0)
+    every |= dict(replies=0, velocity=0.0, parent_id=None, format="list")
+    a, b = post("p1", **every), post("p2", **every)
+    assert a.__pydantic_fields_set__ is b.__pydantic_fields_set__ and a.model_fields_set == set(Post.model_fields)
+    partial = post("p3")
+    assert partial.__pydantic_fields_set__ is not a.__pydantic_fields_set__ and "likes" not in partial.model_fields_set
+    copy = a.changeable_copy()
+    copy.likes += 3
+    assert copy.__pydantic_fields_set__ is a.__pydantic_fields_set__ and (a.likes, copy.likes) == (0, 3)
+    assert b.model_fields_set == set(Post.model_fields) and copy == a.model_copy(update={"likes": 3})

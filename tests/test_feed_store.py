@@ -12,6 +12,7 @@ import pytest
 from prism_experiments.domain import Post
 from prism_experiments.embeddings import Embedder, EmbeddingModelError
 from prism_experiments.feed_store import FeedRetriever, FeedStoreConfig, StoreError
+from prism_experiments.feed_store.retriever import exact_similarities
 
 pytestmark = pytest.mark.integration
 NOW = datetime(2026, 1, 2, 12, 0, tzinfo=UTC)
@@ -355,3 +356,26 @@ def test_chroma_answers_each_distinct_query_vector_once_with_the_answer_it_gives
         assert rows.tolist() == alone[which][0].tolist() and scores.tolist() == alone[which][1].tolist()
         assert len(rows) == 9
     store.drop_collection()
+
+
+def test_posts_sharing_a_text_share_one_vector_with_the_bits_of_their_own(embedder: Embedder) -> None:
+    """A pooled corpus repeats texts: the store keeps each text's vector once, the same bits a store of distinct
+    texts holds for it, and a fork's new texts never reach its parent."""
+    posts = corpus(12)
+    pooled = [post.model_copy(update={"text": SENTENCES[i % 3]}) for i, post in enumerate(posts)]
+    store = FeedRetriever(FeedStoreConfig(collection_name="store_pooled"), embedder=embedder)
+    store.add_posts(pooled)
+    alone = FeedRetriever(FeedStoreConfig(collection_name="store_pooled_alone"), embedder=embedder)
+    alone.add_posts(pooled[:3])  # each text once
+    assert len(store._table) == 3
+    for row, post in enumerate(pooled):
+        np.testing.assert_array_equal(store.vectors[row], alone.vectors[SENTENCES.index(post.text)])
+    query = embedder.encode(["football derby goals"])[0]
+    brute = exact_similarities(np.asarray(store.vectors), query)
+    rows, scores = store.query_rows(query[None, :], 5)[0]
+    assert rows.tolist() == np.lexsort((np.arange(len(brute)), -brute))[:5].tolist()
+    np.testing.assert_array_equal(scores, brute[rows])
+    child = store.fork("store_pooled_child")
+    child.add_posts([posts[0].model_copy(update={"id": "new", "text": SENTENCES[4]})])
+    assert len(child._table) == 4 and len(store._table) == 3 and len(store) == 12
+    np.testing.assert_array_equal(child.vectors[:12], np.asarray(store.vectors))

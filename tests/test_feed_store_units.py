@@ -6,6 +6,7 @@ import importlib
 import sys
 from datetime import UTC, datetime, timedelta, timezone
 
+import numpy as np
 import pytest
 from pydantic import ValidationError
 
@@ -147,3 +148,30 @@ def test_the_old_rag_import_still_works_and_warns_once_naming_the_new_module(mon
     assert old.RAGConfig is FeedStoreConfig and old.FeedRetriever is FeedRetriever
     assert all(getattr(old, name) is getattr(feed_store, name) for name in feed_store.__all__)
     assert old_retriever.FeedRetriever is FeedRetriever
+
+
+def test_vector_table_is_shared_until_one_side_appends_and_row_vectors_gather() -> None:
+    from prism_experiments.feed_store.vector_table import RowVectors, VectorTable
+
+    rng = np.random.default_rng(0)
+    first, second = rng.random((3, 384), dtype=np.float32), rng.random((2, 384), dtype=np.float32)
+    parent = VectorTable(capacity=8)
+    assert parent.append(first).tolist() == [0, 1, 2]
+    child = parent.share()
+    assert child.array.base is parent.array.base  # one array until a side writes
+    assert child.append(second[:1]).tolist() == [3]  # room left, but the array is shared: the child copies it
+    assert parent.append(second[1:]).tolist() == [3]  # and the parent too (the child's row 3 stays the child's)
+    np.testing.assert_array_equal(child.array[3], second[0])
+    np.testing.assert_array_equal(parent.array[3], second[1])
+    np.testing.assert_array_equal(child.array[:3], parent.array[:3])
+    assert child.append(np.repeat(first, 3, axis=0)).tolist() == list(range(4, 13))  # grows past its capacity
+    np.testing.assert_array_equal(child.array[:3], first)
+    index = np.array([2, 0, 0, 3])
+    rows = RowVectors(child.array, index)
+    assert rows.shape == (4, 384) and len(rows) == 4
+    np.testing.assert_array_equal(rows[1:3], first[[0, 0]])
+    np.testing.assert_array_equal(rows[np.array([3])], second[[0]])
+    np.testing.assert_array_equal(np.asarray(rows), child.array[index])
+    np.testing.assert_array_equal(rows.astype(np.float64), child.array[index].astype(np.float64))
+    with pytest.raises(ValueError):
+        child.array[0, 0] = 1.0  # read only

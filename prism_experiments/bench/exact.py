@@ -59,4 +59,4 @@ class ExactRetriever(FeedRetriever):
     ) -> list[tuple[np.ndarray, np.ndarray]]:
         if where is not None:
             raise ValueError("where: ExactRetriever answers unfiltered queries only (got a where filter)")
-        return exact_top_k(self.vectors, query_embeddings, n_results)
+        return exact_top_k(self.dense_vectors(), query_embeddings, n_results)  # a view: each post has its vector

@@ -94,6 +94,10 @@ def authored_post(
         has_media=media_type != "none",
         media_type=media_type,
         media_description=media_description,
+        likes=0,  # the defaults, given: a post given every field shares one fields set (`Post`)
+        reshares=0,
+        replies=0,
+        velocity=0.0,
         parent_id=parent_id,
         format=classify_tweet_format(text),
     )

@@ -236,7 +236,8 @@ def generate_corpus(
     span_ms = int(config.span_hours * _MS_PER_HOUR)
     offsets = _offsets_ms(n, span_ms, structure)
 
-    text_draws = streams["text"].random((n, TEXT_DRAWS)).tolist()
+    # an array, each row a list only when used: a million rows of Python floats held at once were 0.6 GB
+    text_draws = streams["text"].random((n, TEXT_DRAWS))
     has_media, media_kind, media_draws = _media(n, config, streams["media"])
     likes, reshares, replies = _engagement(is_reply, parents, streams["engagement"])
 
@@ -251,7 +252,8 @@ def generate_corpus(
     posts: list[Post] = []
     for i in range(n):
         topic_id = TOPICS[topic[i]]
-        text = compose_text(topic_id, text_draws[i], bool(is_reply[i]), config.hashtag_fraction, config.text_pool_size)
+        draws = text_draws[i].tolist()
+        text = compose_text(topic_id, draws, bool(is_reply[i]), config.hashtag_fraction, config.text_pool_size)
         media_type: MediaType = MEDIA_KINDS[media_kind[i]] if has_media[i] else "none"
         description = compose_media_description(topic_id, media_type, media_draws[i].tolist()) if has_media[i] else None
         posts.append(

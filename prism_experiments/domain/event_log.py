@@ -113,6 +113,11 @@ def empty_table(name: str) -> pd.DataFrame:
     return pd.DataFrame({column: pd.Series(dtype="object") for column in _columns(name)})
 
 
+def is_object_column(name: str, column: str) -> bool:
+    """Whether `typed` makes this column of table `name` an object column (ids, labels)."""
+    return column in _columns(name) and column not in _INT_COLUMNS | _BOOL_COLUMNS | _FLOAT_COLUMNS
+
+
 def typed(table: pd.DataFrame, name: str) -> pd.DataFrame:
     """Stable dtypes for the schema columns of table `name`, also when empty (a Parquet round trip keeps them)."""
     for column in _columns(name):

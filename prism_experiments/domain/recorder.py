@@ -15,6 +15,7 @@ from prism_experiments.domain.event_log import (
     SERVING_CANDIDATES_COLUMNS,
     TABLE_COLUMNS,
     TARGET_PREFIX,
+    is_object_column,
     typed,
 )
 from prism_experiments.domain.post import Post
@@ -28,6 +29,21 @@ def _objects(values: Sequence) -> np.ndarray:
     out = np.empty(len(values), dtype=object)
     out[:] = list(values)
     return out
+
+
+def _object_column(values: np.ndarray) -> pd.Series:
+    """An object column as `typed(pd.DataFrame(...))` leaves it under pandas 3, holding the strings given.
+
+    That round trip infers `str` for a column of strings (and Nones), copies it into Arrow, and `astype(object)`
+    makes a new Python string per row (1.7 GB at the huge preset's 4.2 million exposures: docs/history/bench.md);
+    its only other effect, a None among strings turned into NaN, is made here.
+    """
+    if pd.api.types.infer_dtype(values, skipna=True) == "string":
+        missing = pd.isna(values)
+        if missing.any():
+            values = values.copy()
+            values[missing] = np.nan
+    return pd.Series(values, dtype=object, copy=False)
 
 
 class SparseFloatColumns:
@@ -70,6 +86,19 @@ class SparseFloatColumns:
     def columns(self) -> dict[str, np.ndarray]:
         """Name -> float64 values, names in order of first appearance."""
         return {name: np.frombuffer(column, dtype=np.float64).copy() for name, column in self._columns.items()}
+
+
+def _typed_table(columns: Mapping[str, list], name: str) -> pd.DataFrame:
+    """`typed(pd.DataFrame(columns), name)`, its object columns built as `_object_column`s (no string copies)."""
+    return typed(
+        pd.DataFrame(
+            {
+                column: _object_column(_objects(values)) if is_object_column(name, column) else values
+                for column, values in columns.items()
+            }
+        ),
+        name,
+    )
 
 
 #: an exposure row as stored: typed arrays (agent index, store row, codes) resolved to ids when the table is built
@@ -188,10 +217,7 @@ class EventRecorder:
         return {
             "posts": self._posts_table(posts),
             "exposures": typed(self._exposures_table(posts, agent_ids), "exposures"),
-            **{
-                name: typed(pd.DataFrame(self._columns[name]), name)
-                for name in ("engagements", "follows", "cascade_edges")
-            },
+            **{name: _typed_table(self._columns[name], name) for name in ("engagements", "follows", "cascade_edges")},
         }
 
     def _exposures_table(self, posts: Sequence[Post], agent_ids: Sequence[str]) -> pd.DataFrame:
@@ -200,19 +226,19 @@ class EventRecorder:
         }
         rows = stored["row"]
 
-        def per_post(values: list) -> np.ndarray:
-            return _objects(values)[rows]
+        def per_post(values: list) -> pd.Series:
+            return _object_column(_objects(values)[rows])
 
         exposures = pd.DataFrame(
             {
                 "step": stored["step"].astype(np.int64),
-                "agent_id": _objects(agent_ids)[stored["agent"]],
+                "agent_id": _object_column(_objects(agent_ids)[stored["agent"]]),
                 "post_id": per_post([p.id for p in posts]),
                 "position": stored["position"].astype(np.int64),
                 "base_score": stored["base_score"].copy(),
                 "final_score": stored["final_score"].copy(),
                 "in_network": stored["in_network"].astype(bool),
-                "source": _objects(EXPOSURE_SOURCES)[stored["source"]],
+                "source": _object_column(_objects(EXPOSURE_SOURCES)[stored["source"]]),
                 "author_id": per_post([p.author_id for p in posts]),
                 "topic": per_post([p.topic for p in posts]),
                 "has_media": np.asarray([p.has_media for p in posts], dtype=bool)[rows],
@@ -220,6 +246,7 @@ class EventRecorder:
                 "interest_similarity": stored["interest_similarity"].copy(),
             },
             columns=list(TABLE_COLUMNS["exposures"]),
+            copy=False,
         )
         components = self._components.columns()
         for name in sorted(components):  # absent in a row -> NaN

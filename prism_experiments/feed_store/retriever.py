@@ -30,6 +30,7 @@ from prism_experiments.feed_store.store import (
     open_collection,
     post_to_metadata,
 )
+from prism_experiments.feed_store.vector_table import RowVectors, VectorTable
 
 Where = dict[str, Any]
 
@@ -85,8 +86,12 @@ class FeedRetriever:
         self._owned: set[int] = set()  # shared rows copied since
         self._row_of: dict[str, int] = {}
         # float32 only: exact similarities convert the rows they need to float64 (the same values a
-        # float64 copy would hold, without its 3 GB at a million posts: docs/bench.md)
-        self._vectors = np.zeros((1024, EMBEDDING_DIM), dtype=np.float32)
+        # float64 copy would hold, without its 3 GB at a million posts: docs/bench.md). One vector per distinct
+        # text the embedder gave (`_text_rows`), one per post given its own; row r's is `_table[_vector_rows[r]]`
+        self._table = VectorTable()
+        self._vector_rows = np.zeros(1024, dtype=np.int64)
+        self._text_rows: dict[str, int] = {}
+        self._rows_are_table = True  # row r's vector is table row r (no text shared): no gather needed
         self._timestamps_us = np.zeros(1024, dtype=np.int64)
         self._author_rows: dict[str, list[int]] = {}
         # per row, an integer code of its author and whether it is a reply: what rankers test for
@@ -113,7 +118,8 @@ class FeedRetriever:
             self._handle = open_collection(self.config)
         first = sum(self._shared_counts) + self._synced
         if first < len(self._posts):
-            self._write_to_collection(self._handle, self._posts[first:], self._vectors[first : len(self._posts)])
+            own = slice(first, len(self._posts))
+            self._write_to_collection(self._handle, self._posts[own], self._vectors_at(own))
             self._synced = len(self._posts) - sum(self._shared_counts)
         return self._handle
 
@@ -136,7 +142,10 @@ class FeedRetriever:
         child._shared_posts, child._owned = len(self._posts), set()
         self.share_posts()  # the parent's later changes must not reach the child either
         child._row_of = dict(self._row_of)
-        child._vectors = self._vectors.copy()
+        child._table = self._table.share()  # the vectors are copied by the first side that adds one
+        child._vector_rows = self._vector_rows.copy()
+        child._text_rows = dict(self._text_rows)
+        child._rows_are_table = self._rows_are_table
         child._timestamps_us = self._timestamps_us.copy()
         child._author_rows = {author: list(rows) for author, rows in self._author_rows.items()}
         child._author_code_of = dict(self._author_code_of)
@@ -170,11 +179,18 @@ class FeedRetriever:
         return self._posts
 
     @property
-    def vectors(self) -> np.ndarray:
-        """Unit vectors of every post, one row each, in insertion order (a read-only view)."""
-        view = self._vectors[: len(self._posts)]
-        view.flags.writeable = False
-        return view
+    def vectors(self) -> RowVectors:
+        """Unit vectors of every post, one row each, in insertion order (read only; indexing gathers rows)."""
+        return RowVectors(self._table.array, self._vector_rows[: len(self._posts)])
+
+    def dense_vectors(self) -> np.ndarray:
+        """Every post's vector as one (rows, dim) array: a view when no post shares a vector, else a gathered copy."""
+        count = len(self._posts)
+        return self._table.array[:count] if self._rows_are_table else self._vectors_at(slice(0, count))
+
+    def _vectors_at(self, rows: np.ndarray | slice) -> np.ndarray:
+        """The vectors of these rows (a gathered copy)."""
+        return self._table.array[self._vector_rows[rows]]
 
     @property
     def timestamps_us(self) -> np.ndarray:
@@ -224,7 +240,7 @@ class FeedRetriever:
     def own_post(self, row: int) -> Post:
         """The post at `row` to change (engagement counters): a post shared with another store is copied first."""
         if row < self._shared_posts and row not in self._owned:
-            self._posts[row] = self._posts[row].model_copy()
+            self._posts[row] = self._posts[row].changeable_copy()
             self._owned.add(row)
         return self._posts[row]
 
@@ -262,7 +278,7 @@ class FeedRetriever:
     def interest_similarities(self, interests: Sequence[str], rows: np.ndarray) -> np.ndarray:
         """`exact_similarities` of an interest list's vector to store rows: a gather of the few rows a
         feed needs (a column per interest list over every post was 11 GB at a million posts: docs/bench.md)."""
-        return exact_similarities(self._vectors[np.asarray(rows, dtype=np.int64)], self.embed_interests(interests))
+        return exact_similarities(self._vectors_at(np.asarray(rows, dtype=np.int64)), self.embed_interests(interests))
 
     def rows_newer_than(self, cutoff: datetime) -> np.ndarray:
         return np.flatnonzero(self.timestamps_us >= epoch_microseconds(as_utc(cutoff)))
@@ -291,15 +307,27 @@ class FeedRetriever:
         if duplicates:
             raise ValueError(f"post id: already in the store or repeated in the batch: {sorted(duplicates)[:5]}")
         if embeddings is None:
-            embeddings = self.embedder.encode([post.text for post in posts], show_progress=show_progress)
-        vectors = normalize_rows(np.asarray(embeddings, dtype=np.float32))
-        if vectors.shape != (len(posts), EMBEDDING_DIM):
-            raise ValueError(f"embeddings: expected shape ({len(posts)}, {EMBEDDING_DIM}), got {vectors.shape}")
+            table_rows = self._text_vector_rows([post.text for post in posts], show_progress)
+        else:
+            vectors = normalize_rows(np.asarray(embeddings, dtype=np.float32))
+            if vectors.shape != (len(posts), EMBEDDING_DIM):
+                raise ValueError(f"embeddings: expected shape ({len(posts)}, {EMBEDDING_DIM}), got {vectors.shape}")
+            table_rows = self._table.append(vectors)
         if self._handle is not None or not _lazy(self.config):  # written through; a lazy one is filled when opened
             collection = self._collection  # (caught up first on posts remembered before it was opened)
-            self._write_to_collection(collection, posts, vectors, show_progress)
+            self._write_to_collection(collection, posts, self._table.array[table_rows], show_progress)
             self._synced += len(posts)
-        self._remember(posts, vectors)
+        self._remember_rows(posts, table_rows)
+
+    def _text_vector_rows(self, texts: list[str], show_progress: bool) -> np.ndarray:
+        """The table row of each text's vector; texts not in the table yet are embedded (each distinct one once)."""
+        missing = [text for text in dict.fromkeys(texts) if text not in self._text_rows]
+        if missing:
+            embedded = self.embedder.encode(missing, show_progress=show_progress)
+            vectors = normalize_rows(np.asarray(embedded, dtype=np.float32))  # row by row: a text's bits alone
+            for text, row in zip(missing, self._table.append(vectors).tolist()):
+                self._text_rows[text] = row
+        return np.fromiter((self._text_rows[text] for text in texts), dtype=np.int64, count=len(texts))
 
     @staticmethod
     def _write_to_collection(
@@ -318,15 +346,21 @@ class FeedRetriever:
             )
 
     def _remember(self, posts: Sequence[Post], vectors: np.ndarray) -> None:
+        """Posts with a unit vector each (not shared with any other post)."""
+        self._remember_rows(posts, self._table.append(vectors))
+
+    def _remember_rows(self, posts: Sequence[Post], table_rows: np.ndarray) -> None:
+        """Posts and the table rows of their vectors."""
         first = len(self._posts)
         needed = first + len(posts)
-        if needed > len(self._vectors):
-            capacity = max(needed, 2 * len(self._vectors))
-            self._vectors = _grow(self._vectors, capacity)
+        if needed > len(self._vector_rows):
+            capacity = max(needed, 2 * len(self._vector_rows))
+            self._vector_rows = _grow(self._vector_rows, capacity)
             self._timestamps_us = _grow(self._timestamps_us, capacity)
             self._author_codes = _grow(self._author_codes, capacity)
             self._is_reply = _grow(self._is_reply, capacity)
-        self._vectors[first:needed] = vectors
+        self._vector_rows[first:needed] = table_rows
+        self._rows_are_table = self._rows_are_table and bool(np.array_equal(table_rows, np.arange(first, needed)))
         for offset, post in enumerate(posts):
             row = first + offset
             self._row_of[post.id] = row
@@ -448,7 +482,7 @@ class FeedRetriever:
         """Kept answers of `queries` (all covering the first `seen` rows) brought up to date with the rows added
         since: one float32 product finds the new rows that could enter, exact scores decide, as `_exact_query`."""
         count = len(self._posts)
-        rough = queries @ self._vectors[seen:count].T  # the new posts, one float32 product for the group
+        rough = queries @ self._vectors_at(slice(seen, count)).T  # the new posts, one float32 product for the group
         kept = [self._nearest[query.tobytes()] for query in queries]
         # a kept answer holding every earlier post takes every new one; else a new post gets in only by beating
         # its last score (a tie loses: its row is larger)
@@ -460,7 +494,7 @@ class FeedRetriever:
         fresh_scores = np.empty(len(fresh_rows))
         for start in range(0, len(fresh_rows), 8192):  # `exact_similarities` per pair, in bounded blocks
             part = slice(start, start + 8192)
-            products = np.asarray(self._vectors[fresh_rows[part]], dtype=np.float64) * np.asarray(
+            products = np.asarray(self._vectors_at(fresh_rows[part]), dtype=np.float64) * np.asarray(
                 queries[which[part]], dtype=np.float64
             )
             fresh_scores[part] = similarity_from_dot(products.sum(axis=1))
@@ -490,16 +524,17 @@ class FeedRetriever:
         CPU) and however many posts tie (pooled texts).
         """
         count = len(self._posts)
-        vectors32 = self._vectors[:count]
+        table, index = self._table.array, self._vector_rows[:count]
         chunk = max(1, min(256, ROUGH_BLOCK_VALUES // count))  # bounds the block of rough scores in memory
         out = []
         for start in range(0, len(queries), chunk):
             block = queries[start : start + chunk]
-            rough = block @ vectors32.T
+            # a product with each distinct vector once, spread to the rows that share it
+            rough = block @ table[:count].T if self._rows_are_table else (block @ table.T)[:, index]
             cutoff = np.partition(rough, count - n, axis=1)[:, count - n] - ROUGH_TOLERANCE
             for query, scores32, floor in zip(block, rough, cutoff):
                 rows = np.flatnonzero(scores32 >= floor)
-                scores = exact_similarities(vectors32[rows], query)
+                scores = exact_similarities(table[index[rows]], query)
                 order = np.lexsort((rows, -scores))[:n]
                 out.append((rows[order].astype(np.int64), scores[order]))
         return out

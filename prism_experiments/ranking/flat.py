@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from prism_experiments.feed_store.retriever import FeedRetriever, similarity_from_dot
+from prism_experiments.feed_store.vector_table import RowVectors
 from prism_experiments.ranking.sourcing import in_sorted
 
 if TYPE_CHECKING:
@@ -74,7 +75,7 @@ def ranges(starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray
 _PAIR_CHUNK = 1024
 
 
-def pair_similarities(vectors: np.ndarray, queries: np.ndarray, pairs: Pairs) -> np.ndarray:
+def pair_similarities(vectors: np.ndarray | RowVectors, queries: np.ndarray, pairs: Pairs) -> np.ndarray:
     """`exact_similarities` of each pair's row to its view's query: float64 products, each row summed on its own.
 
     Pairs go in chunks of `_PAIR_CHUNK`: the rows and their views' queries gathered, multiplied in float64
