@@ -7,10 +7,13 @@ import sys
 if __name__ == "__main__":  # `python -m` (make run, make sweep): a line before the seconds of imports below
     print("prism-run: starting (loading Hydra, MLflow and the simulation) ...", file=sys.stderr, flush=True)
 
+import gc
 import logging
 import os
 import shutil
 import signal
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import hydra
@@ -18,11 +21,6 @@ from hydra.core.hydra_config import HydraConfig
 from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
 
-from prism_experiments.composition import experiment_config
-from prism_experiments.config import ConfigError
-from prism_experiments.harness.job import run_job
-from prism_experiments.harness.preflight import check_experiment, check_group_choices, check_runs_dir
-from prism_experiments.harness.recovery import JobRecord, write_outcome
 from prism_experiments.harness.sweep_file import current_sweep
 from prism_experiments.locations import CONFIG_DIR, RUN_DIR_OVERRIDE, RunLayout, override_value, runs_dir_from
 from prism_experiments.ops.processes import interrupt_name, interrupt_on_sigterm
@@ -33,6 +31,13 @@ log = logging.getLogger("prism_experiments")
 
 @hydra.main(version_base="1.3", config_path=str(CONFIG_DIR), config_name="config")
 def hydra_main(cfg: DictConfig) -> dict[str, float] | None:
+    # imported here, not at the top: `main` imports them first with the garbage collector paused (`_imports_kept`)
+    from prism_experiments.composition import experiment_config
+    from prism_experiments.config import ConfigError
+    from prism_experiments.harness.job import run_job
+    from prism_experiments.harness.preflight import check_experiment
+    from prism_experiments.harness.recovery import JobRecord, write_outcome
+
     quiet_store_tracebacks()
     hydra_cfg = HydraConfig.get()
     overrides = list(hydra_cfg.overrides.task)
@@ -106,10 +111,30 @@ def nearest_existing(folder: Path) -> Path | None:
     return None if folder.exists() else next(path for path in folder.parents if path.exists())
 
 
+@contextmanager
+def _imports_kept() -> Iterator[None]:
+    """Python's cyclic garbage collector paused while a run's modules are imported, and what they built kept out
+    of its later collections (`gc.freeze`): MLflow, SQLAlchemy, pandas and the simulation build about 200,000
+    objects that live as long as the process, and each full collection walked all of them again (docs/bench.md)."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.freeze()
+        if collecting:
+            gc.enable()
+
+
 def main() -> None:
     """`prism-run`: choices and the runs directory are checked before Hydra creates anything; a config error
     (exit 2) leaves no folder behind, the runs directory the check created included (and a `hydra.run.dir=`
     outside it)."""
+    with _imports_kept():
+        import prism_experiments.harness.job  # noqa: F401  (the run's modules: MLflow, pandas, the simulation)
+        from prism_experiments.config import ConfigError
+        from prism_experiments.harness.preflight import check_group_choices, check_runs_dir
+
     overrides = [arg for arg in sys.argv[1:] if "=" in arg and not arg.startswith("-")]
     runs_dir = runs_dir_from(overrides)
     run_dir = override_value(overrides, RUN_DIR_OVERRIDE)
@@ -142,6 +167,10 @@ def main() -> None:
         if not getattr(interrupt, "prism_reported", False):
             print(f"prism-run: interrupted ({name}); runs in progress are marked KILLED", file=sys.stderr)
         raise SystemExit(128 + (signal.SIGTERM if name == "SIGTERM" else signal.SIGINT)) from None
+    finally:
+        # the process ends here and its memory with it: the interpreter's full collections at exit need not walk
+        # every object still alive (the run's world, tables and caches): 1-2 s after a research run (docs/bench.md)
+        gc.freeze()
 
 
 if __name__ == "__main__":
