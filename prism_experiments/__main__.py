@@ -12,7 +12,7 @@ import logging
 import os
 import shutil
 import signal
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -126,6 +126,32 @@ def _imports_kept() -> Iterator[None]:
             gc.enable()
 
 
+def mode_left_unset(argv: Sequence[str], config_dir: Path) -> bool:
+    """True when Hydra's `hydra.mode` is certainly unset: no flag on the command line (`-m`, `--multirun`,
+    `--config-dir`, `--cfg`, ...) and no mention of a multirun in its overrides or in any file of `config_dir`."""
+    if any(arg.startswith("-") or "multirun" in arg.lower() for arg in argv):
+        return False
+    return not any("multirun" in path.read_text(errors="replace").lower() for path in config_dir.rglob("*.yaml"))
+
+
+@contextmanager
+def composed_once(known_unset: bool) -> Iterator[None]:
+    """Hydra composes a run's whole config twice: once only to read `hydra.mode` (`Hydra.get_mode`), then again to
+    run. When that mode is known to be unset (`mode_left_unset`), the first composition's answer, None, is given
+    without it (0.2-0.3 s of a run's start-up): Hydra then runs the job exactly as before (`hydra.mode=RUN`)."""
+    if not known_unset:
+        yield
+        return
+    from hydra._internal.hydra import Hydra
+
+    composing = Hydra.get_mode
+    Hydra.get_mode = lambda self, config_name, overrides: None  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        Hydra.get_mode = composing  # type: ignore[method-assign]
+
+
 def main() -> None:
     """`prism-run`: choices and the runs directory are checked before Hydra creates anything; a config error
     (exit 2) leaves no folder behind, the runs directory the check created included (and a `hydra.run.dir=`
@@ -157,7 +183,8 @@ def main() -> None:
     quiet_store_tracebacks()  # the sweep driver's callbacks talk to the store too
     interrupt_on_sigterm(forward_to_children=True)
     try:
-        hydra_main()
+        with composed_once(mode_left_unset(sys.argv[1:], CONFIG_DIR)):
+            hydra_main()
     except SystemExit as stop:
         if stop.code == 2:
             remove_created()
