@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from hydra._internal.hydra import Hydra
 
-from prism_experiments.__main__ import _imports_kept, composed_once, mode_left_unset
+from prism_experiments.__main__ import _imports_kept, composed_once, mode_left_unset, sqlite_store_expected
 from prism_experiments.locations import CONFIG_DIR
 
 
@@ -68,3 +68,16 @@ def test_imports_kept_pauses_the_collector_and_freezes_what_was_built() -> None:
         assert gc.get_freeze_count() >= frozen_before + len(built)
     finally:
         gc.unfreeze()
+
+
+def test_the_sqlite_stores_modules_are_imported_early_only_when_no_other_store_is_named(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    assert sqlite_store_expected(["experiment=aa", "seed=0"])
+    assert not sqlite_store_expected(["tracking=server"])
+    assert not sqlite_store_expected(["tracking.uri=http://127.0.0.1:5000"])
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", "http://127.0.0.1:5000")
+    assert not sqlite_store_expected(["seed=0"])
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", "sqlite:////tmp/runs/mlflow.db")
+    assert sqlite_store_expected(["seed=0"])
