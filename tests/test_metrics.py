@@ -21,6 +21,7 @@ from prism_experiments.domain import (
     EventLog,
 )
 from prism_experiments.metrics import (
+    RunTables,
     cascade_table,
     engagement_rate_by_format,
     feed_jaccard_mean,
@@ -392,6 +393,25 @@ def test_step_series_hand_built_log() -> None:
         index=pd.Index([0, 1], name="step"),
     )
     pd.testing.assert_frame_equal(series, expected, check_dtype=False)
+
+
+def test_summary_and_step_series_share_one_run_tables(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The run's job reads both from one RunTables: the feeds' entropies are computed once per label, and both
+    give exactly what each gives from the event log alone."""
+    from prism_experiments.metrics import run_tables
+
+    log = hand_built_log()
+    alone = summarize(log), step_series(log)
+    computed: list[str] = []
+    counting = run_tables.feed_entropies
+    monkeypatch.setattr(
+        run_tables, "feed_entropies", lambda exposures, label: computed.append(label) or counting(exposures, label)
+    )
+    tables = RunTables.of(log)
+    assert RunTables.of(tables) is tables
+    np.testing.assert_equal(summarize(tables), alone[0])  # NaN equal to NaN, everything else exactly
+    pd.testing.assert_frame_equal(step_series(tables), alone[1])
+    assert sorted(computed) == ["author_id", "topic"]
 
 
 def test_step_series_includes_engagement_only_steps_and_fills_gaps() -> None:

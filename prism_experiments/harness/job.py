@@ -18,7 +18,7 @@ from prism_experiments.config import ExperimentConfig, world_size_warning
 from prism_experiments.harness.sweep_file import SweepFile
 from prism_experiments.harness.world_report import report_loaded_graph, world_file_tags
 from prism_experiments.memory import peak_rss_bytes
-from prism_experiments.metrics import step_series, summarize
+from prism_experiments.metrics import RunTables, step_series, summarize
 from prism_experiments.ops.liveness import (
     HEARTBEAT_TAG,
     Heartbeat,
@@ -323,8 +323,9 @@ def _simulate_and_log(
         with heartbeat:
             result = run_simulation(cfg, worlds_dir=cfg.paths.layout.worlds_dir)
         simulated = time.perf_counter() - started
-        summary = summarize(result)
-        series = step_series(result)
+        tables = RunTables.of(result)  # the summary and the step series share its feeds' entropies and cascades
+        summary = summarize(tables)
+        series = step_series(tables)
         if result.ranker_series:
             series = series.join(pd.DataFrame(result.ranker_series).rename_axis(series.index.name), how="left")
         logging_started = time.perf_counter()

@@ -23,9 +23,8 @@ def feed_entropies(exposures: pd.DataFrame, label: str) -> pd.Series:
     return grouped_entropy(exposures, list(FEED_KEYS), label)
 
 
-def mean_feed_entropy(exposures: pd.DataFrame, label: str) -> float:
-    """Mean over feeds of the within-feed entropy of `label`; NaN when no feed was served."""
-    entropies = feed_entropies(exposures, label)
+def mean_over_feeds(entropies: pd.Series) -> float:
+    """The mean of per-feed values (`feed_entropies`); NaN when no feed was served."""
     return float(entropies.mean()) if len(entropies) else float("nan")
 
 

@@ -12,7 +12,7 @@ from prism_experiments.domain import EVENT_TABLES
 from prism_experiments.metrics._tables import as_int, event_table, require_columns
 from prism_experiments.metrics.cascades import cascade_table
 from prism_experiments.metrics.engagement import split_engagement_rates
-from prism_experiments.metrics.feeds import DEFAULT_MAX_FEEDS_FOR_JACCARD
+from prism_experiments.metrics.feeds import DEFAULT_MAX_FEEDS_FOR_JACCARD, feed_entropies
 from prism_experiments.metrics.moments import shown_original_cascade_sizes
 
 
@@ -46,7 +46,10 @@ class RunTables:
     @classmethod
     def of(cls, result: object, max_feeds_for_jaccard: int = DEFAULT_MAX_FEEDS_FOR_JACCARD) -> RunTables:
         """The tables of `result`, an EventLog or any object with the five event-log DataFrames as attributes (and
-        the run's `agents`, when it has them)."""
+        the run's `agents`, when it has them); `result` itself when it is a RunTables of the same sampling, so what
+        the summary and the step series share is computed once."""
+        if isinstance(result, RunTables) and result.max_feeds_for_jaccard == max_feeds_for_jaccard:
+            return result
         tables = {name: event_table(result, name) for name in EVENT_TABLES}
         agents = getattr(result, "agents", None)
         agent_ids = tuple(agent.id for agent in agents) if agents else None
@@ -74,6 +77,16 @@ class RunTables:
             return self.agent_ids
         named = [self.posts["author_id"], self.exposures["agent_id"], self.engagements["agent_id"]]
         return tuple(sorted(set(pd.concat(named, ignore_index=True).dropna().astype(str))))
+
+    @cached_property
+    def _feed_entropies(self) -> dict[str, pd.Series]:
+        return {}
+
+    def feed_entropies(self, label: str) -> pd.Series:
+        """`feed_entropies(exposures, label)`, computed once per label (the summary's mean, the step series' means)."""
+        if label not in self._feed_entropies:
+            self._feed_entropies[label] = feed_entropies(self.exposures, label)
+        return self._feed_entropies[label]
 
     @cached_property
     def actions(self) -> dict[str, int]:

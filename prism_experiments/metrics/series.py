@@ -5,11 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from prism_experiments.domain import EVENT_TABLES
-from prism_experiments.metrics._tables import as_bool, as_int, event_table, require_columns
-from prism_experiments.metrics.cascades import cascade_table
-from prism_experiments.metrics.feeds import feed_entropies
-from prism_experiments.metrics.run_tables import new_post_mask
+from prism_experiments.metrics._tables import as_bool, as_int, require_columns
+from prism_experiments.metrics.run_tables import RunTables, new_post_mask
 
 STEP_SERIES_COLUMNS: tuple[str, ...] = (
     "impressions",
@@ -35,11 +32,11 @@ def step_series(result: object) -> pd.DataFrame:
     """One row per step seen in exposures or engagements (sorted); counts are 0 and rates NaN where absent.
 
     new_cascades counts cascades whose first reshare happened in the step; new_posts counts
-    original (non-reply) posts created in the step.
+    original (non-reply) posts created in the step. `result` may be the `RunTables` the summary read: its feeds'
+    entropies and cascades are then not computed again.
     """
-    tables = {name: event_table(result, name) for name in EVENT_TABLES}
-    posts, exposures, engagements = tables["posts"], tables["exposures"], tables["engagements"]
-    follows = tables["follows"]
+    tables = RunTables.of(result)
+    posts, exposures, engagements, follows = tables.posts, tables.exposures, tables.engagements, tables.follows
     require_columns(exposures, "exposures", ["step", "in_network"])
     require_columns(engagements, "engagements", ["step", "action"])
     require_columns(posts, "posts", ["created_step"])
@@ -56,10 +53,10 @@ def step_series(result: object) -> pd.DataFrame:
     inn = as_bool(exposures["in_network"]).astype(np.float64).groupby(exposure_steps.to_numpy()).mean()
     series["inn_share"] = inn.reindex(index).astype(np.float64)
     for label, column in (("topic", "feed_topic_entropy"), ("author_id", "feed_author_entropy")):
-        step_means = feed_entropies(exposures, label).groupby(level="step").mean()
+        step_means = tables.feed_entropies(label).groupby(level="step").mean()
         step_means.index = as_int(step_means.index.to_series()).to_numpy()
         series[column] = step_means.reindex(index).astype(np.float64)
-    series["new_cascades"] = _counts_by_step(cascade_table(tables["cascade_edges"])["first_step"], index)
+    series["new_cascades"] = _counts_by_step(tables.cascades["first_step"], index)
     series["new_posts"] = _counts_by_step(posts["created_step"][new_post_mask(posts).to_numpy()], index)
     series["new_follows"] = _counts_by_step(follows["step"], index)
     return series[list(STEP_SERIES_COLUMNS)]

@@ -14,7 +14,7 @@ import pandas as pd
 from prism_experiments.metrics._tables import as_bool
 from prism_experiments.metrics.engagement import media_engagement_lift, ratio
 from prism_experiments.metrics.entropy import shannon_entropy
-from prism_experiments.metrics.feeds import SAFETY_COLUMN, feed_jaccard_mean, mean_feed_entropy, safety_override_rate
+from prism_experiments.metrics.feeds import SAFETY_COLUMN, feed_jaccard_mean, mean_over_feeds, safety_override_rate
 from prism_experiments.metrics.inequality import author_impression_gini
 from prism_experiments.metrics.registry import register_metric
 from prism_experiments.metrics.run_tables import RunTables, new_post_mask
@@ -37,7 +37,7 @@ CASCADES = "Goel, Anderson, Hofman & Watts 2016 (Management Science 62(1)), casc
     headline=True,
 )
 def feed_topic_entropy(tables: RunTables) -> float:
-    return mean_feed_entropy(tables.exposures, "topic")
+    return mean_over_feeds(tables.feed_entropies("topic"))
 
 
 @register_metric(
@@ -47,7 +47,7 @@ def feed_topic_entropy(tables: RunTables) -> float:
     columns="exposures.step, agent_id, author_id",
 )
 def feed_author_entropy(tables: RunTables) -> float:
-    return mean_feed_entropy(tables.exposures, "author_id")
+    return mean_over_feeds(tables.feed_entropies("author_id"))
 
 
 @register_metric(
