@@ -135,8 +135,9 @@ def _imports_kept() -> Iterator[None]:
 
 def mode_left_unset(argv: Sequence[str], config_dir: Path) -> bool:
     """True when Hydra's `hydra.mode` is certainly unset: no flag on the command line (`-m`, `--multirun`,
-    `--config-dir`, `--cfg`, ...) and no mention of a multirun in its overrides or in any file of `config_dir`."""
-    if any(arg.startswith("-") or "multirun" in arg.lower() for arg in argv):
+    `--config-dir`, `--cfg`, ...), no `hydra.` override (a search path could bring a file that sets it) and no
+    mention of a multirun in its overrides or in any file of `config_dir`."""
+    if any(arg.startswith("-") or arg.lstrip("+~").startswith("hydra.") or "multirun" in arg.lower() for arg in argv):
         return False
     return not any("multirun" in path.read_text(errors="replace").lower() for path in config_dir.rglob("*.yaml"))
 

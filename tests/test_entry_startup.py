@@ -35,6 +35,8 @@ def test_the_projects_configs_leave_the_mode_unset() -> None:
         ["--config-dir", "/elsewhere", "seed=0"],
         ["hydra.mode=MULTIRUN", "seed=0,1"],
         ["hydra.mode=multirun"],
+        ["hydra.searchpath=[file:///elsewhere]", "experiment=sweeping"],
+        ["+hydra.job.chdir=true"],
     ],
 )
 def test_a_flag_or_a_multirun_on_the_command_line_keeps_hydras_own_look(tmp_path: Path, argv: list[str]) -> None:
