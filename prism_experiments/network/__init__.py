@@ -8,8 +8,8 @@ from prism_experiments.network.generate import (
     with_following,
 )
 from prism_experiments.network.graph import DictSocialGraph, SocialGraph
-from prism_experiments.network.successive import weighted_sample_without_replacement
 from prism_experiments.network.stats import graph_stats, shared_interest_edge_share
+from prism_experiments.network.successive import weighted_sample_without_replacement
 
 __all__ = [
     "DictSocialGraph",

@@ -10,8 +10,11 @@ rejected (first occurrences of a stream of draws with replacement: the successiv
 round falls short, the drawn followees and i leave the trees until i's draws end, so a hub that holds most of the
 mass cannot stall the rejection.
 
-Trees are B-ary (B = 64) with node sums recomputed from their children on every update (no drift from repeated
-additions), and a batch of draws descends them together: log_B(n) numpy steps per batch, not per draw in Python.
+Trees are B-ary (B = 32: four levels up to a million agents), one row per tree in each level's array; a batch of
+draws descends them together (log_B(n) numpy steps per batch, not per draw in Python) and an update adds each
+change along the leaf's path in every tree it sits in. Sums of attractiveness at the defaults (gamma = 1, a = 1)
+are integers, so exact in float64; otherwise a node can be off by rounding, and a draw landing on an empty leaf is
+rejected. Same law as the scan in `generate.py`, not the same draws.
 Written here because no maintained library found does this: sum-tree packages on PyPI (starr, sumtree, rltrees,
 dynamic-random-sampler) keep one tree and draw with their own generator, not a caller's keyed numpy stream, and
 none descends many trees sharing one leaf array in a batch.
@@ -32,8 +35,10 @@ _WORD_BITS = 64
 
 def topic_membership(bits: np.ndarray) -> np.ndarray:
     """(n_agents, n_topics) booleans from `interest_bitsets`' (n_agents, n_words) bitsets: agent holds topic."""
-    n_words = bits.shape[1]
-    columns = [(bits[:, bit // _WORD_BITS] >> np.uint64(bit % _WORD_BITS)) & np.uint64(1) for bit in range(64 * n_words)]
+    columns = [
+        (bits[:, bit // _WORD_BITS] >> np.uint64(bit % _WORD_BITS)) & np.uint64(1)
+        for bit in range(_WORD_BITS * bits.shape[1])
+    ]
     holds = np.stack(columns, axis=1).astype(bool)
     used = np.flatnonzero(holds.any(axis=0))
     return holds[:, : used[-1] + 1] if used.size else holds[:, :0]
@@ -142,7 +147,8 @@ class FollowTrees:
             points *= cumulative[-1]
             component = np.minimum(np.searchsorted(cumulative, points, side="right"), trees.shape[0] - 1)
             # the target's position inside the chosen tree (component masses of 0: the scratch row, h = 1)
-            draws, weight = self._descend(trees[component], (points - cumulative[component] + mass[component]) / scale[component])
+            targets = (points - cumulative[component] + mass[component]) / scale[component]
+            draws, weight = self._descend(trees[component], targets)
             shared = self._shared_topics(draws, i)
             accept = accept_draws * (1.0 + (h - 1.0) * shared) < 1.0 + (h - 1.0) * (shared > 0)
             keep = accept & (weight > 0) & (mass[component] > 0) & (draws != i)
@@ -173,4 +179,3 @@ class FollowTrees:
         self.positive += int(np.count_nonzero(after > 0)) - int(np.count_nonzero(before > 0))
         self.attractiveness[followees] = after
         self._add(followees, after - before)
-

@@ -111,24 +111,23 @@ def generate_follow_graph(
     ids = [agent.id for agent in agents]
     if len(set(ids)) != len(ids):
         raise ValueError("agents: ids must be unique")
-    graph = DictSocialGraph(ids)
     n = len(ids)
     if n < 2:
-        return graph
+        return DictSocialGraph(ids)
     degrees = draw_out_degrees(stream_rng(seed, _NAMESPACE, _DEGREES), config, n)
     order = stream_rng(seed, _NAMESPACE, _ORDER).permutation(n)
     rng = stream_rng(seed, _NAMESPACE, _FOLLOWEES)
     weights: _FollowWeights | FollowTrees = (
         _FollowWeights(agents, config) if n < direct_below else FollowTrees(interest_bitsets(agents), config)
     )
+    followees = [np.empty(0, dtype=np.int64)] * n
     for i in order.tolist():
         k = int(degrees[i])
         if k == 0:
             continue
-        followees = weights.sample(rng, i, k)
-        weights.followed(followees)
-        graph.follow_many(ids[i], [ids[j] for j in followees.tolist()])
-    return graph
+        followees[i] = weights.sample(rng, i, k)
+        weights.followed(followees[i])
+    return DictSocialGraph.from_followee_rows(ids, followees)
 
 
 def with_following(agents: Sequence[SocialAgent], graph: SocialGraph) -> list[SocialAgent]:

@@ -7,6 +7,7 @@ from collections.abc import Set as AbstractSet
 from typing import Protocol, runtime_checkable
 
 import networkx as nx
+import numpy as np
 
 
 @runtime_checkable
@@ -92,6 +93,26 @@ class DictSocialGraph:
                 self._add_node(followee_id)
             self._followers[followee_id].add(follower_id)
         self._following[follower_id].update(followees)
+
+    @classmethod
+    def from_followee_rows(cls, agent_ids: list[str], followees: list[np.ndarray]) -> DictSocialGraph:
+        """Graph over `agent_ids` where agent r follows the rows `followees[r]` (distinct, not r): each account's
+        two sets built at once, not one insertion per edge (a million agents follow 46 million times)."""
+        graph = cls(agent_ids)
+        ids = np.asarray(agent_ids, dtype=object)
+        counts = np.fromiter((rows.shape[0] for rows in followees), dtype=np.int64, count=len(followees))
+        if not counts.sum():
+            return graph
+        followee_rows = np.concatenate(followees)
+        follower_rows = np.repeat(np.arange(len(followees)), counts)
+        by_followee = follower_rows[np.argsort(followee_rows, kind="stable")]
+        starts = np.cumsum(np.bincount(followee_rows, minlength=ids.size))[:-1]
+        for row, (agent_id, followers) in enumerate(zip(agent_ids, np.split(ids[by_followee], starts), strict=True)):
+            if counts[row]:
+                graph._following[agent_id] = set(ids[followees[row]].tolist())
+            if followers.size:
+                graph._followers[agent_id] = set(followers.tolist())
+        return graph
 
     def is_following(self, follower_id: str, followee_id: str) -> bool:
         return followee_id in self._following.get(follower_id, ())
