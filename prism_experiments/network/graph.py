@@ -84,16 +84,6 @@ class DictSocialGraph:
         self._followers[followee_id].add(follower_id)
         return True
 
-    def follow_many(self, follower_id: str, followee_ids: Iterable[str]) -> None:
-        """`follow` for each of `followee_ids` (known, distinct accounts other than the follower): one set update."""
-        followees = [followee for followee in followee_ids if followee != follower_id]
-        self._add_node(follower_id)
-        for followee_id in followees:
-            if followee_id not in self._following:
-                self._add_node(followee_id)
-            self._followers[followee_id].add(follower_id)
-        self._following[follower_id].update(followees)
-
     @classmethod
     def from_followee_rows(cls, agent_ids: list[str], followees: list[np.ndarray]) -> DictSocialGraph:
         """Graph over `agent_ids` where agent r follows the rows `followees[r]` (distinct, not r): each account's
