@@ -93,15 +93,18 @@ class DictSocialGraph:
         counts = np.fromiter((rows.shape[0] for rows in followees), dtype=np.int64, count=len(followees))
         if not counts.sum():
             return graph
-        followee_rows = np.concatenate(followees)
-        follower_rows = np.repeat(np.arange(len(followees)), counts)
-        by_followee = follower_rows[np.argsort(followee_rows, kind="stable")]
+        # int32 rows and one pass per account: the temporary arrays stay small beside the sets they build
+        followee_rows = np.concatenate(followees).astype(np.int32)
+        order = np.argsort(followee_rows, kind="stable")
         starts = np.cumsum(np.bincount(followee_rows, minlength=ids.size))[:-1]
-        for row, (agent_id, followers) in enumerate(zip(agent_ids, np.split(ids[by_followee], starts), strict=True)):
+        del followee_rows
+        by_followee = np.repeat(np.arange(len(followees), dtype=np.int32), counts)[order]
+        del order
+        for row, (agent_id, followers) in enumerate(zip(agent_ids, np.split(by_followee, starts), strict=True)):
             if counts[row]:
                 graph._following[agent_id] = set(ids[followees[row]].tolist())
             if followers.size:
-                graph._followers[agent_id] = set(followers.tolist())
+                graph._followers[agent_id] = set(ids[followers].tolist())
         return graph
 
     def is_following(self, follower_id: str, followee_id: str) -> bool:
