@@ -7,6 +7,7 @@ import itertools
 import networkx as nx
 import numpy as np
 import pytest
+from scipy import stats
 from validation_helpers import assert_refused
 
 from prism_experiments.agents import AgentsConfig, SocialAgent, generate_population
@@ -16,6 +17,7 @@ from prism_experiments.network import (
     NetworkConfig,
     SocialGraph,
     draw_out_degrees,
+    follow_trees,
     generate,
     generate_follow_graph,
     graph_stats,
@@ -240,6 +242,65 @@ def test_graph_stats_agree_with_networkx() -> None:
     assert stats["max_in_degree"] == 2 and stats["mean_out_degree"] == 1.0
 
 
+# --- the sum-tree sampler (from DIRECT_BELOW agents on) ----------------------------------------
+
+#: topics of a small population: agent 0 (the follower) holds a and b, so agents holding both are counted once
+_TREE_INTERESTS = [["a", "b"], ["a"], ["b"], ["a", "b"], ["c"], ["c", "a"], ["b", "c"], ["c"], ["a", "b", "c"], ["c"]]
+#: extra followers per agent before the draws, so attractiveness differs (agent 4 a hub outside i's topics)
+_TREE_IN_DEGREES = [0, 2, 0, 5, 9, 1, 3, 0, 4, 1]
+
+
+def _tree_weights(homophily: float, attachment: float, union: bool = True) -> np.ndarray:
+    """w_0j by hand: homophily^[shares] x (in_degree + 1)^attachment; `union=False` counts shared topics instead."""
+    own = set(_TREE_INTERESTS[0])
+    shared = np.array([len(own & set(topics)) for topics in _TREE_INTERESTS], dtype=float)
+    factor = np.where(shared > 0, homophily, 1.0) if union else 1.0 + (homophily - 1.0) * shared
+    weights = factor * (np.array(_TREE_IN_DEGREES, dtype=float) + 1.0) ** attachment
+    weights[0] = 0.0
+    return weights
+
+
+def _ordered_pair_probabilities(weights: np.ndarray) -> np.ndarray:
+    """P(first draw j1, second draw j2) of successive sampling: w1 / W x w2 / (W - w1)."""
+    total = weights.sum()
+    return np.outer(weights / total, 1.0) * weights[None, :] / (total - weights[:, None]) * (1 - np.eye(len(weights)))
+
+
+def _chi_square_p(counts: np.ndarray, probabilities: np.ndarray) -> float:
+    """Pearson's goodness of fit over the cells expected >= 5 times (the rest pooled into one cell)."""
+    expected = probabilities.ravel() * counts.sum()
+    big = expected >= 5
+    observed = np.append(counts.ravel()[big], counts.ravel()[~big].sum())
+    expected = np.append(expected[big], expected[~big].sum())
+    if expected[-1] == 0:  # no small cells
+        observed, expected = observed[:-1], expected[:-1]
+    return float(stats.chisquare(observed, expected * observed.sum() / expected.sum()).pvalue)
+
+
+@pytest.mark.parametrize("overdraw", [8, 0], ids=["one-round", "removal-rounds"])
+def test_tree_draws_follow_the_successive_sampling_law(overdraw: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The sum-tree sampler's ordered pairs of draws fit the exact law, and would not fit a law without
+    homophily, without preferential attachment, or counting each shared topic (the union done wrong)."""
+    monkeypatch.setattr(follow_trees, "_OVERDRAW", overdraw)  # 0: most agents need rounds with removals
+    people = [SocialAgent(id=f"p{j}", interests=topics) for j, topics in enumerate(_TREE_INTERESTS)]
+    config = NetworkConfig(homophily=6.0, preferential_attachment=1.0, attachment_offset=1.0)
+    trees = follow_trees.FollowTrees(generate.interest_bitsets(people), config, fanout=2)  # 4 levels
+    for j, times in enumerate(_TREE_IN_DEGREES):
+        for _ in range(times):
+            trees.followed(np.array([j]))
+    rng = np.random.default_rng(41)
+    counts = np.zeros((len(people), len(people)))
+    for _ in range(12_000):
+        first, second = trees.sample(rng, 0, 2)
+        counts[first, second] += 1
+    assert counts[0].sum() == 0 and counts[:, 0].sum() == 0  # never itself
+    assert _chi_square_p(counts, _ordered_pair_probabilities(_tree_weights(6.0, 1.0))) > 1e-3
+    for wrong in (_tree_weights(1.0, 1.0), _tree_weights(6.0, 0.0), _tree_weights(6.0, 1.0, union=False)):
+        assert _chi_square_p(counts, _ordered_pair_probabilities(wrong)) < 1e-6
+    # the trees are back to the in-degrees after the draws (removals restored)
+    assert trees.levels[trees.depth][0, 0] == pytest.approx(sum(d + 1 for d in _TREE_IN_DEGREES))
+
+
 @pytest.mark.parametrize(
     "config",
     [
@@ -249,15 +310,24 @@ def test_graph_stats_agree_with_networkx() -> None:
     ],
     ids=["default", "uniform", "strong"],
 )
-def test_blocked_draws_are_the_direct_draws(
-    agents: list[SocialAgent], config: NetworkConfig, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The blocked sampler (every agent beyond DIRECT_BELOW) draws the graph a scan of every weight draws."""
-    monkeypatch.setattr(generate, "DIRECT_BELOW", 10**9)
-    direct = generate_follow_graph(agents, config, 5)
-    monkeypatch.setattr(generate, "DIRECT_BELOW", 0)
-    monkeypatch.setattr(generate, "_MIN_BLOCK", 7)  # a partial last block, and blocks a draw may cross
-    assert generate_follow_graph(agents, config, 5) == direct
+def test_tree_graphs_keep_the_scan_graphs_degrees(agents: list[SocialAgent], config: NetworkConfig) -> None:
+    """Forced below its threshold, the sum-tree sampler gives every agent the scan's out-degree (the same
+    degree stream), no self-follows, the same graph for the same seed, and the scan's statistics."""
+    scan = generate_follow_graph(agents, config, 5)
+    tree_graph = generate_follow_graph(agents, config, 5, direct_below=0)
+    assert tree_graph == generate_follow_graph(agents, config, 5, direct_below=0)
+    assert tree_graph != scan  # the same law, not the same draws
+    assert [tree_graph.out_degree(a.id) for a in agents] == [scan.out_degree(a.id) for a in agents]
+    assert nx.number_of_selfloops(tree_graph.to_networkx()) == 0
+    ours, theirs = graph_stats(tree_graph, agents), graph_stats(scan, agents)
+    assert ours["shared_interest_edge_share"] == pytest.approx(theirs["shared_interest_edge_share"], abs=0.04)
+    assert ours["in_degree_cv"] == pytest.approx(theirs["in_degree_cv"], rel=0.25)
+
+
+def test_tree_sampler_takes_every_candidate_when_dense() -> None:
+    two = [SocialAgent(id="a", interests=["music"]), SocialAgent(id="b", interests=["food"])]
+    graph = generate_follow_graph(two, NetworkConfig(mean_out_degree=50), 1, direct_below=0)
+    assert graph.edges() == [("a", "b"), ("b", "a")]
 
 
 def test_ten_thousand_agents() -> None:

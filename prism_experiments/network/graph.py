@@ -7,6 +7,7 @@ from collections.abc import Set as AbstractSet
 from typing import Protocol, runtime_checkable
 
 import networkx as nx
+import numpy as np
 
 
 @runtime_checkable
@@ -83,15 +84,28 @@ class DictSocialGraph:
         self._followers[followee_id].add(follower_id)
         return True
 
-    def follow_many(self, follower_id: str, followee_ids: Iterable[str]) -> None:
-        """`follow` for each of `followee_ids` (known, distinct accounts other than the follower): one set update."""
-        followees = [followee for followee in followee_ids if followee != follower_id]
-        self._add_node(follower_id)
-        for followee_id in followees:
-            if followee_id not in self._following:
-                self._add_node(followee_id)
-            self._followers[followee_id].add(follower_id)
-        self._following[follower_id].update(followees)
+    @classmethod
+    def from_followee_rows(cls, agent_ids: list[str], followees: list[np.ndarray]) -> DictSocialGraph:
+        """Graph over `agent_ids` where agent r follows the rows `followees[r]` (distinct, not r): each account's
+        two sets built at once, not one insertion per edge (a million agents follow 46 million times)."""
+        graph = cls(agent_ids)
+        ids = np.asarray(agent_ids, dtype=object)
+        counts = np.fromiter((rows.shape[0] for rows in followees), dtype=np.int64, count=len(followees))
+        if not counts.sum():
+            return graph
+        # int32 rows and one pass per account: the temporary arrays stay small beside the sets they build
+        followee_rows = np.concatenate(followees).astype(np.int32)
+        order = np.argsort(followee_rows, kind="stable")
+        starts = np.cumsum(np.bincount(followee_rows, minlength=ids.size))[:-1]
+        del followee_rows
+        by_followee = np.repeat(np.arange(len(followees), dtype=np.int32), counts)[order]
+        del order
+        for row, (agent_id, followers) in enumerate(zip(agent_ids, np.split(by_followee, starts), strict=True)):
+            if counts[row]:
+                graph._following[agent_id] = set(ids[followees[row]].tolist())
+            if followers.size:
+                graph._followers[agent_id] = set(ids[followers].tolist())
+        return graph
 
     def is_following(self, follower_id: str, followee_id: str) -> bool:
         return followee_id in self._following.get(follower_id, ())
