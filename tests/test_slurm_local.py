@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import time
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -136,6 +137,31 @@ def slurm_env(state: slurm_local.SlurmLocalState) -> dict[str, str]:
     return os.environ | state.client_env()
 
 
+#: squeue's states of a job that has not ended yet (slurm.schedmd.com/squeue.html, "JOB STATE CODES")
+UNENDED_STATES = frozenset({"PENDING", "CONFIGURING", "RUNNING", "COMPLETING", "SUSPENDED", "REQUEUED", "RESIZING"})
+
+
+def final_slurm_states(state: slurm_local.SlurmLocalState, *squeue_args: str, timeout: float = 300) -> list[str]:
+    """squeue's lines for `squeue_args` once no job among them is left unended. submitit returns as soon as a job
+    wrote its result, while SLURM still lists the job RUNNING until its batch script exits (seen on a loaded CI
+    machine), so the test waits for SLURM's own end, not for a fixed time."""
+    deadline = time.monotonic() + timeout
+    while True:
+        listed = subprocess.run(
+            ["squeue", "--noheader", "--states=all", *squeue_args],
+            capture_output=True,
+            text=True,
+            env=slurm_env(state),
+            check=True,
+        ).stdout.split("\n")
+        lines = sorted(line.strip() for line in listed if line.strip())
+        if lines and not [line for line in lines if line.split()[-1] in UNENDED_STATES]:
+            return lines
+        if time.monotonic() > deadline:
+            raise AssertionError(f"SLURM never ended {squeue_args}: {lines}")
+        time.sleep(0.5)
+
+
 def test_missing_packages_are_one_line_naming_apt_get(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -171,14 +197,8 @@ def test_a_smoke_sweep_on_slurm_gives_the_joblib_metrics_bit_for_bit(
     # the jobs ran as SLURM jobs: each submitit folder is named by its SLURM array job
     submitit = sorted(p.name for p in runs_dir.glob("hydra/smoke_slurm/*/.submitit/[0-9]*_[0-9]*"))
     assert len(submitit) == 2 and len({name.split("_")[0] for name in submitit}) == 1
-    listed = subprocess.run(
-        ["squeue", "--noheader", "--array", "--states=all", "--format=%i %T", "--jobs", submitit[0].split("_")[0]],
-        capture_output=True,
-        text=True,
-        env=slurm_env(slurm),
-        check=True,
-    ).stdout.split("\n")
-    assert sorted(line for line in listed if line) == [f"{name} COMPLETED" for name in submitit]
+    listed = final_slurm_states(slurm, "--array", "--format=%i %T", "--jobs", submitit[0].split("_")[0])
+    assert listed == [f"{name} COMPLETED" for name in submitit]
     owned, beyond_loopback = listening(slurm)
     assert len(owned) >= 2 and beyond_loopback == []  # slurmctld and slurmd, on 127.0.0.1 only
 
@@ -201,14 +221,7 @@ def test_scancel_of_a_running_job_fails_only_it_and_the_next_sweep_runs_only_it(
     died = next(line for line in output.splitlines() if f"job {job}: its submitit job {slurm_job} died" in line)
     assert died.endswith("(state: CANCELLED))"), died
     assert "1 of 2 jobs failed" in output, output[-3000:]
-    state = subprocess.run(
-        ["squeue", "--noheader", "--states=all", "--format=%T", "--jobs", slurm_job],
-        capture_output=True,
-        text=True,
-        env=slurm_env(slurm),
-        check=True,
-    ).stdout.strip()
-    assert state == "CANCELLED"
+    assert final_slurm_states(slurm, "--format=%T", "--jobs", slurm_job) == ["CANCELLED"]
     runs = all_runs(runs_dir, experiment=name)
     assert not [r.info.run_id for r in runs if r.info.status == "RUNNING"], output[-3000:]
     cancelled = next(r for r in runs if r.info.run_id == victim.info.run_id)
