@@ -30,6 +30,7 @@ from prism_experiments.feed_store.store import (
     open_collection,
     post_to_metadata,
 )
+from prism_experiments.feed_store.pair_similarity import SimilarityMemo, similarity_from_dot
 from prism_experiments.feed_store.vector_table import RowVectors, VectorTable
 
 Where = dict[str, Any]
@@ -42,11 +43,6 @@ def similarity_from_distance(distance: np.ndarray | float) -> np.ndarray | float
     "handle zero distances").
     """
     return np.clip(1.0 - np.asarray(distance, dtype=np.float64) / 2.0, 0.0, 1.0)
-
-
-def similarity_from_dot(dot: np.ndarray) -> np.ndarray:
-    """The same similarity from unit vectors: distance = 1 - cos, so 1 - d/2 = (1 + cos) / 2, clipped to [0, 1]."""
-    return np.clip((1.0 + np.asarray(dot, dtype=np.float64)) / 2.0, 0.0, 1.0)
 
 
 #: float32 dot products of unit vectors over 384 dimensions are off by far less (about 1e-7)
@@ -108,6 +104,7 @@ class FeedRetriever:
         self._window_answer = np.zeros(0, dtype=np.int64)
         self._by_code_key: tuple[int, int] | None = None
         self._by_code = (np.zeros(0, dtype=np.int64), np.zeros(1, dtype=np.int64))
+        self._similarity_memo = SimilarityMemo()
         if self._handle is not None and self._handle.count() > 0:
             self._load_existing()
 
@@ -157,6 +154,7 @@ class FeedRetriever:
         child._nearest = dict(self._nearest)  # valid for the child too: its rows extend these
         child._window, child._window_answer = None, np.zeros(0, dtype=np.int64)
         child._by_code_key, child._by_code = None, self._by_code
+        child._similarity_memo = SimilarityMemo()  # its table rows past the fork are its own
         return child
 
     def drop_collection(self) -> None:
@@ -279,6 +277,11 @@ class FeedRetriever:
         """`exact_similarities` of an interest list's vector to store rows: a gather of the few rows a
         feed needs (a column per interest list over every post was 11 GB at a million posts: docs/bench.md)."""
         return exact_similarities(self._vectors_at(np.asarray(rows, dtype=np.int64)), self.embed_interests(interests))
+
+    def pair_similarities(self, queries: np.ndarray, query_index: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """`exact_similarities` of each row to its query (`queries[query_index]`), remembered per (query, vector): the
+        same bits as scoring the pairs afresh, each distinct pair scored once per store (feed_store/pair_similarity.py)."""
+        return self._similarity_memo.similarities(self._table.array, self._vector_rows[rows], queries, query_index)
 
     def rows_newer_than(self, cutoff: datetime) -> np.ndarray:
         return np.flatnonzero(self.timestamps_us >= epoch_microseconds(as_utc(cutoff)))

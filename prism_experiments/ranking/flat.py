@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from prism_experiments.feed_store.retriever import FeedRetriever, similarity_from_dot
+from prism_experiments.feed_store.pair_similarity import pair_dot_similarities
+from prism_experiments.feed_store.retriever import FeedRetriever
 from prism_experiments.feed_store.vector_table import RowVectors
 from prism_experiments.ranking.sourcing import in_sorted
 
@@ -71,25 +72,18 @@ def ranges(starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray
     return which, starts[which] + offsets
 
 
-#: pairs per gathered product in `pair_similarities` (a few MB: stays in cache)
-_PAIR_CHUNK = 1024
-
-
 def pair_similarities(vectors: np.ndarray | RowVectors, queries: np.ndarray, pairs: Pairs) -> np.ndarray:
-    """`exact_similarities` of each pair's row to its view's query: float64 products, each row summed on its own.
+    """`exact_similarities` of each pair's row to its view's query: float64 products, each row summed on its own
+    (`pair_dot_similarities`: a pair's value does not depend on the pairs scored with it).
 
-    Pairs go in chunks of `_PAIR_CHUNK`: the rows and their views' queries gathered, multiplied in float64
-    (`np.multiply(..., dtype=float64)` widens the float32 rows inside the product, as `np.asarray(rows, float64) *
-    query` would) and each product row summed alone, so a pair's value does not depend on its chunk. A few
-    thousand views of about 8 pairs each: chunks cost half the time of one small product per view (bench).
+    Products in chunks cost half the time of one small product per view (a few thousand views of about 8 pairs
+    each, bench); `FeedRetriever.pair_similarities` gives the same values, each distinct pair scored once.
     """
-    out = np.empty(len(pairs))
-    queries64 = np.asarray(queries, dtype=np.float64)
-    for start in range(0, len(pairs), _PAIR_CHUNK):
-        end = start + _PAIR_CHUNK
-        products = np.multiply(vectors[pairs.row[start:end]], queries64[pairs.view[start:end]], dtype=np.float64)
-        out[start:end] = products.sum(axis=1)
-    return similarity_from_dot(out)
+    if isinstance(vectors, RowVectors):
+        table, table_rows = vectors.table, vectors.table_rows(pairs.row)
+    else:
+        table, table_rows = np.asarray(vectors), pairs.row
+    return pair_dot_similarities(table, table_rows, np.asarray(queries, dtype=np.float64), pairs.view)
 
 
 def best_per_view(pairs: Pairs, scores: np.ndarray, limit: int) -> np.ndarray:

@@ -17,7 +17,6 @@ from prism_experiments.ranking.flat import (
     best_per_view,
     nearest_visible_flat,
     pair_keys,
-    pair_similarities,
 )
 from prism_experiments.ranking.mode_config import CandidateSourcingConfig
 from prism_experiments.ranking.sourcing import in_sorted, nearest_visible, top_k
@@ -111,7 +110,7 @@ class NetworkSourcedRanker(Ranker[SourcingT], ABC):
         count, codes, stamps = filters.count, retriever.author_codes, retriever.timestamps_us
         # in-network: rows by followed authors and rows reshared by followees, visible, best by similarity
         pairs = views.in_network_pairs(retriever)
-        similarity = pair_similarities(retriever.vectors, views.queries, pairs)
+        similarity = retriever.pair_similarities(views.queries, pairs.view, pairs.row)
         best = best_per_view(pairs, similarity, self.config.in_network_limit)
         inn, inn_similarity = pairs.take(best), similarity[best]
         inn_via = views.resharer_of(inn)
