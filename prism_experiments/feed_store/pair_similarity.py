@@ -87,9 +87,8 @@ class SimilarityMemo:
     def _query_codes(self, queries64: np.ndarray) -> np.ndarray:
         """Each query's code (its bytes' order of first appearance), new queries remembered."""
         code_of, before = self._code_of, len(self._code_of)
-        codes = np.fromiter(
-            (code_of.setdefault(query.tobytes(), len(code_of)) for query in queries64), dtype=np.int64, count=len(queries64)
-        )
+        found = (code_of.setdefault(query.tobytes(), len(code_of)) for query in queries64)
+        codes = np.fromiter(found, dtype=np.int64, count=len(queries64))
         if len(code_of) > before:
             fresh = np.flatnonzero(codes >= before)
             _, first = np.unique(codes[fresh], return_index=True)

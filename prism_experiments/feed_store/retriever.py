@@ -24,13 +24,13 @@ from tqdm.auto import tqdm
 from prism_experiments.domain import Post, as_utc, epoch_microseconds, interest_query_text
 from prism_experiments.embeddings.embedder import EMBEDDING_DIM, Embedder, normalize_rows
 from prism_experiments.feed_store.config import FeedStoreConfig
+from prism_experiments.feed_store.pair_similarity import SimilarityMemo, similarity_from_dot
 from prism_experiments.feed_store.store import (
     max_batch_size,
     metadata_to_post,
     open_collection,
     post_to_metadata,
 )
-from prism_experiments.feed_store.pair_similarity import SimilarityMemo, similarity_from_dot
 from prism_experiments.feed_store.vector_table import RowVectors, VectorTable
 
 Where = dict[str, Any]
@@ -279,8 +279,8 @@ class FeedRetriever:
         return exact_similarities(self._vectors_at(np.asarray(rows, dtype=np.int64)), self.embed_interests(interests))
 
     def pair_similarities(self, queries: np.ndarray, query_index: np.ndarray, rows: np.ndarray) -> np.ndarray:
-        """`exact_similarities` of each row to its query (`queries[query_index]`), remembered per (query, vector): the
-        same bits as scoring the pairs afresh, each distinct pair scored once per store (feed_store/pair_similarity.py)."""
+        """`exact_similarities` of each row to its query (`queries[query_index]`), remembered per (query, vector):
+        the same bits as scoring the pairs afresh, each distinct pair scored once (feed_store/pair_similarity.py)."""
         return self._similarity_memo.similarities(self._table.array, self._vector_rows[rows], queries, query_index)
 
     def rows_newer_than(self, cutoff: datetime) -> np.ndarray:
