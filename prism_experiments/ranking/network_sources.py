@@ -19,7 +19,7 @@ from prism_experiments.ranking.flat import (
     pair_keys,
 )
 from prism_experiments.ranking.mode_config import CandidateSourcingConfig
-from prism_experiments.ranking.sourcing import in_sorted, nearest_visible, top_k
+from prism_experiments.ranking.sourcing import in_sorted, nearest_visible, sorted_union, top_k
 from prism_experiments.ranking.step_feeds import NO_VIA, SOURCE_CODES
 from prism_experiments.ranking.whole_step import StepViews
 
@@ -107,35 +107,38 @@ class NetworkSourcedRanker(Ranker[SourcingT], ABC):
         """`candidate_pool` of every view at once (ranking/flat.py): the same entries, in the same order per view."""
         retriever = self.retriever
         filters = views.filters
-        count, codes, stamps = filters.count, retriever.author_codes, retriever.timestamps_us
+        codes, stamps = retriever.author_codes, retriever.timestamps_us
         # in-network: rows by followed authors and rows reshared by followees, visible, best by similarity
-        pairs = views.in_network_pairs(retriever)
+        network = views.network_keys(retriever)
+        pairs = views.visible_pairs(network, stamps)
         similarity = retriever.pair_similarities(views.queries, pairs.view, pairs.row)
         best = best_per_view(pairs, similarity, self.config.in_network_limit)
         inn, inn_similarity = pairs.take(best), similarity[best]
         inn_via = views.resharer_of(inn)
         inn_via[filters.followed(inn, codes)] = NO_VIA
-        oon, oon_similarity = self._flat_out_of_network(views.queries, filters, stamps, codes)
-        fresh = ~in_sorted(pair_keys(oon.view, oon.row, count), np.sort(pair_keys(inn.view, inn.row, count)))
-        n_fresh = int(fresh.sum())
-        view = np.concatenate([inn.view, oon.view[fresh]])
+        # out-of-network: neither excluded nor in-network (by a followed author, or reshared by a followee)
+        blocked = sorted_union(filters.excluded, network)
+        oon, oon_similarity = self._flat_out_of_network(views.queries, blocked, filters, stamps)
+        # the two sources are disjoint (`blocked` holds every in-network key): no post counts twice
+        view = np.concatenate([inn.view, oon.view])
         order = np.argsort(view, kind="stable")  # per view: in-network first, each source in its own order
         return FlatPools(
             view=view[order],
-            rows=np.concatenate([inn.row, oon.row[fresh]])[order],
-            similarity=np.concatenate([inn_similarity, oon_similarity[fresh]])[order],
-            is_oon=np.concatenate([np.zeros(len(inn), bool), np.ones(n_fresh, bool)])[order],
-            via=np.concatenate([inn_via, np.full(n_fresh, NO_VIA, dtype=np.int64)])[order],
+            rows=np.concatenate([inn.row, oon.row])[order],
+            similarity=np.concatenate([inn_similarity, oon_similarity])[order],
+            is_oon=np.concatenate([np.zeros(len(inn), bool), np.ones(len(oon), bool)])[order],
+            via=np.concatenate([inn_via, np.full(len(oon), NO_VIA, dtype=np.int64)])[order],
         )
 
     def _flat_out_of_network(
-        self, queries: np.ndarray, filters: StepFilters, stamps: np.ndarray, codes: np.ndarray
+        self, queries: np.ndarray, blocked: np.ndarray, filters: StepFilters, stamps: np.ndarray
     ) -> tuple[Pairs, np.ndarray]:
-        """`out_of_network_candidates` of every view at once."""
+        """`out_of_network_candidates` of every view at once; `blocked`: the sorted (view, row) keys no view may get
+        from this source (excluded for it, or in-network): one search per round instead of one per filter."""
         limit = self.config.out_of_network_limit
 
         def keep(pairs: Pairs) -> np.ndarray:
-            kept = filters.visible(pairs, stamps) & ~filters.followed(pairs, codes)
-            return kept & ~in_sorted(pair_keys(pairs.view, pairs.row, filters.count), filters.reshared)
+            unblocked = ~in_sorted(pair_keys(pairs.view, pairs.row, filters.count), blocked)
+            return unblocked & (stamps[pairs.row] <= filters.now_us)
 
         return nearest_visible_flat(self.retriever, queries, limit, keep, first_fetch=2 * limit)
