@@ -32,6 +32,7 @@ from prism_experiments.feed_store.store import (
     post_to_metadata,
 )
 from prism_experiments.feed_store.vector_table import RowVectors, VectorTable
+from prism_experiments.group_order import best_first_by_group
 
 Where = dict[str, Any]
 
@@ -508,7 +509,7 @@ class FeedRetriever:
             group = np.concatenate([np.repeat(changed, lengths), which])
             rows = np.concatenate([*(out[q][0] for q in changed), fresh_rows]).astype(np.int64)
             scores = np.concatenate([*(out[q][1] for q in changed), fresh_scores])
-            order = np.lexsort((rows, -scores, group))
+            order = best_first_by_group(group, scores, rows)
             starts = np.searchsorted(group[order], changed)
             ends = np.searchsorted(group[order], changed, side="right")
             for q, start, end, length in zip(changed.tolist(), starts.tolist(), ends.tolist(), lengths.tolist()):

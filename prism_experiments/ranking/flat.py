@@ -18,6 +18,7 @@ import numpy as np
 from prism_experiments.feed_store.pair_similarity import pair_dot_similarities
 from prism_experiments.feed_store.retriever import FeedRetriever
 from prism_experiments.feed_store.vector_table import RowVectors
+from prism_experiments.group_order import best_first_by_group
 from prism_experiments.ranking.sourcing import in_sorted
 
 if TYPE_CHECKING:
@@ -88,7 +89,7 @@ def pair_similarities(vectors: np.ndarray | RowVectors, queries: np.ndarray, pai
 
 def best_per_view(pairs: Pairs, scores: np.ndarray, limit: int) -> np.ndarray:
     """Indices of each view's `limit` best pairs by score, ties by row, views in order, best first (`top_k`)."""
-    order = np.lexsort((pairs.row, -scores, pairs.view))
+    order = best_first_by_group(pairs.view, scores, pairs.row)
     return order[rank_within(pairs.view[order]) < limit]
 
 
