@@ -19,7 +19,7 @@ from prism_experiments.feed_store.pair_similarity import pair_dot_similarities
 from prism_experiments.feed_store.retriever import FeedRetriever
 from prism_experiments.feed_store.vector_table import RowVectors
 from prism_experiments.group_order import best_first_by_group
-from prism_experiments.ranking.sourcing import in_sorted
+from prism_experiments.ranking.sourcing import ascending, in_sorted
 
 if TYPE_CHECKING:
     from prism_experiments.ranking.base import AgentView
@@ -50,7 +50,8 @@ def flat_keys(parts: Sequence[np.ndarray], width: int) -> np.ndarray:
     if not lengths.sum():
         return np.zeros(0, dtype=np.int64)
     values = np.concatenate([np.asarray(p, dtype=np.int64) for p in parts])
-    return np.sort(pair_keys(np.repeat(np.arange(len(parts)), lengths), values, width))
+    keys = pair_keys(np.repeat(np.arange(len(parts)), lengths), values, width)
+    return keys if ascending(keys) else np.sort(keys)  # each part sorted (the usual case): sorted already
 
 
 def rank_within(view: np.ndarray) -> np.ndarray:
