@@ -48,6 +48,8 @@ def similarity_from_distance(distance: np.ndarray | float) -> np.ndarray | float
 
 #: float32 dot products of unit vectors over 384 dimensions are off by far less (about 1e-7)
 ROUGH_TOLERANCE = 1e-4
+#: a query scanned again because it asked for more than was kept keeps this many times what it asked for
+RESCAN_GROWTH = 4
 ROUGH_BLOCK_VALUES = 2**25  # rough float32 scores held at once by an exact query (128 MB)
 
 
@@ -463,12 +465,15 @@ class FeedRetriever:
         """
         count = len(self._posts)
         out: list[tuple[np.ndarray, np.ndarray] | None] = [None] * len(queries)
-        full_scan: list[int] = []
+        first_scan: list[int] = []
+        rescan: list[int] = []  # remembered, but fewer than asked for
         behind: dict[int, list[int]] = {}  # store size a kept answer covers -> the queries it belongs to
         for i, query in enumerate(queries):
             kept = self._nearest.get(query.tobytes())
-            if kept is None or (len(kept[0]) < n and kept[2] > len(kept[0])):
-                full_scan.append(i)
+            if kept is None:
+                first_scan.append(i)
+            elif len(kept[0]) < n and kept[2] > len(kept[0]):
+                rescan.append(i)
             elif kept[2] < count:
                 behind.setdefault(kept[2], []).append(i)
             else:
@@ -476,10 +481,12 @@ class FeedRetriever:
         for seen, members in behind.items():
             for i, (rows, scores) in zip(members, self._merge_new_posts(queries[members], seen, n)):
                 out[i] = (rows[:n], scores[:n])
-        if full_scan:
-            for i, (rows, scores) in zip(full_scan, self._exact_query(queries[full_scan], n)):
-                self._nearest[queries[i].tobytes()] = (rows, scores, count)
-                out[i] = (rows, scores)
+        # a query asked again for more (`nearest_visible` doubles its fetch) is likely to be asked for more still
+        for scan, size in ((first_scan, n), (rescan, min(RESCAN_GROWTH * n, count))):
+            if scan:
+                for i, (rows, scores) in zip(scan, self._exact_query(queries[scan], size)):
+                    self._nearest[queries[i].tobytes()] = (rows, scores, count)
+                    out[i] = (rows[:n], scores[:n])
         return [answer for answer in out if answer is not None]
 
     def _merge_new_posts(self, queries: np.ndarray, seen: int, n: int) -> list[tuple[np.ndarray, np.ndarray]]:
