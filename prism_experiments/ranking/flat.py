@@ -18,7 +18,7 @@ import numpy as np
 from prism_experiments.feed_store.pair_similarity import pair_dot_similarities
 from prism_experiments.feed_store.retriever import FeedRetriever
 from prism_experiments.feed_store.vector_table import RowVectors
-from prism_experiments.group_order import best_first_by_group
+from prism_experiments.group_order import best_first_by_group, best_of_each_group, rank_within
 from prism_experiments.ranking.sourcing import ascending, in_sorted
 
 if TYPE_CHECKING:
@@ -54,18 +54,6 @@ def flat_keys(parts: Sequence[np.ndarray], width: int) -> np.ndarray:
     return keys if ascending(keys) else np.sort(keys)  # each part sorted (the usual case): sorted already
 
 
-def rank_within(view: np.ndarray) -> np.ndarray:
-    """For entries grouped by view (equal views adjacent), each entry's position within its group."""
-    if len(view) == 0:
-        return np.zeros(0, dtype=np.int64)
-    first = np.empty(len(view), dtype=bool)
-    first[0] = True
-    np.not_equal(view[1:], view[:-1], out=first[1:])
-    starts = np.flatnonzero(first)
-    lengths = np.diff(np.append(starts, len(view)))
-    return np.arange(len(view)) - np.repeat(starts, lengths)
-
-
 def ranges(starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(which range, index) of every index in the half-open ranges [starts[i], ends[i]), ranges in order."""
     lengths = np.maximum(ends - starts, 0)
@@ -89,9 +77,9 @@ def pair_similarities(vectors: np.ndarray | RowVectors, queries: np.ndarray, pai
 
 
 def best_per_view(pairs: Pairs, scores: np.ndarray, limit: int) -> np.ndarray:
-    """Indices of each view's `limit` best pairs by score, ties by row, views in order, best first (`top_k`)."""
-    order = best_first_by_group(pairs.view, scores, pairs.row)
-    return order[rank_within(pairs.view[order]) < limit]
+    """Indices of each view's `limit` best pairs by score, ties by row (`top_k`'s pairs), in (view, row) order, for
+    pairs in (view, row) order."""
+    return np.flatnonzero(best_of_each_group(pairs.view, scores, limit))
 
 
 def first_per_view(view: np.ndarray, keep: np.ndarray, limit: int) -> np.ndarray:
@@ -100,14 +88,22 @@ def first_per_view(view: np.ndarray, keep: np.ndarray, limit: int) -> np.ndarray
     return kept[rank_within(view[kept]) < limit]
 
 
-def occurrence_by_group(group: np.ndarray, order: np.ndarray) -> np.ndarray:
-    """For each entry, how many entries of its group come before it in `order` (`occurrence_in_order` per view)."""
+def occurrence_by_score(group: np.ndarray, score: np.ndarray, row: np.ndarray) -> np.ndarray:
+    """For each entry, how many entries of its group have a higher score, or the same and a smaller row: its
+    `occurrence_in_order` in best-first order. Only groups of two or more entries are sorted."""
     occurrence = np.zeros(len(group), dtype=np.int64)
-    if len(order) == 0:
+    if len(group) == 0:
         return occurrence
-    in_order = group[order]
-    by_group = np.argsort(in_order, kind="stable")  # keeps `order` within each group
-    occurrence[order[by_group]] = rank_within(in_order[by_group])
+    by_group = np.argsort(group, kind="stable")
+    in_order = group[by_group]
+    first = np.empty(len(group), dtype=bool)
+    first[0] = True
+    np.not_equal(in_order[1:], in_order[:-1], out=first[1:])
+    lengths = np.diff(np.append(np.flatnonzero(first), len(group)))
+    shared = np.repeat(lengths > 1, lengths)
+    members, gid = by_group[shared], (np.cumsum(first) - 1)[shared]
+    order = best_first_by_group(gid, score[members], row[members])
+    occurrence[members[order]] = rank_within(gid[order])
     return occurrence
 
 

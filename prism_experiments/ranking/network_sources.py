@@ -44,8 +44,8 @@ class CandidatePool:
 
 @dataclass(frozen=True)
 class FlatPools:
-    """`CandidatePool`s of a whole step: entries grouped by view, each view's in-network entries first; `via` is the
-    resharer's author code (-1: none)."""
+    """`CandidatePool`s of a whole step: the same entries, in (view, row) order; `via` is the resharer's author code
+    (-1: none)."""
 
     view: np.ndarray
     rows: np.ndarray
@@ -104,7 +104,7 @@ class NetworkSourcedRanker(Ranker[SourcingT], ABC):
         )
 
     def flat_pools(self, views: StepViews, now: datetime) -> FlatPools:
-        """`candidate_pool` of every view at once (ranking/flat.py): the same entries, in the same order per view."""
+        """`candidate_pool` of every view at once (ranking/flat.py): the same entries per view, in (view, row) order."""
         retriever = self.retriever
         filters = views.filters
         codes, stamps = retriever.author_codes, retriever.timestamps_us
@@ -120,11 +120,11 @@ class NetworkSourcedRanker(Ranker[SourcingT], ABC):
         blocked = sorted_union(filters.excluded, network)
         oon, oon_similarity = self._flat_out_of_network(views.queries, blocked, filters, stamps)
         # the two sources are disjoint (`blocked` holds every in-network key): no post counts twice
-        view = np.concatenate([inn.view, oon.view])
-        order = np.argsort(view, kind="stable")  # per view: in-network first, each source in its own order
+        view, rows = np.concatenate([inn.view, oon.view]), np.concatenate([inn.row, oon.row])
+        order = np.argsort(pair_keys(view, rows, filters.count), kind="stable")  # (view, row) order
         return FlatPools(
             view=view[order],
-            rows=np.concatenate([inn.row, oon.row])[order],
+            rows=rows[order],
             similarity=np.concatenate([inn_similarity, oon_similarity])[order],
             is_oon=np.concatenate([np.zeros(len(inn), bool), np.ones(len(oon), bool)])[order],
             via=np.concatenate([inn_via, np.full(len(oon), NO_VIA, dtype=np.int64)])[order],
