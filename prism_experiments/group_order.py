@@ -35,17 +35,19 @@ def best_first_by_group(group: np.ndarray, score: np.ndarray, row: np.ndarray) -
     count = len(score)
     if count == 0:
         return np.zeros(0, dtype=np.intp)
-    by_score = np.argsort(score)
-    ordered = score[by_score]
+    worse = -np.asarray(score, dtype=np.float64)
+    # a stable sort (timsort) runs through what is ordered already: a merge's remembered answers, best first
+    by_worse = np.argsort(worse, kind="stable")
+    ordered = worse[by_worse]
     rises = np.empty(count, dtype=np.int64)
     rises[0] = 0
     np.not_equal(ordered[1:], ordered[:-1], out=rises[1:], casting="unsafe")
     rank = np.empty(count, dtype=np.int64)
-    rank[by_score] = np.cumsum(rises)  # equal scores (0.0 and -0.0 too) share a rank, as they tie in lexsort
-    levels, width, groups = int(rank[by_score[-1]]) + 1, int(row.max()) + 1, int(group.max()) + 1
+    rank[by_worse] = np.cumsum(rises)  # equal scores (0.0 and -0.0 too) share a rank, as they tie in lexsort
+    levels, width, groups = int(rank[by_worse[-1]]) + 1, int(row.max()) + 1, int(group.max()) + 1
     if groups * levels * width >= _KEY_LIMIT:
-        return np.lexsort((row, -score, group))
-    key = (np.asarray(group, dtype=np.int64) * levels + (levels - 1 - rank)) * width + row
+        return np.lexsort((row, worse, group))
+    key = (np.asarray(group, dtype=np.int64) * levels + rank) * width + row
     return np.argsort(key, kind="stable")
 
 
