@@ -10,6 +10,7 @@ import numpy as np
 from prism_experiments.domain import Post
 from prism_experiments.feed_store import FeedRetriever, FeedStoreConfig
 from prism_experiments.feed_store.retriever import exact_similarities
+from prism_experiments.ranking.flat import Pairs, pair_similarities
 
 
 def _unit_rows(rng: np.random.Generator, n: int) -> np.ndarray:
@@ -114,3 +115,29 @@ def test_a_batch_with_repeated_queries_answers_each_query_as_alone(tmp_path: Pat
     for query, (rows, _) in zip(queries, answers):
         expected = np.lexsort((np.arange(1500), -exact_similarities(store.vectors, query)))[:20]
         assert rows.tolist() == expected.tolist()
+
+
+def test_remembered_pair_similarities_are_the_bits_of_a_fresh_product(tmp_path: Path) -> None:
+    """`FeedRetriever.pair_similarities` scores each (query, vector) once and remembers it: the same bits as scoring
+    the pairs afresh, whatever was asked before, posts added since or the memo full and started again."""
+    rng = np.random.default_rng(6)
+    vectors = _unit_rows(rng, 900)
+    store = _store(tmp_path, vectors[:600])
+    queries = _unit_rows(rng, 6)
+
+    def ask(n: int) -> None:
+        view, rows = rng.integers(0, len(queries), n), rng.integers(0, len(store), n)  # repeats included
+        fresh = pair_similarities(store.vectors, queries[: view.max() + 1], Pairs(view, rows))
+        assert store.pair_similarities(queries[: view.max() + 1], view, rows).tobytes() == fresh.tobytes()
+
+    ask(2000)
+    ask(3000)  # most pairs remembered, some new
+    start = datetime(2026, 1, 2, tzinfo=UTC)
+    store.add_posts(
+        [Post(id=f"n{i}", author_id="b", text=f"new {i}", timestamp=start) for i in range(300)],
+        embeddings=vectors[600:],
+    )
+    ask(3000)
+    store._similarity_memo.max_pairs = 50  # full: it starts again from the pairs of each call
+    ask(500)
+    assert len(store._similarity_memo) <= 500

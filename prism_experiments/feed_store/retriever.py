@@ -24,6 +24,7 @@ from tqdm.auto import tqdm
 from prism_experiments.domain import Post, as_utc, epoch_microseconds, interest_query_text
 from prism_experiments.embeddings.embedder import EMBEDDING_DIM, Embedder, normalize_rows
 from prism_experiments.feed_store.config import FeedStoreConfig
+from prism_experiments.feed_store.pair_similarity import SimilarityMemo, similarity_from_dot
 from prism_experiments.feed_store.store import (
     max_batch_size,
     metadata_to_post,
@@ -31,6 +32,7 @@ from prism_experiments.feed_store.store import (
     post_to_metadata,
 )
 from prism_experiments.feed_store.vector_table import RowVectors, VectorTable
+from prism_experiments.group_order import best_first_by_group
 
 Where = dict[str, Any]
 
@@ -44,13 +46,10 @@ def similarity_from_distance(distance: np.ndarray | float) -> np.ndarray | float
     return np.clip(1.0 - np.asarray(distance, dtype=np.float64) / 2.0, 0.0, 1.0)
 
 
-def similarity_from_dot(dot: np.ndarray) -> np.ndarray:
-    """The same similarity from unit vectors: distance = 1 - cos, so 1 - d/2 = (1 + cos) / 2, clipped to [0, 1]."""
-    return np.clip((1.0 + np.asarray(dot, dtype=np.float64)) / 2.0, 0.0, 1.0)
-
-
 #: float32 dot products of unit vectors over 384 dimensions are off by far less (about 1e-7)
 ROUGH_TOLERANCE = 1e-4
+#: a query scanned again because it asked for more than was kept keeps this many times what it asked for
+RESCAN_GROWTH = 4
 ROUGH_BLOCK_VALUES = 2**25  # rough float32 scores held at once by an exact query (128 MB)
 
 
@@ -108,6 +107,7 @@ class FeedRetriever:
         self._window_answer = np.zeros(0, dtype=np.int64)
         self._by_code_key: tuple[int, int] | None = None
         self._by_code = (np.zeros(0, dtype=np.int64), np.zeros(1, dtype=np.int64))
+        self._similarity_memo = SimilarityMemo()
         if self._handle is not None and self._handle.count() > 0:
             self._load_existing()
 
@@ -157,6 +157,7 @@ class FeedRetriever:
         child._nearest = dict(self._nearest)  # valid for the child too: its rows extend these
         child._window, child._window_answer = None, np.zeros(0, dtype=np.int64)
         child._by_code_key, child._by_code = None, self._by_code
+        child._similarity_memo = SimilarityMemo()  # its table rows past the fork are its own
         return child
 
     def drop_collection(self) -> None:
@@ -279,6 +280,11 @@ class FeedRetriever:
         """`exact_similarities` of an interest list's vector to store rows: a gather of the few rows a
         feed needs (a column per interest list over every post was 11 GB at a million posts: docs/bench.md)."""
         return exact_similarities(self._vectors_at(np.asarray(rows, dtype=np.int64)), self.embed_interests(interests))
+
+    def pair_similarities(self, queries: np.ndarray, query_index: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """`exact_similarities` of each row to its query (`queries[query_index]`), remembered per (query, vector):
+        the same bits as scoring the pairs afresh, each distinct pair scored once (feed_store/pair_similarity.py)."""
+        return self._similarity_memo.similarities(self._table.array, self._vector_rows[rows], queries, query_index)
 
     def rows_newer_than(self, cutoff: datetime) -> np.ndarray:
         return np.flatnonzero(self.timestamps_us >= epoch_microseconds(as_utc(cutoff)))
@@ -459,12 +465,15 @@ class FeedRetriever:
         """
         count = len(self._posts)
         out: list[tuple[np.ndarray, np.ndarray] | None] = [None] * len(queries)
-        full_scan: list[int] = []
+        first_scan: list[int] = []
+        rescan: list[int] = []  # remembered, but fewer than asked for
         behind: dict[int, list[int]] = {}  # store size a kept answer covers -> the queries it belongs to
         for i, query in enumerate(queries):
             kept = self._nearest.get(query.tobytes())
-            if kept is None or (len(kept[0]) < n and kept[2] > len(kept[0])):
-                full_scan.append(i)
+            if kept is None:
+                first_scan.append(i)
+            elif len(kept[0]) < n and kept[2] > len(kept[0]):
+                rescan.append(i)
             elif kept[2] < count:
                 behind.setdefault(kept[2], []).append(i)
             else:
@@ -472,10 +481,12 @@ class FeedRetriever:
         for seen, members in behind.items():
             for i, (rows, scores) in zip(members, self._merge_new_posts(queries[members], seen, n)):
                 out[i] = (rows[:n], scores[:n])
-        if full_scan:
-            for i, (rows, scores) in zip(full_scan, self._exact_query(queries[full_scan], n)):
-                self._nearest[queries[i].tobytes()] = (rows, scores, count)
-                out[i] = (rows, scores)
+        # a query asked again for more (`nearest_visible` doubles its fetch) is likely to be asked for more still
+        for scan, size in ((first_scan, n), (rescan, min(RESCAN_GROWTH * n, count))):
+            if scan:
+                for i, (rows, scores) in zip(scan, self._exact_query(queries[scan], size)):
+                    self._nearest[queries[i].tobytes()] = (rows, scores, count)
+                    out[i] = (rows[:n], scores[:n])
         return [answer for answer in out if answer is not None]
 
     def _merge_new_posts(self, queries: np.ndarray, seen: int, n: int) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -505,7 +516,7 @@ class FeedRetriever:
             group = np.concatenate([np.repeat(changed, lengths), which])
             rows = np.concatenate([*(out[q][0] for q in changed), fresh_rows]).astype(np.int64)
             scores = np.concatenate([*(out[q][1] for q in changed), fresh_scores])
-            order = np.lexsort((rows, -scores, group))
+            order = best_first_by_group(group, scores, rows)
             starts = np.searchsorted(group[order], changed)
             ends = np.searchsorted(group[order], changed, side="right")
             for q, start, end, length in zip(changed.tolist(), starts.tolist(), ends.tolist(), lengths.tolist()):

@@ -80,6 +80,15 @@ class RowVectors:
     def __len__(self) -> int:
         return len(self._index)
 
+    @property
+    def table(self) -> np.ndarray:
+        """The distinct vectors (row r's vector is `table[table_rows(r)]`)."""
+        return self._table
+
+    def table_rows(self, rows: Any) -> np.ndarray:
+        """The table row of each of these rows."""
+        return self._index[rows]
+
     def __getitem__(self, key: Any) -> np.ndarray:
         return self._table[self._index[key]]
 

@@ -15,9 +15,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from prism_experiments.feed_store.retriever import FeedRetriever, similarity_from_dot
+from prism_experiments.feed_store.pair_similarity import pair_dot_similarities
+from prism_experiments.feed_store.retriever import FeedRetriever
 from prism_experiments.feed_store.vector_table import RowVectors
-from prism_experiments.ranking.sourcing import in_sorted
+from prism_experiments.group_order import best_first_by_group, best_of_each_group, rank_within
+from prism_experiments.ranking.sourcing import ascending, in_sorted
 
 if TYPE_CHECKING:
     from prism_experiments.ranking.base import AgentView
@@ -48,19 +50,8 @@ def flat_keys(parts: Sequence[np.ndarray], width: int) -> np.ndarray:
     if not lengths.sum():
         return np.zeros(0, dtype=np.int64)
     values = np.concatenate([np.asarray(p, dtype=np.int64) for p in parts])
-    return np.sort(pair_keys(np.repeat(np.arange(len(parts)), lengths), values, width))
-
-
-def rank_within(view: np.ndarray) -> np.ndarray:
-    """For entries grouped by view (equal views adjacent), each entry's position within its group."""
-    if len(view) == 0:
-        return np.zeros(0, dtype=np.int64)
-    first = np.empty(len(view), dtype=bool)
-    first[0] = True
-    np.not_equal(view[1:], view[:-1], out=first[1:])
-    starts = np.flatnonzero(first)
-    lengths = np.diff(np.append(starts, len(view)))
-    return np.arange(len(view)) - np.repeat(starts, lengths)
+    keys = pair_keys(np.repeat(np.arange(len(parts)), lengths), values, width)
+    return keys if ascending(keys) else np.sort(keys)  # each part sorted (the usual case): sorted already
 
 
 def ranges(starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -71,31 +62,24 @@ def ranges(starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray
     return which, starts[which] + offsets
 
 
-#: pairs per gathered product in `pair_similarities` (a few MB: stays in cache)
-_PAIR_CHUNK = 1024
-
-
 def pair_similarities(vectors: np.ndarray | RowVectors, queries: np.ndarray, pairs: Pairs) -> np.ndarray:
-    """`exact_similarities` of each pair's row to its view's query: float64 products, each row summed on its own.
+    """`exact_similarities` of each pair's row to its view's query: float64 products, each row summed on its own
+    (`pair_dot_similarities`: a pair's value does not depend on the pairs scored with it).
 
-    Pairs go in chunks of `_PAIR_CHUNK`: the rows and their views' queries gathered, multiplied in float64
-    (`np.multiply(..., dtype=float64)` widens the float32 rows inside the product, as `np.asarray(rows, float64) *
-    query` would) and each product row summed alone, so a pair's value does not depend on its chunk. A few
-    thousand views of about 8 pairs each: chunks cost half the time of one small product per view (bench).
+    Products in chunks cost half the time of one small product per view (a few thousand views of about 8 pairs
+    each, bench); `FeedRetriever.pair_similarities` gives the same values, each distinct pair scored once.
     """
-    out = np.empty(len(pairs))
-    queries64 = np.asarray(queries, dtype=np.float64)
-    for start in range(0, len(pairs), _PAIR_CHUNK):
-        end = start + _PAIR_CHUNK
-        products = np.multiply(vectors[pairs.row[start:end]], queries64[pairs.view[start:end]], dtype=np.float64)
-        out[start:end] = products.sum(axis=1)
-    return similarity_from_dot(out)
+    if isinstance(vectors, RowVectors):
+        table, table_rows = vectors.table, vectors.table_rows(pairs.row)
+    else:
+        table, table_rows = np.asarray(vectors), pairs.row
+    return pair_dot_similarities(table, table_rows, np.asarray(queries, dtype=np.float64), pairs.view)
 
 
 def best_per_view(pairs: Pairs, scores: np.ndarray, limit: int) -> np.ndarray:
-    """Indices of each view's `limit` best pairs by score, ties by row, views in order, best first (`top_k`)."""
-    order = np.lexsort((pairs.row, -scores, pairs.view))
-    return order[rank_within(pairs.view[order]) < limit]
+    """Indices of each view's `limit` best pairs by score, ties by row (`top_k`'s pairs), in (view, row) order, for
+    pairs in (view, row) order."""
+    return np.flatnonzero(best_of_each_group(pairs.view, scores, limit))
 
 
 def first_per_view(view: np.ndarray, keep: np.ndarray, limit: int) -> np.ndarray:
@@ -104,14 +88,22 @@ def first_per_view(view: np.ndarray, keep: np.ndarray, limit: int) -> np.ndarray
     return kept[rank_within(view[kept]) < limit]
 
 
-def occurrence_by_group(group: np.ndarray, order: np.ndarray) -> np.ndarray:
-    """For each entry, how many entries of its group come before it in `order` (`occurrence_in_order` per view)."""
+def occurrence_by_score(group: np.ndarray, score: np.ndarray, row: np.ndarray) -> np.ndarray:
+    """For each entry, how many entries of its group have a higher score, or the same and a smaller row: its
+    `occurrence_in_order` in best-first order. Only groups of two or more entries are sorted."""
     occurrence = np.zeros(len(group), dtype=np.int64)
-    if len(order) == 0:
+    if len(group) == 0:
         return occurrence
-    in_order = group[order]
-    by_group = np.argsort(in_order, kind="stable")  # keeps `order` within each group
-    occurrence[order[by_group]] = rank_within(in_order[by_group])
+    by_group = np.argsort(group, kind="stable")
+    in_order = group[by_group]
+    first = np.empty(len(group), dtype=bool)
+    first[0] = True
+    np.not_equal(in_order[1:], in_order[:-1], out=first[1:])
+    lengths = np.diff(np.append(np.flatnonzero(first), len(group)))
+    shared = np.repeat(lengths > 1, lengths)
+    members, gid = by_group[shared], (np.cumsum(first) - 1)[shared]
+    order = best_first_by_group(gid, score[members], row[members])
+    occurrence[members[order]] = rank_within(gid[order])
     return occurrence
 
 

@@ -17,10 +17,9 @@ from prism_experiments.ranking.flat import (
     best_per_view,
     nearest_visible_flat,
     pair_keys,
-    pair_similarities,
 )
 from prism_experiments.ranking.mode_config import CandidateSourcingConfig
-from prism_experiments.ranking.sourcing import in_sorted, nearest_visible, top_k
+from prism_experiments.ranking.sourcing import in_sorted, nearest_visible, sorted_union, top_k
 from prism_experiments.ranking.step_feeds import NO_VIA, SOURCE_CODES
 from prism_experiments.ranking.whole_step import StepViews
 
@@ -45,8 +44,8 @@ class CandidatePool:
 
 @dataclass(frozen=True)
 class FlatPools:
-    """`CandidatePool`s of a whole step: entries grouped by view, each view's in-network entries first; `via` is the
-    resharer's author code (-1: none)."""
+    """`CandidatePool`s of a whole step: the same entries, in (view, row) order; `via` is the resharer's author code
+    (-1: none)."""
 
     view: np.ndarray
     rows: np.ndarray
@@ -105,38 +104,41 @@ class NetworkSourcedRanker(Ranker[SourcingT], ABC):
         )
 
     def flat_pools(self, views: StepViews, now: datetime) -> FlatPools:
-        """`candidate_pool` of every view at once (ranking/flat.py): the same entries, in the same order per view."""
+        """`candidate_pool` of every view at once (ranking/flat.py): the same entries per view, in (view, row) order."""
         retriever = self.retriever
         filters = views.filters
-        count, codes, stamps = filters.count, retriever.author_codes, retriever.timestamps_us
+        codes, stamps = retriever.author_codes, retriever.timestamps_us
         # in-network: rows by followed authors and rows reshared by followees, visible, best by similarity
-        pairs = views.in_network_pairs(retriever)
-        similarity = pair_similarities(retriever.vectors, views.queries, pairs)
+        network = views.network_keys(retriever)
+        pairs = views.visible_pairs(network, stamps)
+        similarity = retriever.pair_similarities(views.queries, pairs.view, pairs.row)
         best = best_per_view(pairs, similarity, self.config.in_network_limit)
         inn, inn_similarity = pairs.take(best), similarity[best]
         inn_via = views.resharer_of(inn)
         inn_via[filters.followed(inn, codes)] = NO_VIA
-        oon, oon_similarity = self._flat_out_of_network(views.queries, filters, stamps, codes)
-        fresh = ~in_sorted(pair_keys(oon.view, oon.row, count), np.sort(pair_keys(inn.view, inn.row, count)))
-        n_fresh = int(fresh.sum())
-        view = np.concatenate([inn.view, oon.view[fresh]])
-        order = np.argsort(view, kind="stable")  # per view: in-network first, each source in its own order
+        # out-of-network: neither excluded nor in-network (by a followed author, or reshared by a followee)
+        blocked = sorted_union(filters.excluded, network)
+        oon, oon_similarity = self._flat_out_of_network(views.queries, blocked, filters, stamps)
+        # the two sources are disjoint (`blocked` holds every in-network key): no post counts twice
+        view, rows = np.concatenate([inn.view, oon.view]), np.concatenate([inn.row, oon.row])
+        order = np.argsort(pair_keys(view, rows, filters.count), kind="stable")  # (view, row) order
         return FlatPools(
             view=view[order],
-            rows=np.concatenate([inn.row, oon.row[fresh]])[order],
-            similarity=np.concatenate([inn_similarity, oon_similarity[fresh]])[order],
-            is_oon=np.concatenate([np.zeros(len(inn), bool), np.ones(n_fresh, bool)])[order],
-            via=np.concatenate([inn_via, np.full(n_fresh, NO_VIA, dtype=np.int64)])[order],
+            rows=rows[order],
+            similarity=np.concatenate([inn_similarity, oon_similarity])[order],
+            is_oon=np.concatenate([np.zeros(len(inn), bool), np.ones(len(oon), bool)])[order],
+            via=np.concatenate([inn_via, np.full(len(oon), NO_VIA, dtype=np.int64)])[order],
         )
 
     def _flat_out_of_network(
-        self, queries: np.ndarray, filters: StepFilters, stamps: np.ndarray, codes: np.ndarray
+        self, queries: np.ndarray, blocked: np.ndarray, filters: StepFilters, stamps: np.ndarray
     ) -> tuple[Pairs, np.ndarray]:
-        """`out_of_network_candidates` of every view at once."""
+        """`out_of_network_candidates` of every view at once; `blocked`: the sorted (view, row) keys no view may get
+        from this source (excluded for it, or in-network): one search per round instead of one per filter."""
         limit = self.config.out_of_network_limit
 
         def keep(pairs: Pairs) -> np.ndarray:
-            kept = filters.visible(pairs, stamps) & ~filters.followed(pairs, codes)
-            return kept & ~in_sorted(pair_keys(pairs.view, pairs.row, filters.count), filters.reshared)
+            unblocked = ~in_sorted(pair_keys(pairs.view, pairs.row, filters.count), blocked)
+            return unblocked & (stamps[pairs.row] <= filters.now_us)
 
         return nearest_visible_flat(self.retriever, queries, limit, keep, first_fetch=2 * limit)

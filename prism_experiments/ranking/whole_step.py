@@ -66,13 +66,20 @@ class StepViews:
     def in_network_pairs(self, retriever: FeedRetriever) -> Pairs:
         """Every view's visible in-network rows (by a followed author, or reshared by a followee), ascending by
         (view, row): the in-network source of chronological and of the x_algo family (ranking/network_sources.py)."""
+        return self.visible_pairs(self.network_keys(retriever), retriever.timestamps_us)
+
+    def network_keys(self, retriever: FeedRetriever) -> np.ndarray:
+        """Sorted (view, row) keys of every row by a followed author or reshared by a followee, visible or not."""
         filters, count = self.filters, self.filters.count
         by_code, pointers = retriever.rows_by_author_code()
         followed_view, followed_code = np.divmod(filters.following, filters.n_codes)
         which, index = ranges(pointers[followed_code], pointers[followed_code + 1])
-        keys = sorted_union(pair_keys(followed_view[which], by_code[index], count), filters.reshared)
-        pairs = Pairs(*np.divmod(keys, count))
-        return pairs.take(np.flatnonzero(filters.visible(pairs, retriever.timestamps_us)))
+        return sorted_union(pair_keys(followed_view[which], by_code[index], count), filters.reshared)
+
+    def visible_pairs(self, keys: np.ndarray, stamps: np.ndarray) -> Pairs:
+        """The pairs of sorted (view, row) keys that their views may see (`StepFilters.visible`), in key order."""
+        pairs = Pairs(*np.divmod(keys, self.filters.count))
+        return pairs.take(np.flatnonzero(self.filters.visible(pairs, stamps)))
 
 
 class FolloweeReshares:

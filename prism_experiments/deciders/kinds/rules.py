@@ -98,7 +98,8 @@ class RulesDecider:
                 inputs.arrays.archetypes,
                 inputs.agents,
                 inputs.feed_size,
-                self.appeal.of([post.id for post in impressions.posts]),
+                # the ids only when appeal is on: `of` answers None otherwise
+                self.appeal.of([post.id for post in impressions.posts]) if self.appeal.config.enabled else None,
             )
         )
 

@@ -8,7 +8,8 @@ from typing import Literal
 import numpy as np
 
 from prism_experiments.domain import epoch_microseconds
-from prism_experiments.ranking.flat import Pairs, pair_keys, pair_similarities, rank_within
+from prism_experiments.group_order import rank_within
+from prism_experiments.ranking.flat import Pairs, pair_keys, pair_similarities
 from prism_experiments.ranking.mode_config import ModeConfig
 from prism_experiments.ranking.registry import register_mode
 from prism_experiments.ranking.sourcing import age_hours, concat_rows, in_sorted, newest_first, sorted_union

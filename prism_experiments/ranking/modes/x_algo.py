@@ -15,7 +15,8 @@ import numpy as np
 from pydantic import Field
 
 from prism_experiments.feed_store.retriever import FeedRetriever
-from prism_experiments.ranking.flat import occurrence_by_group, pair_keys, rank_within
+from prism_experiments.group_order import top_of_each_group
+from prism_experiments.ranking.flat import occurrence_by_score, pair_keys
 from prism_experiments.ranking.mode_config import CandidateSourcingConfig
 from prism_experiments.ranking.network_sources import NetworkSourcedRanker
 from prism_experiments.ranking.registry import register_mode
@@ -73,13 +74,12 @@ class XAlgorithmRanker(NetworkSourcedRanker[XAlgoConfig], WholeStepRanker[XAlgoC
         rescored = base * oon * reply
         # author diversity counts each author's candidates per view in the order of the rescored value
         authors = pair_keys(pools.view, retriever.author_codes[rows], max(retriever.author_count, 1))
-        occurrence = occurrence_by_group(authors, np.lexsort((rows, -rescored, pools.view)))
+        occurrence = occurrence_by_score(authors, rescored, rows)
         diversity = author_diversity_multiplier(
             occurrence, cfg.author_diversity_decay, cfg.author_diversity_floor, cfg.author_diversity_formula
         )
         final = rescored * diversity
-        order = np.lexsort((rows, -final, pools.view))
-        order = order[rank_within(pools.view[order]) < self.feed_size]
+        order = top_of_each_group(pools.view, final, self.feed_size)  # pools in (view, row) order: ties by row
         parts = {"similarity": base, "oon_scale": oon, "reply_scale": reply, "author_diversity": diversity}
         return StepFeeds.grouped(
             len(views),
