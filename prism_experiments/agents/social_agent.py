@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Set as AbstractSet
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -17,7 +18,8 @@ def uniform_archetype_weights() -> dict[str, float]:
 
 
 class SocialAgent(BaseModel):
-    """An agent. `following` is the initial follow set (REQ-XALGO-7); the live graph is the SocialGraph.
+    """An agent. `following` is the initial follow set (REQ-XALGO-7); the live graph is the SocialGraph. A starting
+    world's agents hold read-only views of its graph's starting rows there (`network.graph.FollowSet`), not copies.
 
     like_bias / reshare_bias / reply_bias are agent-level logit offsets (the agent's
     own engagement propensities, a random intercept per action).
@@ -27,7 +29,7 @@ class SocialAgent(BaseModel):
 
     id: str = Field(min_length=1)
     interests: list[str] = Field(min_length=1, max_length=MAX_INTERESTS)
-    following: set[str] = Field(default_factory=set)
+    following: AbstractSet[str] = Field(default_factory=frozenset)
     activity: float = Field(default=0.1, ge=0.0, le=1.0)
     post_rate: float = Field(default=0.2, ge=0.0, le=1.0)
     like_bias: float = 0.0

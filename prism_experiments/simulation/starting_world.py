@@ -45,8 +45,9 @@ def build_starting_world(cfg: StartingWorldSettings) -> StartingWorld:
         graph = generate_follow_graph(population, cfg.network, component_seed(cfg.seed, Stream.NETWORK))
     else:
         population, graph = population_and_graph(accounts, cfg.agents, cfg.network, topics, cfg.seed)
-    # shallow copies: the population is this call's own, so its lists need no deep copy (1 s at 10,000 agents)
-    agents = [agent.model_copy(update={"following": set(graph.following(agent.id))}) for agent in population]
+    # shallow copies: the population is this call's own, so its lists need no deep copy (1 s at 10,000 agents); each
+    # agent's follow set a view of the graph's starting rows, not a set of ids (2 KB an agent: docs/history/bench.md)
+    agents = [agent.model_copy(update={"following": graph.starting_following(agent.id)}) for agent in population]
     corpus = build_corpus(cfg.corpus, cfg.seed, agents)
     if accounts is not None and cfg.corpus.source == "file":
         log.info("%s", corpus_authors_line(accounts.ids, corpus))
