@@ -135,6 +135,31 @@ def test_empty_recording_gives_typed_empty_tables_that_round_trip(tmp_path: Path
         pd.testing.assert_frame_equal(getattr(back, name), table, check_dtype=name != "posts", check_index_type=False)
 
 
+def test_a_table_written_in_slices_reads_back_as_one_written_whole(tmp_path: Path) -> None:
+    """`write_parquet` converts a slice of rows at a time; the file reads back as `to_parquet`'s, a column of Nones
+    in the first slice typed by its strings later."""
+    from prism_experiments.domain.event_log import write_parquet
+
+    n = 1000
+    table = pd.DataFrame(
+        {
+            "step": np.arange(n),
+            "agent_id": pd.Series([f"agent_{i % 7}" for i in range(n)], dtype=object),
+            "topic": pd.Series([None] * 400 + ["music"] * 600, dtype=object),
+            "score": np.linspace(0, 1, n),
+            "in_network": np.arange(n) % 3 == 0,
+        }
+    )
+    table.to_parquet(tmp_path / "whole.parquet", index=False)
+    write_parquet(table, tmp_path / "sliced.parquet", rows_per_slice=300)
+    import pyarrow.parquet as pq
+
+    assert pq.ParquetFile(tmp_path / "sliced.parquet").metadata.num_row_groups == 4
+    pd.testing.assert_frame_equal(
+        pd.read_parquet(tmp_path / "sliced.parquet"), pd.read_parquet(tmp_path / "whole.parquet")
+    )
+
+
 def test_sparse_float_columns_are_what_from_records_gives() -> None:
     """Score components kept as float arrays, not a dict per row, give the same table."""
     from prism_experiments.domain.recorder import SparseFloatColumns

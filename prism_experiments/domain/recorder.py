@@ -24,6 +24,11 @@ from prism_experiments.domain.post import Post
 _DTYPES = {"b": np.int8, "i": np.int32, "q": np.int64, "d": np.float64}
 
 
+def _view(values: array) -> np.ndarray:
+    """A numpy view of a typed array's values (while it lives, the typed array cannot grow: a `BufferError`)."""
+    return np.frombuffer(values, dtype=_DTYPES[values.typecode])
+
+
 def _objects(values: Sequence) -> np.ndarray:
     """An object array of `values` (ids, labels) to gather from by index."""
     out = np.empty(len(values), dtype=object)
@@ -85,7 +90,11 @@ class SparseFloatColumns:
 
     def columns(self) -> dict[str, np.ndarray]:
         """Name -> float64 values, names in order of first appearance."""
-        return {name: np.frombuffer(column, dtype=np.float64).copy() for name, column in self._columns.items()}
+        return {name: values.copy() for name, values in self.views().items()}
+
+    def views(self) -> dict[str, np.ndarray]:
+        """`columns()` without copies: views of the stored values, which take no more rows while one of them lives."""
+        return {name: _view(column) for name, column in self._columns.items()}
 
 
 def _typed_table(columns: Mapping[str, list], name: str) -> pd.DataFrame:
@@ -221,39 +230,36 @@ class EventRecorder:
         }
 
     def _exposures_table(self, posts: Sequence[Post], agent_ids: Sequence[str]) -> pd.DataFrame:
-        stored = {
-            column: np.frombuffer(values, dtype=_DTYPES[values.typecode]) for column, values in self._exposures.items()
-        }
+        """The exposures table; its float columns are views of the recorded arrays, not copies (24 bytes a
+        row, and 8 more per score part: 0.3 GB of the 100,000-agent world's 4.2 million rows, docs/history/bench.md),
+        so the recorder takes no more exposures once it is built."""
+        stored = {column: _view(values) for column, values in self._exposures.items()}
         rows = stored["row"]
 
         def per_post(values: list) -> pd.Series:
             return _object_column(_objects(values)[rows])
 
-        exposures = pd.DataFrame(
-            {
-                "step": stored["step"].astype(np.int64),
-                "agent_id": _object_column(_objects(agent_ids)[stored["agent"]]),
-                "post_id": per_post([p.id for p in posts]),
-                "position": stored["position"].astype(np.int64),
-                "base_score": stored["base_score"].copy(),
-                "final_score": stored["final_score"].copy(),
-                "in_network": stored["in_network"].astype(bool),
-                "source": _object_column(_objects(EXPOSURE_SOURCES)[stored["source"]]),
-                "author_id": per_post([p.author_id for p in posts]),
-                "topic": per_post([p.topic for p in posts]),
-                "has_media": np.asarray([p.has_media for p in posts], dtype=bool)[rows],
-                "format": per_post([p.format for p in posts]),
-                "interest_similarity": stored["interest_similarity"].copy(),
-            },
-            columns=list(TABLE_COLUMNS["exposures"]),
-            copy=False,
-        )
-        components = self._components.columns()
+        columns: dict[str, np.ndarray | pd.Series] = {
+            "step": stored["step"].astype(np.int64),
+            "agent_id": _object_column(_objects(agent_ids)[stored["agent"]]),
+            "post_id": per_post([p.id for p in posts]),
+            "position": stored["position"].astype(np.int64),
+            "base_score": stored["base_score"],
+            "final_score": stored["final_score"],
+            "in_network": stored["in_network"].astype(bool),
+            "source": _object_column(_objects(EXPOSURE_SOURCES)[stored["source"]]),
+            "author_id": per_post([p.author_id for p in posts]),
+            "topic": per_post([p.topic for p in posts]),
+            "has_media": np.asarray([p.has_media for p in posts], dtype=bool)[rows],
+            "format": per_post([p.format for p in posts]),
+            "interest_similarity": stored["interest_similarity"],
+        }
+        components = self._components.views()
         for name in sorted(components):  # absent in a row -> NaN
-            exposures[f"{COMPONENT_PREFIX}{name}"] = components[name]
-        for name, values in self._serving.columns().items():  # propensity, propensity_conditional, target_<name>...
-            exposures[name] = values
-        return exposures
+            columns[f"{COMPONENT_PREFIX}{name}"] = components[name]
+        columns |= self._serving.views()  # propensity, propensity_conditional, target_<name>...
+        # one DataFrame over every column (copy=False keeps the views): a column set afterwards would be copied
+        return pd.DataFrame(columns, copy=False)
 
     def serving_candidates(self) -> pd.DataFrame:
         """The `serving_candidates` table (no rows without stochastic serving)."""
