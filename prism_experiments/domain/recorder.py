@@ -112,10 +112,10 @@ def _typed_table(columns: Mapping[str, list], name: str) -> pd.DataFrame:
 
 #: an exposure row as stored: typed arrays (agent index, store row, codes) resolved to ids when the table is built
 _EXPOSURE_ARRAYS: dict[str, str] = {
-    "step": "i",
+    "step": "q",  # int64, the table's dtype: the table views it instead of a copy (8 bytes a row less in all)
     "agent": "i",
     "row": "q",
-    "position": "i",
+    "position": "q",
     "base_score": "d",
     "final_score": "d",
     "in_network": "b",
@@ -127,8 +127,8 @@ _EXPOSURE_ARRAYS: dict[str, str] = {
 class EventRecorder:
     """Appends events; `tables()` builds the five tables of `EventLog`.
 
-    Exposures, a step's impressions at once, are kept as typed arrays of agent indices, store rows and codes (about
-    60 bytes a row with a ranker's four score parts, not a dozen Python objects): their ids, topic, media and format
+    Exposures, a step's impressions at once, are kept as typed arrays of agent indices, store rows and codes (86
+    bytes a row with a ranker's four score parts, not a dozen Python objects): their ids, topic, media and format
     are joined from the agents and posts when the table is built. The other events are column lists, appended a row
     at a time.
     """
@@ -230,9 +230,9 @@ class EventRecorder:
         }
 
     def _exposures_table(self, posts: Sequence[Post], agent_ids: Sequence[str]) -> pd.DataFrame:
-        """The exposures table; its float columns are views of the recorded arrays, not copies (24 bytes a
-        row, and 8 more per score part: 0.3 GB of the 100,000-agent world's 4.2 million rows, docs/history/bench.md),
-        so the recorder takes no more exposures once it is built."""
+        """The exposures table; its numeric columns are views of the recorded arrays, not copies (41 bytes a row, and 8
+        more per score part: 0.3 GB of the 100,000-agent world's 4.2 million rows, docs/history/bench.md), so the
+        recorder takes no more exposures once it is built."""
         stored = {column: _view(values) for column, values in self._exposures.items()}
         rows = stored["row"]
 
@@ -240,13 +240,13 @@ class EventRecorder:
             return _object_column(_objects(values)[rows])
 
         columns: dict[str, np.ndarray | pd.Series] = {
-            "step": stored["step"].astype(np.int64),
+            "step": stored["step"],
             "agent_id": _object_column(_objects(agent_ids)[stored["agent"]]),
             "post_id": per_post([p.id for p in posts]),
-            "position": stored["position"].astype(np.int64),
+            "position": stored["position"],
             "base_score": stored["base_score"],
             "final_score": stored["final_score"],
-            "in_network": stored["in_network"].astype(bool),
+            "in_network": stored["in_network"].view(bool),  # 0 or 1
             "source": _object_column(_objects(EXPOSURE_SOURCES)[stored["source"]]),
             "author_id": per_post([p.author_id for p in posts]),
             "topic": per_post([p.topic for p in posts]),

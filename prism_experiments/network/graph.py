@@ -115,6 +115,9 @@ class FollowSet(AbstractSet[str]):
     def __len__(self) -> int:
         return self._row().shape[0]
 
+    def __reduce__(self) -> tuple[type[FollowSet], tuple[_StartingRows, int]]:  # a tuple a view, not a state dict
+        return FollowSet, (self._starting, self._node)
+
     @classmethod
     def _from_iterable(cls, values: Iterable[_S]) -> AbstractSet[_S]:  # what `|`, `&`, `-` of a FollowSet build
         return frozenset(values)
