@@ -120,6 +120,24 @@ def test_engagement_follow_and_cascade_rows(recorded) -> None:
     assert log.cascade_edges.iloc[0].tolist() == ["p1", "a1", "a2", 2]
 
 
+def test_tables_are_built_once_and_keep_their_rows_after_the_recorder_releases_its_columns() -> None:
+    """The tables view or take over what was recorded; the recorder then refuses a second build."""
+    start = post("p1")
+    recorder = EventRecorder([start.id])
+    recorder.exposures(
+        0, np.array([1, 0]), np.array([0, 0]), np.array([0, 1]), np.array([0.5, 0.6]), np.array([0.4, 0.6]),
+        np.array([True, False]), np.array([0, 1]), np.array([0.75, 0.25]), {"similarity": np.array([0.5, 0.6])},
+    )  # fmt: skip
+    recorder.follow(0, "a1", "a0", start.id)
+    tables = recorder.tables([start], ["a0", "a1"])
+    assert tables["exposures"]["agent_id"].tolist() == ["a1", "a0"]
+    assert tables["exposures"]["in_network"].tolist() == [True, False]
+    assert tables["exposures"]["step"].dtype == np.int64 and tables["exposures"]["position"].tolist() == [0, 1]
+    assert tables["follows"]["follower_id"].tolist() == ["a1"]
+    with pytest.raises(RuntimeError, match="built once"):
+        recorder.tables([start], ["a0", "a1"])
+
+
 def test_a_post_the_recorder_was_never_told_about_is_an_error() -> None:
     with pytest.raises(KeyError):
         EventRecorder([]).tables([post("p1")])

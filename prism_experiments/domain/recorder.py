@@ -143,6 +143,7 @@ class EventRecorder:
         self._candidates: dict[str, list] = {column: [] for column in SERVING_CANDIDATES_COLUMNS}
         self._candidate_targets = SparseFloatColumns()
         self._created_step: dict[str, int] = {post_id: -1 for post_id in starting_post_ids}
+        self._built = False  # `tables()` was called
 
     def _append(self, table: str, values: Sequence[object]) -> None:
         for column, value in zip(TABLE_COLUMNS[table], values, strict=True):
@@ -221,18 +222,27 @@ class EventRecorder:
         self._append("cascade_edges", (root_post_id, parent_id, child_id, step))
 
     def tables(self, posts: Sequence[Post], agent_ids: Sequence[str] = ()) -> dict[str, pd.DataFrame]:
-        """The five event-log tables; `posts` are every post of the run by store row with their final counters,
-        `agent_ids` the ids of the agents by index."""
-        return {
+        """The five event-log tables, built once at the end of a run; `posts` are every post of the run by store row
+        with their final counters, `agent_ids` the ids of the agents by index.
+
+        The tables view or take over what was recorded, and what they do not hold is released (the exposures' agent
+        indices, store rows and sources, the other events' column lists: about 0.1 GB of the 100,000-agent world,
+        docs/history/bench.md), so the recorder takes no more events and a second call is an error."""
+        if self._built:
+            raise RuntimeError("EventRecorder.tables: the tables are built once, at the end of a run")
+        self._built = True
+        tables = {
             "posts": self._posts_table(posts),
             "exposures": typed(self._exposures_table(posts, agent_ids), "exposures"),
-            **{name: _typed_table(self._columns[name], name) for name in ("engagements", "follows", "cascade_edges")},
         }
+        for name in ("engagements", "follows", "cascade_edges"):
+            tables[name] = _typed_table(self._columns[name], name)
+            self._columns[name] = {column: [] for column in TABLE_COLUMNS[name]}
+        return tables
 
     def _exposures_table(self, posts: Sequence[Post], agent_ids: Sequence[str]) -> pd.DataFrame:
         """The exposures table; its numeric columns are views of the recorded arrays, not copies (41 bytes a row, and 8
-        more per score part: 0.3 GB of the 100,000-agent world's 4.2 million rows, docs/history/bench.md), so the
-        recorder takes no more exposures once it is built."""
+        more per score part: 0.3 GB of the 100,000-agent world's 4.2 million rows, docs/history/bench.md)."""
         stored = {column: _view(values) for column, values in self._exposures.items()}
         rows = stored["row"]
 
@@ -258,6 +268,8 @@ class EventRecorder:
         for name in sorted(components):  # absent in a row -> NaN
             columns[f"{COMPONENT_PREFIX}{name}"] = components[name]
         columns |= self._serving.views()  # propensity, propensity_conditional, target_<name>...
+        for column in ("agent", "row", "source"):  # only read to build the id columns above: freed on return
+            self._exposures[column] = array(self._exposures[column].typecode)
         # one DataFrame over every column (copy=False keeps the views): a column set afterwards would be copied
         return pd.DataFrame(columns, copy=False)
 
