@@ -120,6 +120,24 @@ def test_engagement_follow_and_cascade_rows(recorded) -> None:
     assert log.cascade_edges.iloc[0].tolist() == ["p1", "a1", "a2", 2]
 
 
+def test_tables_are_built_once_and_keep_their_rows_after_the_recorder_releases_its_columns() -> None:
+    """The tables view or take over what was recorded; the recorder then refuses a second build."""
+    start = post("p1")
+    recorder = EventRecorder([start.id])
+    recorder.exposures(
+        0, np.array([1, 0]), np.array([0, 0]), np.array([0, 1]), np.array([0.5, 0.6]), np.array([0.4, 0.6]),
+        np.array([True, False]), np.array([0, 1]), np.array([0.75, 0.25]), {"similarity": np.array([0.5, 0.6])},
+    )  # fmt: skip
+    recorder.follow(0, "a1", "a0", start.id)
+    tables = recorder.tables([start], ["a0", "a1"])
+    assert tables["exposures"]["agent_id"].tolist() == ["a1", "a0"]
+    assert tables["exposures"]["in_network"].tolist() == [True, False]
+    assert tables["exposures"]["step"].dtype == np.int64 and tables["exposures"]["position"].tolist() == [0, 1]
+    assert tables["follows"]["follower_id"].tolist() == ["a1"]
+    with pytest.raises(RuntimeError, match="built once"):
+        recorder.tables([start], ["a0", "a1"])
+
+
 def test_a_post_the_recorder_was_never_told_about_is_an_error() -> None:
     with pytest.raises(KeyError):
         EventRecorder([]).tables([post("p1")])
@@ -133,6 +151,31 @@ def test_empty_recording_gives_typed_empty_tables_that_round_trip(tmp_path: Path
     back = EventLog.from_parquet(tmp_path)
     for name, table in log.tables().items():
         pd.testing.assert_frame_equal(getattr(back, name), table, check_dtype=name != "posts", check_index_type=False)
+
+
+def test_a_table_written_in_slices_reads_back_as_one_written_whole(tmp_path: Path) -> None:
+    """`write_parquet` converts a slice of rows at a time; the file reads back as `to_parquet`'s, a column of Nones
+    in the first slice typed by its strings later."""
+    from prism_experiments.domain.event_log import write_parquet
+
+    n = 1000
+    table = pd.DataFrame(
+        {
+            "step": np.arange(n),
+            "agent_id": pd.Series([f"agent_{i % 7}" for i in range(n)], dtype=object),
+            "topic": pd.Series([None] * 400 + ["music"] * 600, dtype=object),
+            "score": np.linspace(0, 1, n),
+            "in_network": np.arange(n) % 3 == 0,
+        }
+    )
+    table.to_parquet(tmp_path / "whole.parquet", index=False)
+    write_parquet(table, tmp_path / "sliced.parquet", rows_per_slice=300)
+    import pyarrow.parquet as pq
+
+    assert pq.ParquetFile(tmp_path / "sliced.parquet").metadata.num_row_groups == 4
+    pd.testing.assert_frame_equal(
+        pd.read_parquet(tmp_path / "sliced.parquet"), pd.read_parquet(tmp_path / "whole.parquet")
+    )
 
 
 def test_sparse_float_columns_are_what_from_records_gives() -> None:

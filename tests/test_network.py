@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import pickle
 
 import networkx as nx
 import numpy as np
@@ -75,6 +76,37 @@ def test_copy_is_isolated() -> None:
     assert graph.edges() == [("a", "b"), ("c", "a")]
     assert clone.edges() == [("a", "b"), ("b", "c")]
     assert clone.followers("c") == {"b"} and graph.followers("c") == set()
+
+
+def test_starting_following_is_a_read_only_view_of_the_starting_follows() -> None:
+    """An agent's `FollowSet` reads the graph's starting rows: the same ids as `following` at the start, unchanged
+    by later follows, equal to the set of its ids, picklable with its graph, and `|` gives a plain frozenset."""
+    graph = DictSocialGraph.from_edges(["a", "b", "c"], [("a", "b"), ("a", "c"), ("b", "a"), ("a", "b")])
+    view = graph.starting_following("a")
+    assert view == {"b", "c"} == graph.following("a") and len(view) == 2
+    assert "b" in view and "a" not in view and "nobody" not in view and 3 not in view
+    graph.follow("c", "a")
+    graph.follow("b", "c")
+    graph.follow("a", "imported_author")
+    assert view == {"b", "c"} and graph.following("a") == {"b", "c", "imported_author"}
+    assert graph.starting_following("c") == set() and graph.starting_following("imported_author") == set()
+    assert graph.starting_following("nobody") == set()
+    assert view | {"z"} == frozenset({"b", "c", "z"})
+    assert pickle.loads(pickle.dumps(view)) == view
+    agent = SocialAgent(id="a", interests=["tech"]).model_copy(update={"following": view})
+    assert agent.following == {"b", "c"}
+    assert SocialAgent(id="d", interests=["tech"], following=["a"]).following == {"a"}
+
+
+def test_from_followee_rows_matches_from_edges_and_shares_rows_with_copies() -> None:
+    rows = [np.array([2, 1]), np.array([], dtype=np.int64), np.array([0])]
+    graph = DictSocialGraph.from_followee_rows(["a", "b", "c"], rows)
+    assert graph == DictSocialGraph.from_edges(["a", "b", "c"], [("a", "c"), ("a", "b"), ("c", "a")])
+    assert graph.followers("a") == {"c"} and graph.in_degree("b") == 1 and graph.out_degree("a") == 2
+    clone = graph.copy()
+    clone.follow("b", "a")
+    assert clone.is_following("b", "a") and not graph.is_following("b", "a")
+    assert clone.number_of_edges() == 4 and graph.number_of_edges() == 3
 
 
 def test_from_edges_is_strict() -> None:

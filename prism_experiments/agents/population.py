@@ -92,7 +92,8 @@ def _checked_topics(topics: Sequence[str]) -> list[str]:
 
 
 def generate_population(config: AgentsConfig, topics: Sequence[str], seed: Seed) -> list[SocialAgent]:
-    """`config.n_agents` agents, deterministic in `seed`; `following` is left empty.
+    """`config.n_agents` agents, deterministic in `seed`; `following` is left empty (given, so that every agent
+    shares one fields set: `SocialAgent._share_complete_fields_set`).
 
     With fewer than 3 topics, interest counts above len(topics) are dropped and the
     remaining count weights renormalised.
@@ -116,6 +117,7 @@ def generate_population(config: AgentsConfig, topics: Sequence[str], seed: Seed)
         SocialAgent(
             id=agent_id,
             interests=[topic_list[j] for j in ranking[i, : counts[i]]],
+            following=frozenset(),
             activity=float(activity[i]),
             post_rate=float(post_rate[i]),
             like_bias=float(biases[i, 0]),

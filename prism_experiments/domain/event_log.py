@@ -132,6 +132,34 @@ def typed(table: pd.DataFrame, name: str) -> pd.DataFrame:
     return table
 
 
+#: rows converted to Arrow at a time by `write_parquet` (one row group each)
+ROWS_PER_SLICE = 1 << 20
+
+
+def write_parquet(table: pd.DataFrame, path: Path, rows_per_slice: int = ROWS_PER_SLICE) -> None:
+    """`table.to_parquet(path, index=False)`, converted to Arrow a slice of rows at a time: the Arrow copy of a
+    large table's string columns (0.5 GB at 4.2 million exposures, docs/history/bench.md) is never whole in memory.
+    The schema is the first slice's, a column that slice holds only None of typed by its first value elsewhere."""
+    if len(table) <= rows_per_slice:
+        table.to_parquet(path, index=False)
+        return
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    first = pa.Table.from_pandas(table.iloc[:rows_per_slice], preserve_index=False)
+    schema = first.schema
+    for position, arrow_field in enumerate(schema):
+        if pa.types.is_null(arrow_field.type):
+            values = table[arrow_field.name].dropna()
+            if len(values):
+                typed = pa.array(values.iloc[:1], from_pandas=True).type
+                schema = schema.set(position, arrow_field.with_type(typed))
+    with pq.ParquetWriter(path, schema) as writer:
+        for start in range(0, len(table), rows_per_slice):
+            piece = table.iloc[start : start + rows_per_slice]
+            writer.write_table(pa.Table.from_pandas(piece, schema=schema, preserve_index=False))
+
+
 @dataclass
 class EventLog:
     """The five tables of a run. `created_step` is -1 for the starting corpus."""
@@ -154,7 +182,7 @@ class EventLog:
         for name, table in self.tables().items():
             path = out / f"{name}.parquet"
             tmp = path.with_suffix(".parquet.tmp")
-            table.to_parquet(tmp, index=False)
+            write_parquet(table, tmp)
             tmp.replace(path)
             written.append(path)
         return written

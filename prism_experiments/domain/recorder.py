@@ -24,6 +24,11 @@ from prism_experiments.domain.post import Post
 _DTYPES = {"b": np.int8, "i": np.int32, "q": np.int64, "d": np.float64}
 
 
+def _view(values: array) -> np.ndarray:
+    """A numpy view of a typed array's values (while it lives, the typed array cannot grow: a `BufferError`)."""
+    return np.frombuffer(values, dtype=_DTYPES[values.typecode])
+
+
 def _objects(values: Sequence) -> np.ndarray:
     """An object array of `values` (ids, labels) to gather from by index."""
     out = np.empty(len(values), dtype=object)
@@ -85,7 +90,11 @@ class SparseFloatColumns:
 
     def columns(self) -> dict[str, np.ndarray]:
         """Name -> float64 values, names in order of first appearance."""
-        return {name: np.frombuffer(column, dtype=np.float64).copy() for name, column in self._columns.items()}
+        return {name: values.copy() for name, values in self.views().items()}
+
+    def views(self) -> dict[str, np.ndarray]:
+        """`columns()` without copies: views of the stored values, which take no more rows while one of them lives."""
+        return {name: _view(column) for name, column in self._columns.items()}
 
 
 def _typed_table(columns: Mapping[str, list], name: str) -> pd.DataFrame:
@@ -103,10 +112,10 @@ def _typed_table(columns: Mapping[str, list], name: str) -> pd.DataFrame:
 
 #: an exposure row as stored: typed arrays (agent index, store row, codes) resolved to ids when the table is built
 _EXPOSURE_ARRAYS: dict[str, str] = {
-    "step": "i",
+    "step": "q",  # int64, the table's dtype: the table views it instead of a copy (8 bytes a row less in all)
     "agent": "i",
     "row": "q",
-    "position": "i",
+    "position": "q",
     "base_score": "d",
     "final_score": "d",
     "in_network": "b",
@@ -118,8 +127,8 @@ _EXPOSURE_ARRAYS: dict[str, str] = {
 class EventRecorder:
     """Appends events; `tables()` builds the five tables of `EventLog`.
 
-    Exposures, a step's impressions at once, are kept as typed arrays of agent indices, store rows and codes (about
-    60 bytes a row with a ranker's four score parts, not a dozen Python objects): their ids, topic, media and format
+    Exposures, a step's impressions at once, are kept as typed arrays of agent indices, store rows and codes (86
+    bytes a row with a ranker's four score parts, not a dozen Python objects): their ids, topic, media and format
     are joined from the agents and posts when the table is built. The other events are column lists, appended a row
     at a time.
     """
@@ -134,6 +143,7 @@ class EventRecorder:
         self._candidates: dict[str, list] = {column: [] for column in SERVING_CANDIDATES_COLUMNS}
         self._candidate_targets = SparseFloatColumns()
         self._created_step: dict[str, int] = {post_id: -1 for post_id in starting_post_ids}
+        self._built = False  # `tables()` was called
 
     def _append(self, table: str, values: Sequence[object]) -> None:
         for column, value in zip(TABLE_COLUMNS[table], values, strict=True):
@@ -212,48 +222,56 @@ class EventRecorder:
         self._append("cascade_edges", (root_post_id, parent_id, child_id, step))
 
     def tables(self, posts: Sequence[Post], agent_ids: Sequence[str] = ()) -> dict[str, pd.DataFrame]:
-        """The five event-log tables; `posts` are every post of the run by store row with their final counters,
-        `agent_ids` the ids of the agents by index."""
-        return {
+        """The five event-log tables, built once at the end of a run; `posts` are every post of the run by store row
+        with their final counters, `agent_ids` the ids of the agents by index.
+
+        The tables view or take over what was recorded, and what they do not hold is released (the exposures' agent
+        indices, store rows and sources, the other events' column lists: about 0.1 GB of the 100,000-agent world,
+        docs/history/bench.md), so the recorder takes no more events and a second call is an error."""
+        if self._built:
+            raise RuntimeError("EventRecorder.tables: the tables are built once, at the end of a run")
+        self._built = True
+        tables = {
             "posts": self._posts_table(posts),
             "exposures": typed(self._exposures_table(posts, agent_ids), "exposures"),
-            **{name: _typed_table(self._columns[name], name) for name in ("engagements", "follows", "cascade_edges")},
         }
+        for name in ("engagements", "follows", "cascade_edges"):
+            tables[name] = _typed_table(self._columns[name], name)
+            self._columns[name] = {column: [] for column in TABLE_COLUMNS[name]}
+        return tables
 
     def _exposures_table(self, posts: Sequence[Post], agent_ids: Sequence[str]) -> pd.DataFrame:
-        stored = {
-            column: np.frombuffer(values, dtype=_DTYPES[values.typecode]) for column, values in self._exposures.items()
-        }
+        """The exposures table; its numeric columns are views of the recorded arrays, not copies (41 bytes a row, and 8
+        more per score part: 0.3 GB of the 100,000-agent world's 4.2 million rows, docs/history/bench.md)."""
+        stored = {column: _view(values) for column, values in self._exposures.items()}
         rows = stored["row"]
 
         def per_post(values: list) -> pd.Series:
             return _object_column(_objects(values)[rows])
 
-        exposures = pd.DataFrame(
-            {
-                "step": stored["step"].astype(np.int64),
-                "agent_id": _object_column(_objects(agent_ids)[stored["agent"]]),
-                "post_id": per_post([p.id for p in posts]),
-                "position": stored["position"].astype(np.int64),
-                "base_score": stored["base_score"].copy(),
-                "final_score": stored["final_score"].copy(),
-                "in_network": stored["in_network"].astype(bool),
-                "source": _object_column(_objects(EXPOSURE_SOURCES)[stored["source"]]),
-                "author_id": per_post([p.author_id for p in posts]),
-                "topic": per_post([p.topic for p in posts]),
-                "has_media": np.asarray([p.has_media for p in posts], dtype=bool)[rows],
-                "format": per_post([p.format for p in posts]),
-                "interest_similarity": stored["interest_similarity"].copy(),
-            },
-            columns=list(TABLE_COLUMNS["exposures"]),
-            copy=False,
-        )
-        components = self._components.columns()
+        columns: dict[str, np.ndarray | pd.Series] = {
+            "step": stored["step"],
+            "agent_id": _object_column(_objects(agent_ids)[stored["agent"]]),
+            "post_id": per_post([p.id for p in posts]),
+            "position": stored["position"],
+            "base_score": stored["base_score"],
+            "final_score": stored["final_score"],
+            "in_network": stored["in_network"].view(bool),  # 0 or 1
+            "source": _object_column(_objects(EXPOSURE_SOURCES)[stored["source"]]),
+            "author_id": per_post([p.author_id for p in posts]),
+            "topic": per_post([p.topic for p in posts]),
+            "has_media": np.asarray([p.has_media for p in posts], dtype=bool)[rows],
+            "format": per_post([p.format for p in posts]),
+            "interest_similarity": stored["interest_similarity"],
+        }
+        components = self._components.views()
         for name in sorted(components):  # absent in a row -> NaN
-            exposures[f"{COMPONENT_PREFIX}{name}"] = components[name]
-        for name, values in self._serving.columns().items():  # propensity, propensity_conditional, target_<name>...
-            exposures[name] = values
-        return exposures
+            columns[f"{COMPONENT_PREFIX}{name}"] = components[name]
+        columns |= self._serving.views()  # propensity, propensity_conditional, target_<name>...
+        for column in ("agent", "row", "source"):  # only read to build the id columns above: freed on return
+            self._exposures[column] = array(self._exposures[column].typecode)
+        # one DataFrame over every column (copy=False keeps the views): a column set afterwards would be copied
+        return pd.DataFrame(columns, copy=False)
 
     def serving_candidates(self) -> pd.DataFrame:
         """The `serving_candidates` table (no rows without stochastic serving)."""

@@ -45,8 +45,14 @@ def build_starting_world(cfg: StartingWorldSettings) -> StartingWorld:
         graph = generate_follow_graph(population, cfg.network, component_seed(cfg.seed, Stream.NETWORK))
     else:
         population, graph = population_and_graph(accounts, cfg.agents, cfg.network, topics, cfg.seed)
-    # shallow copies: the population is this call's own, so its lists need no deep copy (1 s at 10,000 agents)
-    agents = [agent.model_copy(update={"following": set(graph.following(agent.id))}) for agent in population]
+    # each agent's follow set is a view of the graph's starting rows, not a set of ids (2 KB an agent); a generated
+    # population is this call's own and takes them in place, a file's (kept per process) in shallow copies
+    if accounts is None:
+        for agent in population:
+            agent.following = graph.starting_following(agent.id)
+        agents = population
+    else:
+        agents = [agent.model_copy(update={"following": graph.starting_following(agent.id)}) for agent in population]
     corpus = build_corpus(cfg.corpus, cfg.seed, agents)
     if accounts is not None and cfg.corpus.source == "file":
         log.info("%s", corpus_authors_line(accounts.ids, corpus))
