@@ -33,6 +33,11 @@ _OVERDRAW = 8
 _WORD_BITS = 64
 
 
+def follow_attractiveness(in_degree: np.ndarray, config: NetworkConfig) -> np.ndarray:
+    """A_j = (in_degree_j + attachment_offset)^preferential_attachment (Price 1976; Krapivsky et al. 2000)."""
+    return (in_degree + config.attachment_offset) ** config.preferential_attachment
+
+
 def topic_membership(bits: np.ndarray) -> np.ndarray:
     """(n_agents, n_topics) booleans from `interest_bitsets`' (n_agents, n_words) bitsets: agent holds topic."""
     columns = [
@@ -63,7 +68,7 @@ class FollowTrees:
         self.bits = np.zeros((sizes[1] * fanout, bits.shape[1]), dtype=bits.dtype)  # padding leaves: no topics
         self.bits[:n] = bits
         self.in_degree = np.zeros(n)
-        self.attractiveness = np.full(n, config.attachment_offset**config.preferential_attachment)
+        self.attractiveness = follow_attractiveness(self.in_degree, config)
         self.positive = int(np.count_nonzero(self.attractiveness > 0))
         # per agent, its trees: 0, then 1 + each of its topics, padded with the scratch row to one width
         width = 1 + int(topics.sum(axis=1).max(initial=0))
@@ -172,10 +177,9 @@ class FollowTrees:
 
     def followed(self, followees: np.ndarray) -> None:
         """In-degrees, attractiveness and the trees after `followees` gained a follower each."""
-        cfg = self.config
         before = self.attractiveness[followees]
         self.in_degree[followees] += 1.0
-        after = (self.in_degree[followees] + cfg.attachment_offset) ** cfg.preferential_attachment
+        after = follow_attractiveness(self.in_degree[followees], self.config)
         self.positive += int(np.count_nonzero(after > 0)) - int(np.count_nonzero(before > 0))
         self.attractiveness[followees] = after
         self._add(followees, after - before)

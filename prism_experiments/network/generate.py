@@ -9,7 +9,7 @@ import numpy as np
 from prism_experiments.agents.seeding import Seed, stream_rng
 from prism_experiments.agents.social_agent import SocialAgent
 from prism_experiments.network.config import NetworkConfig
-from prism_experiments.network.follow_trees import FollowTrees
+from prism_experiments.network.follow_trees import FollowTrees, follow_attractiveness
 from prism_experiments.network.graph import DictSocialGraph, SocialGraph
 from prism_experiments.network.successive import weighted_sample_without_replacement
 
@@ -59,7 +59,7 @@ class _FollowWeights:
         self.n = len(self.bits)
         self.config = config
         self.in_degree = np.zeros(self.n)
-        self.attractiveness = (self.in_degree + config.attachment_offset) ** config.preferential_attachment
+        self.attractiveness = follow_attractiveness(self.in_degree, config)
         self.attractiveness_shared = self.attractiveness * config.homophily
         self.positive = int(np.count_nonzero(self.attractiveness > 0))
         self.masks: dict[bytes, np.ndarray] = {}
@@ -86,12 +86,11 @@ class _FollowWeights:
 
     def followed(self, followees: np.ndarray) -> None:
         """In-degrees and attractiveness after `followees` gained a follower each."""
-        cfg = self.config
         before = self.attractiveness[followees]
         self.in_degree[followees] += 1.0
-        after = (self.in_degree[followees] + cfg.attachment_offset) ** cfg.preferential_attachment
+        after = follow_attractiveness(self.in_degree[followees], self.config)
         self.attractiveness[followees] = after
-        self.attractiveness_shared[followees] = after * cfg.homophily
+        self.attractiveness_shared[followees] = after * self.config.homophily
         self.positive += int(np.count_nonzero(after > 0)) - int(np.count_nonzero(before > 0))
 
 
