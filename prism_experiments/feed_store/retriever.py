@@ -24,7 +24,7 @@ from tqdm.auto import tqdm
 from prism_experiments.domain import Post, as_utc, epoch_microseconds, interest_query_text
 from prism_experiments.embeddings.embedder import EMBEDDING_DIM, Embedder, normalize_rows
 from prism_experiments.feed_store.config import FeedStoreConfig
-from prism_experiments.feed_store.pair_similarity import SimilarityMemo, similarity_from_dot
+from prism_experiments.feed_store.pair_similarity import SimilarityMemo, pair_dot_similarities, similarity_from_dot
 from prism_experiments.feed_store.store import (
     max_batch_size,
     metadata_to_post,
@@ -502,13 +502,10 @@ class FeedRetriever:
         )
         which, fresh = np.nonzero(rough >= floors[:, None])
         fresh_rows = seen + fresh
-        fresh_scores = np.empty(len(fresh_rows))
-        for start in range(0, len(fresh_rows), 8192):  # `exact_similarities` per pair, in bounded blocks
-            part = slice(start, start + 8192)
-            products = np.asarray(self._vectors_at(fresh_rows[part]), dtype=np.float64) * np.asarray(
-                queries[which[part]], dtype=np.float64
-            )
-            fresh_scores[part] = similarity_from_dot(products.sum(axis=1))
+        # `exact_similarities` per pair, in bounded chunks (the one kernel of feed_store/pair_similarity.py)
+        fresh_scores = pair_dot_similarities(
+            self._table.array, self._vector_rows[fresh_rows], np.asarray(queries, dtype=np.float64), which
+        )
         out = [(rows, scores) for rows, scores, _ in kept]  # no new post beats it: the kept answer stands
         changed = which[np.flatnonzero(np.diff(which, prepend=-1))]  # `which` ascends (np.nonzero's row order)
         if len(changed):
