@@ -34,6 +34,7 @@ from prism_experiments.metrics import (
     summary_metric_names,
 )
 from prism_experiments.metrics.entropy import grouped_entropy
+from prism_experiments.metrics.feeds import mean_pairwise_jaccard
 
 LOG3 = math.log2(3)
 H_TWO_THIRDS = LOG3 - 2 / 3  # entropy of (2/3, 1/3) in bits
@@ -71,6 +72,33 @@ def test_grouped_entropy_equals_per_group_entropy() -> None:
     for (step, agent), group in frame.groupby(["step", "agent_id"]):
         assert vectorised.loc[(step, agent)] == pytest.approx(shannon_entropy(group["topic"].tolist()))
     assert len(vectorised) == frame.groupby(["step", "agent_id"]).ngroups
+
+
+def pandas_grouped_entropy(frame: pd.DataFrame, keys: list[str], label: str) -> pd.Series:
+    """The plain groupby over the id columns: counts per (keys, label), terms summed per group (pandas' sum)."""
+    counts = frame.groupby([*keys, label], dropna=False, sort=False).size()
+    levels = list(range(len(keys)))
+    p = (counts / counts.groupby(level=levels, sort=False).transform("sum")).to_numpy(dtype=np.float64)
+    return pd.Series(p * np.log2(1.0 / p), index=counts.index).groupby(level=levels, sort=True).sum()
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_grouped_entropy_over_codes_gives_the_bits_of_the_groupby_over_ids(seed: int) -> None:
+    # unsorted ids, feeds of many labels (long compensated sums), missing labels: same values, same order, same bits
+    rng = np.random.default_rng(seed)
+    n = 5000
+    frame = pd.DataFrame(
+        {
+            "step": rng.integers(0, 6, n),
+            "agent_id": rng.choice([f"u{i}" for i in rng.permutation(40)], n),
+            "author_id": rng.choice([f"a{i}" for i in rng.permutation(300)] + [None], n),
+        }
+    )
+    over_codes = grouped_entropy(frame, ["step", "agent_id"], "author_id")
+    reference = pandas_grouped_entropy(frame, ["step", "agent_id"], "author_id")
+    assert list(over_codes.index) == list(reference.index)
+    assert over_codes.to_numpy().tobytes() == reference.to_numpy().tobytes()
+    assert float(over_codes.mean()).hex() == float(reference.mean()).hex()
 
 
 # --- Gini ---------------------------------------------------------------------------------------
@@ -481,6 +509,35 @@ def test_feed_jaccard_mean_samples_feeds_when_a_step_has_too_many() -> None:
     assert any(sampled == pytest.approx(value) for value in subset_means)
     assert sampled == feed_jaccard_mean(exposures, max_feeds_for_jaccard=4)
     assert feed_jaccard_mean(exposures, max_feeds_for_jaccard=5) == pytest.approx(naive_step_jaccard(feeds))
+
+
+def jaccard_over_id_columns(exposures: pd.DataFrame, max_feeds: int) -> float:
+    """feed_jaccard_mean as first written: drop_duplicates and groupby over the id columns, feeds by (step, agent)."""
+    incidence = exposures[["step", "agent_id", "post_id"]].drop_duplicates()
+    feed_codes = incidence.groupby(["step", "agent_id"], sort=True).ngroup().to_numpy()
+    post_codes, steps = pd.factorize(incidence["post_id"])[0], incidence["step"].to_numpy()
+    order = np.argsort(feed_codes, kind="stable")
+    feed_codes, post_codes, steps = feed_codes[order], post_codes[order], steps[order]
+    means = []
+    for step in np.unique(steps):
+        here = steps == step
+        feeds, feed_rows = np.unique(feed_codes[here], return_inverse=True)
+        post_cols = np.unique(post_codes[here], return_inverse=True)[1]
+        if feeds.size > max_feeds:
+            chosen = np.zeros(feeds.size, dtype=bool)
+            chosen[np.random.default_rng([0, int(step)]).choice(feeds.size, size=max_feeds, replace=False)] = True
+            keep = chosen[feed_rows]
+            feed_rows = np.cumsum(chosen)[feed_rows[keep]] - 1
+            post_cols = np.unique(post_cols[keep], return_inverse=True)[1]
+        if feeds.size >= 2:
+            means.append(mean_pairwise_jaccard(feed_rows, post_cols))
+    return float(np.mean(means))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_feed_jaccard_mean_over_codes_gives_the_bits_of_the_version_over_ids(seed: int) -> None:
+    exposures = random_exposures(seed, n_steps=5, n_agents=60, n_posts=80).sample(frac=1.0, random_state=seed)
+    assert feed_jaccard_mean(exposures, max_feeds_for_jaccard=20) == jaccard_over_id_columns(exposures, 20)
 
 
 def test_feed_jaccard_mean_edge_cases() -> None:

@@ -65,25 +65,31 @@ def feed_jaccard_mean(
     if seed < 0:
         raise ValueError(f"seed: must be a non-negative integer, got {seed}")
     require_columns(exposures, "exposures", [*FEED_KEYS, "post_id"])
-    incidence = exposures[[*FEED_KEYS, "post_id"]].drop_duplicates()
-    if incidence.empty:
+    if exposures.empty:
         return float("nan")
-    feed_codes = incidence.groupby(list(FEED_KEYS), sort=True).ngroup().to_numpy()
-    post_codes = pd.factorize(incidence["post_id"])[0]
-    steps = pd.to_numeric(incidence["step"]).to_numpy()
-    order = np.argsort(feed_codes, kind="stable")
-    feed_codes, post_codes, steps = feed_codes[order], post_codes[order], steps[order]
-    step_starts = np.flatnonzero(np.diff(steps, prepend=np.nan) != 0)
+    # integer codes, not the id strings: agents numbered in their sorted order (the order of the feeds), posts in
+    # their order of first appearance; each step's rows are then taken in their table order
+    steps = pd.to_numeric(exposures["step"]).to_numpy()
+    agent_codes = pd.factorize(exposures["agent_id"], sort=True)[0]
+    post_codes = pd.factorize(exposures["post_id"])[0]
+    n_posts = int(post_codes.max()) + 1
+    by_step = np.argsort(steps, kind="stable")
+    step_starts = np.flatnonzero(np.diff(steps[by_step], prepend=np.nan) != 0)
     step_ends = np.append(step_starts[1:], steps.size)
 
     step_means: list[float] = []
     for start, end in zip(step_starts, step_ends):
-        feeds_here, feed_rows = np.unique(feed_codes[start:end], return_inverse=True)
+        rows = by_step[start:end]
+        feeds, posts = agent_codes[rows], post_codes[rows]
+        first_shown = np.sort(np.unique(feeds * n_posts + posts, return_index=True)[1])  # a post twice: once
+        feeds, posts = feeds[first_shown], posts[first_shown]
+        by_feed = np.argsort(feeds, kind="stable")
+        feeds_here, feed_rows = np.unique(feeds[by_feed], return_inverse=True)
         if feeds_here.size < 2:
             continue
-        post_cols = np.unique(post_codes[start:end], return_inverse=True)[1]
+        post_cols = np.unique(posts[by_feed], return_inverse=True)[1]
         if feeds_here.size > max_feeds_for_jaccard:
-            rng = np.random.default_rng([seed, int(steps[start]) % 2**32])
+            rng = np.random.default_rng([seed, int(steps[rows[0]]) % 2**32])
             chosen = np.zeros(feeds_here.size, dtype=bool)
             chosen[rng.choice(feeds_here.size, size=max_feeds_for_jaccard, replace=False)] = True
             keep = chosen[feed_rows]
