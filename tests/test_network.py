@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import pickle
+from collections import Counter
 
 import networkx as nx
 import numpy as np
@@ -26,6 +27,7 @@ from prism_experiments.network import (
     weighted_sample_without_replacement,
     with_following,
 )
+from prism_experiments.network.graph import follower_counts
 
 
 @pytest.fixture(scope="module")
@@ -76,6 +78,18 @@ def test_copy_is_isolated() -> None:
     assert graph.edges() == [("a", "b"), ("c", "a")]
     assert clone.edges() == [("a", "b"), ("b", "c")]
     assert clone.followers("c") == {"b"} and graph.followers("c") == set()
+
+
+def test_follower_counts_from_graph_rows_equal_a_counter_over_the_ids() -> None:
+    rng = np.random.default_rng(3)
+    ids = [f"u{i}" for i in range(60)]
+    edges = [(ids[a], ids[b]) for a, b in rng.integers(0, 60, size=(400, 2)) if a != b]
+    graph, other = DictSocialGraph.from_edges(ids, edges), DictSocialGraph.from_edges(ids[:5], [("u0", "u1")])
+    graph.follow("u0", "imported_author")  # added later: not a starting follow
+    follow_sets = [graph.starting_following(i) for i in ids[::2]] + [other.starting_following("u0")]
+    follow_sets += [frozenset({"u1", "outside"}), graph.starting_following("nobody")]
+    expected = Counter(followee for follows in follow_sets for followee in follows)
+    assert follower_counts(follow_sets) == expected and expected["u1"] > 1
 
 
 def test_starting_following_is_a_read_only_view_of_the_starting_follows() -> None:

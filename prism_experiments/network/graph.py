@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
@@ -126,6 +127,28 @@ class FollowSet(AbstractSet[str]):
         return f"FollowSet({sorted(self)!r})"
 
     __hash__ = AbstractSet._hash
+
+
+def follower_counts(follow_sets: Iterable[AbstractSet[str]]) -> Counter[str]:
+    """How many of `follow_sets` hold each id. `FollowSet`s over one graph are counted from its rows in one
+    `bincount` (a `Counter` over a million agents' 46 million ids as strings took minutes: docs/history/bench.md)."""
+    counts: Counter[str] = Counter()
+    views: dict[int, tuple[_StartingRows, list[int]]] = {}
+    for follows in follow_sets:
+        if isinstance(follows, FollowSet):
+            views.setdefault(id(follows._starting), (follows._starting, []))[1].append(follows._node)
+        else:
+            counts.update(follows)
+    for starting, node_list in views.values():
+        indptr, indices = starting.rows.indptr, starting.rows.indices
+        nodes = np.asarray(node_list, dtype=np.int64)
+        nodes = nodes[(nodes >= 0) & (nodes < indptr.shape[0] - 1)]
+        starts, lengths = indptr[nodes], indptr[nodes + 1] - indptr[nodes]
+        offsets = np.arange(int(lengths.sum())) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+        followed = np.bincount(indices[np.repeat(starts, lengths) + offsets], minlength=len(starting.ids))
+        held = np.flatnonzero(followed)
+        counts.update(dict(zip(starting.ids[held].tolist(), followed[held].tolist())))
+    return counts
 
 
 class DictSocialGraph:

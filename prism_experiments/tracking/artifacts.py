@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -13,6 +12,7 @@ import yaml
 
 from prism_experiments.domain import SERVING_CANDIDATES
 from prism_experiments.metrics import cascade_table, engagement_rate_by_format
+from prism_experiments.network.graph import follower_counts
 from prism_experiments.simulation import SimulationResult
 
 
@@ -20,7 +20,7 @@ def agents_table(result: SimulationResult) -> pd.DataFrame:
     """One row per agent: id, interests, activity, post rate, accounts followed and followers at the start, its
     dominant archetype (the largest of its archetype weights, the first on ties), who decided."""
     asks = set(result.llm_agent_ids)
-    followers = Counter(followee for a in result.agents for followee in a.following)
+    followers = follower_counts(a.following for a in result.agents)
     return pd.DataFrame(
         {
             "agent_id": [a.id for a in result.agents],
