@@ -5,9 +5,11 @@ No figure is checked against a speed: figures are measured by `make bench`, neve
 
 from __future__ import annotations
 
+import gc
 import json
 import math
 import sys
+import weakref
 from datetime import datetime
 from pathlib import Path
 
@@ -16,9 +18,9 @@ import pytest
 
 from prism_experiments.bench.cli import main, parse_sections
 from prism_experiments.bench.exact import exact_top_k
-from prism_experiments.bench.measure import percentile, run_child
+from prism_experiments.bench.measure import frozen_heap, percentile, run_child, timed_in_turns
 from prism_experiments.bench.probe.log import read_probe
-from prism_experiments.bench.ranking import recall_at_k
+from prism_experiments.bench.ranking import paired_throughput, recall_at_k
 from prism_experiments.bench.report import BenchReport, Figure, Target, figure, render_table, report_path
 from prism_experiments.ranking import KNOWN_MODES
 
@@ -48,6 +50,61 @@ def test_recall_at_k_on_hand_made_feeds() -> None:
     assert math.isnan(recall_at_k([[]], [[]]))
     with pytest.raises(ValueError, match="found"):
         recall_at_k([["a"]], [["a"], ["b"]])
+
+
+def test_timed_in_turns_alternates_the_calls() -> None:
+    order: list[str] = []
+    seconds = timed_in_turns([lambda: order.append("a"), lambda: order.append("b")], repeats=3)
+    assert order == ["a", "b", "a", "b", "a", "b"]  # in turns, never all of one side first
+    assert [len(times) for times in seconds] == [3, 3] and all(t >= 0 for times in seconds for t in times)
+
+
+class _Cycle:
+    def __init__(self) -> None:
+        self.me = self
+
+
+def test_frozen_heap_collects_then_freezes_what_lives_and_gives_it_back() -> None:
+    gc.unfreeze()  # a known start: nothing frozen
+    garbage = _Cycle()
+    dead = weakref.ref(garbage)
+    del garbage  # a cycle: only the cyclic collector frees it
+    with frozen_heap():
+        assert dead() is None  # collected on entry, before anything is timed
+        frozen = gc.get_freeze_count()
+        assert frozen > 0
+        with frozen_heap():  # nested: freezes what was built since, leaves the outer freeze alone on exit
+            assert gc.get_freeze_count() >= frozen
+        assert gc.get_freeze_count() >= frozen
+        new_garbage = _Cycle()
+        new_dead = weakref.ref(new_garbage)
+        del new_garbage
+        gc.collect()
+        assert new_dead() is None  # what the timed calls throw away is still collected
+    assert gc.get_freeze_count() == 0  # everything back under the collector
+
+
+def test_paired_throughput_times_the_rankers_in_turns_and_returns_the_warm_up_feeds() -> None:
+    calls: list[str] = []
+
+    class Recorder:
+        def __init__(self, name: str) -> None:
+            self.name = name
+
+        def rank_many(self, agents: list[object], now: datetime) -> list[list[str]]:
+            calls.append(self.name)
+            return [[f"{self.name}{len(calls)}"] for _ in agents]
+
+    agents: list[object] = ["agent 1", "agent 2"]
+    (fps_a, feeds_a), (fps_b, feeds_b) = paired_throughput(
+        [Recorder("a"), Recorder("b")],  # type: ignore[list-item]
+        agents,  # type: ignore[arg-type]
+        datetime(2026, 1, 1),
+        repeats=2,
+    )
+    assert calls == ["a", "b", "a", "b", "a", "b"]  # one untimed call each, then two timed calls in turns
+    assert feeds_a == [["a1"], ["a1"]] and feeds_b == [["b2"], ["b2"]]  # the untimed calls' feeds
+    assert fps_a > 0 and fps_b > 0
 
 
 def test_exact_top_k_orders_by_similarity_then_row() -> None:

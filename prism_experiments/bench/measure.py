@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
@@ -33,6 +35,44 @@ def timed(call: Callable[[], T]) -> tuple[T, float]:
     started = time.perf_counter()
     result = call()
     return result, time.perf_counter() - started
+
+
+def timed_in_turns(calls: Sequence[Callable[[], object]], repeats: int) -> list[list[float]]:
+    """Seconds of `repeats` calls of each of `calls`, taken in turns (first, second, ..., first, second, ...).
+
+    Paired comparisons (two stores, two commits) then meet the same load on a shared machine: a busy minute slows
+    both sides instead of whichever ran in it.
+    """
+    seconds: list[list[float]] = [[] for _ in calls]
+    for _ in range(repeats):
+        for call, times in zip(calls, seconds):
+            times.append(timed(call)[1])
+    return seconds
+
+
+def freeze_live_objects() -> None:
+    """Collect garbage, then move every object still alive out of the cyclic collector's sight (`gc.freeze`).
+
+    A full collection that falls inside a timed call then walks only what the call allocated, not what the process
+    holds: after the bench's sections 1-2 (the model, torch, the world: about 550,000 objects) one full collection
+    took 290 ms, three times a whole `rank_many` call, and landed in whichever call crossed the collector's
+    threshold (docs/history/bench.md). The simulation's entry point freezes its long-lived objects the same way.
+    """
+    gc.collect()
+    gc.freeze()
+
+
+@contextmanager
+def frozen_heap() -> Iterator[None]:
+    """`freeze_live_objects` on entry (call it again to freeze what was built since); on exit what was frozen
+    goes back under the collector, unless something had frozen objects before (they stay frozen then)."""
+    frozen_before = gc.get_freeze_count() > 0
+    freeze_live_objects()
+    try:
+        yield
+    finally:
+        if not frozen_before:
+            gc.unfreeze()
 
 
 def latencies(call: Callable[[int], object], n: int) -> np.ndarray:

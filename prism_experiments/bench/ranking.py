@@ -6,6 +6,7 @@ any difference in the feeds comes from Chroma's approximate (HNSW) similarity se
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from datetime import datetime
 from statistics import median
@@ -16,7 +17,7 @@ from tqdm.auto import tqdm
 from prism_experiments.agents import SocialAgent
 from prism_experiments.bench.data import BENCH_SEED, BenchWorld
 from prism_experiments.bench.exact import ExactRetriever
-from prism_experiments.bench.measure import latencies, percentile, timed
+from prism_experiments.bench.measure import frozen_heap, latencies, percentile, timed_in_turns
 from prism_experiments.bench.report import Figure, Target, figure
 from prism_experiments.bench.section_inputs import SectionInputs, drop_store, store_config
 from prism_experiments.bench.store import build_store
@@ -57,16 +58,19 @@ def make_ranker(mode: str, retriever: FeedRetriever, graph: SocialGraph) -> Rank
     return build_ranker(ranking_config(mode), RankerInputs(retriever, graph, np.random.default_rng(BENCH_SEED)))
 
 
-def throughput(
-    ranker: Ranker, agents: list[SocialAgent], now: datetime, repeats: int
-) -> tuple[float, list[list[RankedCandidate]]]:
-    """(feeds/s of `rank_many` for all agents at once, median of `repeats` timed calls; the feeds).
+def paired_throughput(
+    rankers: Sequence[Ranker], agents: list[SocialAgent], now: datetime, repeats: int
+) -> list[tuple[float, list[list[RankedCandidate]]]]:
+    """Per ranker, (feeds/s of `rank_many` for all agents at once: agents / median of `repeats` timed calls; its feeds).
 
-    The untimed first call is the warm-up (interest vectors are embedded and cached there).
+    Each ranker's first call is untimed (the warm-up: interest vectors are embedded and cached there). The timed
+    calls then alternate between the rankers (`timed_in_turns`) on a frozen heap (`frozen_heap`): each store meets
+    the same load, and no store pays for a full collection of what earlier sections left in the process.
     """
-    feeds = ranker.rank_many(agents, now)
-    seconds = [timed(lambda: ranker.rank_many(agents, now))[1] for _ in range(repeats)]
-    return len(agents) / median(seconds), feeds
+    feeds = [ranker.rank_many(agents, now) for ranker in rankers]
+    with frozen_heap():
+        seconds = timed_in_turns([functools.partial(ranker.rank_many, agents, now) for ranker in rankers], repeats)
+    return [(len(agents) / median(times), feed) for times, feed in zip(seconds, feeds)]
 
 
 def single_feed_latency(ranker: Ranker, agents: list[SocialAgent], now: datetime, n: int) -> tuple[float, float]:
@@ -78,16 +82,15 @@ def single_feed_latency(ranker: Ranker, agents: list[SocialAgent], now: datetime
 def compare_mode(
     mode: str, chroma: FeedRetriever, exact: ExactRetriever, world: BenchWorld, repeats: int, size: int
 ) -> list[Figure]:
-    agents, now = world.agents, world.now
-    chroma_fps, chroma_feeds = throughput(make_ranker(mode, chroma, world.graph), agents, now, repeats)
-    exact_fps, exact_feeds = throughput(make_ranker(mode, exact, world.graph), agents, now, repeats)
+    rankers = [make_ranker(mode, store, world.graph) for store in (chroma, exact)]
+    (chroma_fps, chroma_feeds), (exact_fps, exact_feeds) = paired_throughput(rankers, world.agents, world.now, repeats)
     return [
         figure(
             SECTION,
             f"rank.{mode}.feeds_per_s@{size}",
             chroma_fps,
             "feeds/s",
-            note=f"rank_many for {len(agents)} agents, Chroma-backed store",
+            note=f"rank_many for {len(world.agents)} agents, Chroma-backed store",
         ),
         figure(SECTION, f"rank.{mode}.exact_feeds_per_s@{size}", exact_fps, "feeds/s", note="numpy brute force"),
         figure(
@@ -120,14 +123,15 @@ def ranking_section(inputs: SectionInputs) -> list[Figure]:
     figures = []
     # one OpenBLAS thread, as the simulation's step loop ranks (simulation/engine.py): on 2 cores shared with other
     # processes the exact scan's product on two BLAS threads took 24-40 ms instead of 1, so the floor, and every
-    # slowdown, moved with the machine's load rather than with the ranking (docs/bench.md)
+    # slowdown, moved with the machine's load rather than with the ranking (docs/bench.md); the heap frozen once here
+    # makes each mode's own freeze (`paired_throughput`) cheap
     try:
-        with ThreadpoolController().select(internal_api="openblas").limit(limits=1):
+        with ThreadpoolController().select(internal_api="openblas").limit(limits=1), frozen_heap():
             for mode in tqdm(KNOWN_MODES, desc="ranking modes", disable=not inputs.show_progress):
                 figures += compare_mode(mode, chroma, exact, world, inputs.sizes.ranking_repeats, size)
-            p50, p95 = single_feed_latency(
-                make_ranker("x_algo", chroma, world.graph), world.agents, world.now, inputs.sizes.latency_queries
-            )
+            ranker = make_ranker("x_algo", chroma, world.graph)
+            with frozen_heap():
+                p50, p95 = single_feed_latency(ranker, world.agents, world.now, inputs.sizes.latency_queries)
         target = LATENCY_TARGET if size == LATENCY_TARGET_POSTS else None
         figures += [
             figure(SECTION, f"rank.x_algo.feed_p50_ms@{size}", p50, "ms", target, note="rank(agent), one agent a call"),
