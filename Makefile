@@ -71,7 +71,7 @@ test: $(STAMP) ## ruff, then every test with mypy beside them, the real-stack in
 	# except the slow files whose tests share nothing costly (tests/conftest.py, SPREAD_FILES); the slowest work
 	# first, in tests/conftest.py's order (hence --no-loadscope-reorder); 6 workers on 2 cores: while some tests
 	# wait (a server, a SLURM time limit, a held cache), the others compute, and both cores stay busy (docs/bench.md;
-	# 6 workers: 16 min 41 s for 1,428 tests from a fresh clone, 4 workers: 22 min 09 s for 1,208 on heavier tests).
+	# 6 workers: 15 min 41 s for 1,440 tests from a fresh clone, 4 workers: 22 min 09 s for 1,208 on heavier tests).
 	# mypy runs beside pytest: one process, ~35 s of one core when cold, which before the tests left the other
 	# core idle; its report follows the tests', and either failing fails `make test`
 	$(COMPILE)
