@@ -17,16 +17,30 @@ _KEY_LIMIT = 1 << 63
 GRID_CELLS = 1 << 23
 
 
-def rank_within(group: np.ndarray) -> np.ndarray:
-    """For entries grouped by group (equal groups adjacent), each entry's position within its group."""
-    if len(group) == 0:
-        return np.zeros(0, dtype=np.int64)
+def group_bounds(group: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For entries grouped by group (equal groups adjacent, at least one entry): whether each entry starts its group,
+    and each group's start and length."""
     first = np.empty(len(group), dtype=bool)
     first[0] = True
     np.not_equal(group[1:], group[:-1], out=first[1:])
     starts = np.flatnonzero(first)
-    lengths = np.diff(np.append(starts, len(group)))
+    return first, starts, np.diff(np.append(starts, len(group)))
+
+
+def rank_within(group: np.ndarray) -> np.ndarray:
+    """For entries grouped by group (equal groups adjacent), each entry's position within its group."""
+    if len(group) == 0:
+        return np.zeros(0, dtype=np.int64)
+    _, starts, lengths = group_bounds(group)
     return np.arange(len(group)) - np.repeat(starts, lengths)
+
+
+def ranges(starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(which range, index) of every index in the half-open ranges [starts[i], ends[i]), ranges in order."""
+    lengths = np.maximum(ends - starts, 0)
+    which = np.repeat(np.arange(len(starts)), lengths)
+    offsets = np.arange(int(lengths.sum())) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+    return which, starts[which] + offsets
 
 
 def best_first_by_group(group: np.ndarray, score: np.ndarray, row: np.ndarray) -> np.ndarray:
@@ -61,11 +75,7 @@ def best_of_each_group(group: np.ndarray, score: np.ndarray, limit: int) -> np.n
     count = len(score)
     if count == 0 or limit <= 0:
         return np.zeros(count, dtype=bool)
-    first = np.empty(count, dtype=bool)
-    first[0] = True
-    np.not_equal(group[1:], group[:-1], out=first[1:])
-    starts = np.flatnonzero(first)
-    lengths = np.diff(np.append(starts, count))
+    first, starts, lengths = group_bounds(group)
     gid = np.cumsum(first) - 1
     long_groups = np.flatnonzero(lengths > limit)
     grid_of_group = np.full(len(starts), -1)

@@ -11,6 +11,8 @@ from typing import Protocol, TypeVar, runtime_checkable
 import networkx as nx
 import numpy as np
 
+from prism_experiments.group_order import ranges
+
 _S = TypeVar("_S")
 
 
@@ -143,9 +145,7 @@ def follower_counts(follow_sets: Iterable[AbstractSet[str]]) -> Counter[str]:
         indptr, indices = starting.rows.indptr, starting.rows.indices
         nodes = np.asarray(node_list, dtype=np.int64)
         nodes = nodes[(nodes >= 0) & (nodes < indptr.shape[0] - 1)]
-        starts, lengths = indptr[nodes], indptr[nodes + 1] - indptr[nodes]
-        offsets = np.arange(int(lengths.sum())) - np.repeat(np.cumsum(lengths) - lengths, lengths)
-        followed = np.bincount(indices[np.repeat(starts, lengths) + offsets], minlength=len(starting.ids))
+        followed = np.bincount(indices[ranges(indptr[nodes], indptr[nodes + 1])[1]], minlength=len(starting.ids))
         held = np.flatnonzero(followed)
         counts.update(dict(zip(starting.ids[held].tolist(), followed[held].tolist())))
     return counts

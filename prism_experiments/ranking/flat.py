@@ -18,7 +18,7 @@ import numpy as np
 from prism_experiments.feed_store.pair_similarity import pair_dot_similarities
 from prism_experiments.feed_store.retriever import FeedRetriever
 from prism_experiments.feed_store.vector_table import RowVectors
-from prism_experiments.group_order import best_first_by_group, best_of_each_group, rank_within
+from prism_experiments.group_order import best_first_by_group, best_of_each_group, group_bounds, rank_within
 from prism_experiments.ranking.sourcing import ascending, in_sorted
 
 if TYPE_CHECKING:
@@ -54,14 +54,6 @@ def flat_keys(parts: Sequence[np.ndarray], width: int) -> np.ndarray:
     return keys if ascending(keys) else np.sort(keys)  # each part sorted (the usual case): sorted already
 
 
-def ranges(starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(which range, index) of every index in the half-open ranges [starts[i], ends[i]), ranges in order."""
-    lengths = np.maximum(ends - starts, 0)
-    which = np.repeat(np.arange(len(starts)), lengths)
-    offsets = np.arange(int(lengths.sum())) - np.repeat(np.cumsum(lengths) - lengths, lengths)
-    return which, starts[which] + offsets
-
-
 def pair_similarities(vectors: np.ndarray | RowVectors, queries: np.ndarray, pairs: Pairs) -> np.ndarray:
     """`exact_similarities` of each pair's row to its view's query: float64 products, each row summed on its own
     (`pair_dot_similarities`: a pair's value does not depend on the pairs scored with it).
@@ -95,11 +87,7 @@ def occurrence_by_score(group: np.ndarray, score: np.ndarray, row: np.ndarray) -
     if len(group) == 0:
         return occurrence
     by_group = np.argsort(group, kind="stable")
-    in_order = group[by_group]
-    first = np.empty(len(group), dtype=bool)
-    first[0] = True
-    np.not_equal(in_order[1:], in_order[:-1], out=first[1:])
-    lengths = np.diff(np.append(np.flatnonzero(first), len(group)))
+    first, _, lengths = group_bounds(group[by_group])
     shared = np.repeat(lengths > 1, lengths)
     members, gid = by_group[shared], (np.cumsum(first) - 1)[shared]
     order = best_first_by_group(gid, score[members], row[members])

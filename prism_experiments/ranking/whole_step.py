@@ -19,9 +19,10 @@ import numpy as np
 
 from prism_experiments.domain import as_utc, epoch_microseconds
 from prism_experiments.feed_store.retriever import FeedRetriever
+from prism_experiments.group_order import ranges
 from prism_experiments.ranking.base import AgentView, ConfigT, Ranker
 from prism_experiments.ranking.candidate import RankedCandidate
-from prism_experiments.ranking.flat import Pairs, StepFilters, flat_keys, pair_keys, ranges
+from prism_experiments.ranking.flat import Pairs, StepFilters, flat_keys, pair_keys
 from prism_experiments.ranking.ranker_inputs import RankerInputs
 from prism_experiments.ranking.reshares import ReshareLog
 from prism_experiments.ranking.sourcing import sorted_union

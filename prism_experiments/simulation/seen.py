@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from prism_experiments.ranking.flat import ranges
+from prism_experiments.group_order import ranges
 
 _ROW_BITS = 32  # store rows stay below 2**32
 
