@@ -29,7 +29,7 @@ def _view(values: array) -> np.ndarray:
     return np.frombuffer(values, dtype=_DTYPES[values.typecode])
 
 
-def _objects(values: Sequence) -> np.ndarray:
+def object_array(values: Sequence) -> np.ndarray:
     """An object array of `values` (ids, labels) to gather from by index."""
     out = np.empty(len(values), dtype=object)
     out[:] = list(values)
@@ -102,7 +102,7 @@ def _typed_table(columns: Mapping[str, list], name: str) -> pd.DataFrame:
     return typed(
         pd.DataFrame(
             {
-                column: _object_column(_objects(values)) if is_object_column(name, column) else values
+                column: _object_column(object_array(values)) if is_object_column(name, column) else values
                 for column, values in columns.items()
             }
         ),
@@ -247,17 +247,17 @@ class EventRecorder:
         rows = stored["row"]
 
         def per_post(values: list) -> pd.Series:
-            return _object_column(_objects(values)[rows])
+            return _object_column(object_array(values)[rows])
 
         columns: dict[str, np.ndarray | pd.Series] = {
             "step": stored["step"],
-            "agent_id": _object_column(_objects(agent_ids)[stored["agent"]]),
+            "agent_id": _object_column(object_array(agent_ids)[stored["agent"]]),
             "post_id": per_post([p.id for p in posts]),
             "position": stored["position"],
             "base_score": stored["base_score"],
             "final_score": stored["final_score"],
             "in_network": stored["in_network"].view(bool),  # 0 or 1
-            "source": _object_column(_objects(EXPOSURE_SOURCES)[stored["source"]]),
+            "source": _object_column(object_array(EXPOSURE_SOURCES)[stored["source"]]),
             "author_id": per_post([p.author_id for p in posts]),
             "topic": per_post([p.topic for p in posts]),
             "has_media": np.asarray([p.has_media for p in posts], dtype=bool)[rows],

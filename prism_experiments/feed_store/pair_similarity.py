@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from prism_experiments.feed_store.vector_table import ROW_BITS
+
 #: pairs per gathered product (a few MB: stays in cache)
 PAIR_CHUNK = 1024
 #: remembered pairs at most (16 bytes each); past it the memo starts again from the pairs of the call
 MEMO_MAX_PAIRS = 1 << 22
-_ROW_BITS = 32
 
 
 def similarity_from_dot(dot: np.ndarray) -> np.ndarray:
@@ -61,7 +62,7 @@ class SimilarityMemo:
         if len(table_rows) == 0:
             return np.zeros(0)
         codes = self._query_codes(np.asarray(queries, dtype=np.float64))
-        keys = (codes[query_index] << _ROW_BITS) | np.asarray(table_rows, dtype=np.int64)
+        keys = (codes[query_index] << ROW_BITS) | np.asarray(table_rows, dtype=np.int64)
         order = np.argsort(keys)
         in_order = keys[order]
         first = np.empty(len(in_order), dtype=bool)
@@ -77,7 +78,7 @@ class SimilarityMemo:
         if len(new):
             new_keys = distinct[new]
             values[new] = pair_dot_similarities(
-                table, new_keys & ((1 << _ROW_BITS) - 1), self._queries, new_keys >> _ROW_BITS
+                table, new_keys & ((1 << ROW_BITS) - 1), self._queries, new_keys >> ROW_BITS
             )
             self._remember(at[new], new_keys, values[new])
         out = np.empty(len(keys))

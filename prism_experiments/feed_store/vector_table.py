@@ -14,6 +14,10 @@ import numpy as np
 
 from prism_experiments.embeddings.embedder import EMBEDDING_DIM
 
+#: bits of a store or vector-table row in an int64 key (rows stay below 2**32; the rest of the key holds an agent,
+#: a query or an action)
+ROW_BITS = 32
+
 
 class VectorTable:
     """Distinct unit vectors, appended only; `share()` makes the next append copy them first (a fork reads the same

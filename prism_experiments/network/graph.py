@@ -11,6 +11,7 @@ from typing import Protocol, TypeVar, runtime_checkable
 import networkx as nx
 import numpy as np
 
+from prism_experiments.domain.recorder import object_array
 from prism_experiments.group_order import ranges
 
 _S = TypeVar("_S")
@@ -172,7 +173,7 @@ class DictSocialGraph:
         n = len(self._ids)
         self._out = _Direction(*_csr(n, followers, followees))
         self._in = _Direction(*_csr(n, followees, followers))
-        self._id_array = _objects(self._ids)
+        self._id_array = object_array(self._ids)
         self._starting = _StartingRows(self._index, self._id_array, self._out)
 
     def _add_node(self, agent_id: str) -> int:
@@ -294,10 +295,3 @@ class DictSocialGraph:
 
     def __repr__(self) -> str:
         return f"DictSocialGraph(nodes={len(self._ids)}, edges={self.number_of_edges()})"
-
-
-def _objects(values: list[str]) -> np.ndarray:
-    """An object array of `values` to gather ids from by index."""
-    out = np.empty(len(values), dtype=object)
-    out[:] = values
-    return out

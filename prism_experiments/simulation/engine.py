@@ -25,6 +25,7 @@ from prism_experiments.deciders import Decider, DeciderInputs, Impressions, Step
 from prism_experiments.domain import TARGET_PREFIX, EventRecorder, Post
 from prism_experiments.embeddings import Embedder
 from prism_experiments.feed_store import FeedRetriever, format_feed_for_prompt
+from prism_experiments.feed_store.vector_table import ROW_BITS
 from prism_experiments.memory import peak_rss_bytes
 from prism_experiments.network import DictSocialGraph
 from prism_experiments.random_streams import LIKE, RESHARE, Stream, component_seed, keyed_generator, keyed_uniforms
@@ -43,8 +44,8 @@ from prism_experiments.simulation.stores import rag_embedder, run_store
 from prism_experiments.simulation.world_cache import shared_starting_world
 
 log = logging.getLogger(__name__)
-#: bits of a store row and of an action (LIKE, RESHARE) in a `_Engine.done` key
-_ROW_BITS, _ACTION_BITS = 32, 2
+#: bits of an action (LIKE, RESHARE) in a `_Engine.done` key, after the store row's `ROW_BITS`
+_ACTION_BITS = 2
 
 
 @contextmanager
@@ -292,7 +293,7 @@ class _Engine:
         return replies, actions
 
     def _once(self, agent: int, row: int, action: int) -> bool:
-        key = ((agent << _ROW_BITS | row) << _ACTION_BITS) | action
+        key = ((agent << ROW_BITS | row) << _ACTION_BITS) | action
         if key in self.done:
             return False
         self.done.add(key)

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from prism_experiments.feed_store.vector_table import ROW_BITS
 from prism_experiments.group_order import ranges
-
-_ROW_BITS = 32  # store rows stay below 2**32
 
 
 class SeenRows:
@@ -27,17 +26,17 @@ class SeenRows:
         agents = np.asarray(agents, dtype=np.int64)
         if len(agents) == 0:
             return []
-        starts = np.searchsorted(self._keys, agents << _ROW_BITS)
-        ends = np.searchsorted(self._keys, (agents + 1) << _ROW_BITS)
+        starts = np.searchsorted(self._keys, agents << ROW_BITS)
+        ends = np.searchsorted(self._keys, (agents + 1) << ROW_BITS)
         _, index = ranges(starts, ends)
-        rows = self._keys[index] & ((1 << _ROW_BITS) - 1)
+        rows = self._keys[index] & ((1 << ROW_BITS) - 1)
         return np.split(rows, np.cumsum(ends - starts)[:-1])
 
     def add(self, agents: np.ndarray, rows: np.ndarray) -> None:
         """Agent `agents[i]` was shown row `rows[i]`."""
         if len(rows) == 0:
             return
-        new = np.sort((np.asarray(agents, dtype=np.int64) << _ROW_BITS) | np.asarray(rows, dtype=np.int64))
+        new = np.sort((np.asarray(agents, dtype=np.int64) << ROW_BITS) | np.asarray(rows, dtype=np.int64))
         merged = np.concatenate([self._keys, new])
         merged.sort(kind="stable")  # two sorted runs: a merge
         keep = np.ones(len(merged), dtype=bool)
