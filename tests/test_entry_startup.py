@@ -4,6 +4,7 @@ is certainly unset, and the run's modules imported with the garbage collector pa
 from __future__ import annotations
 
 import gc
+import weakref
 from pathlib import Path
 
 import pytest
@@ -61,15 +62,25 @@ def test_composed_once_answers_the_mode_without_composing_and_restores_hydra() -
 
 
 def test_imports_kept_pauses_the_collector_and_freezes_what_was_built() -> None:
-    frozen_before = gc.get_freeze_count()
+    # judged by what the collector does to an object: other frozen objects freed by reference counting
+    # change gc.get_freeze_count() at any time
+    class Cycle:
+        def __init__(self) -> None:
+            self.me = self
+
     try:
         with _imports_kept():
             assert not gc.isenabled()
-            built = [[n] for n in range(1_000)]
+            built = Cycle()
+            built_alive = weakref.ref(built)
         assert gc.isenabled()
-        assert gc.get_freeze_count() >= frozen_before + len(built)
+        del built  # unreachable now, but frozen: the collector must leave it alone
+        gc.collect()
+        assert built_alive() is not None
     finally:
         gc.unfreeze()
+    gc.collect()
+    assert built_alive() is None  # unfrozen, it is an ordinary cycle again
 
 
 def test_the_sqlite_stores_modules_are_imported_early_only_when_no_other_store_is_named(
