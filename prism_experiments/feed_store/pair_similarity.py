@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from prism_experiments.feed_store.vector_table import ROW_BITS
+from prism_experiments.feed_store.vector_table import ROW_BITS, ROW_MASK
 
 #: pairs per gathered product (a few MB: stays in cache)
 PAIR_CHUNK = 1024
@@ -78,7 +78,7 @@ class SimilarityMemo:
         if len(new):
             new_keys = distinct[new]
             values[new] = pair_dot_similarities(
-                table, new_keys & ((1 << ROW_BITS) - 1), self._queries, new_keys >> ROW_BITS
+                table, new_keys & ROW_MASK, self._queries, new_keys >> ROW_BITS
             )
             self._remember(at[new], new_keys, values[new])
         out = np.empty(len(keys))

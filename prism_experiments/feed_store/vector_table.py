@@ -17,6 +17,8 @@ from prism_experiments.embeddings.embedder import EMBEDDING_DIM
 #: bits of a store or vector-table row in an int64 key (rows stay below 2**32; the rest of the key holds an agent,
 #: a query or an action)
 ROW_BITS = 32
+#: the row part of such a key
+ROW_MASK = (1 << ROW_BITS) - 1
 
 
 class VectorTable:

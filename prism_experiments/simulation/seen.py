@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from prism_experiments.feed_store.vector_table import ROW_BITS
-from prism_experiments.group_order import ranges
+from prism_experiments.feed_store.vector_table import ROW_BITS, ROW_MASK
+from prism_experiments.group_order import group_bounds, ranges
 
 
 class SeenRows:
@@ -29,7 +29,7 @@ class SeenRows:
         starts = np.searchsorted(self._keys, agents << ROW_BITS)
         ends = np.searchsorted(self._keys, (agents + 1) << ROW_BITS)
         _, index = ranges(starts, ends)
-        rows = self._keys[index] & ((1 << ROW_BITS) - 1)
+        rows = self._keys[index] & ROW_MASK
         return np.split(rows, np.cumsum(ends - starts)[:-1])
 
     def add(self, agents: np.ndarray, rows: np.ndarray) -> None:
@@ -39,6 +39,5 @@ class SeenRows:
         new = np.sort((np.asarray(agents, dtype=np.int64) << ROW_BITS) | np.asarray(rows, dtype=np.int64))
         merged = np.concatenate([self._keys, new])
         merged.sort(kind="stable")  # two sorted runs: a merge
-        keep = np.ones(len(merged), dtype=bool)
-        np.not_equal(merged[1:], merged[:-1], out=keep[1:])
+        keep = group_bounds(merged)[0]  # the first of each run of equal keys
         self._keys = merged if keep.all() else merged[keep]
