@@ -77,9 +77,7 @@ class SimilarityMemo:
         new = np.flatnonzero(~known)
         if len(new):
             new_keys = distinct[new]
-            values[new] = pair_dot_similarities(
-                table, new_keys & ROW_MASK, self._queries, new_keys >> ROW_BITS
-            )
+            values[new] = pair_dot_similarities(table, new_keys & ROW_MASK, self._queries, new_keys >> ROW_BITS)
             self._remember(at[new], new_keys, values[new])
         out = np.empty(len(keys))
         out[order] = values[np.cumsum(first) - 1]
