@@ -4,6 +4,7 @@ work, and MLflow's telemetry thread. A sweep that did not do all its work never 
 
 from __future__ import annotations
 
+import fcntl
 import os
 import re
 import signal
@@ -146,6 +147,101 @@ def test_sigterm_to_a_single_run_marks_it_killed_with_one_line(tmp_path: Path, h
     (run,) = all_runs(runs_dir)
     assert run.info.status == "KILLED" and run.data.tags["prism.error"] == "interrupted (SIGTERM)"
     assert error_lines(output) == [line for line in output.splitlines() if f"run {run.info.run_id} KILLED" in line]
+    assert len(error_lines(output)) == 1 and "Traceback" not in output, output[-2000:]
+
+
+#: a sitecustomize module that holds a `prism-run` process at one point of its code (PRISM_TEST_HOLD_AT,
+#: "module:attribute" or "module:Class.method"): the first call returns, writes PRISM_TEST_HOLD_MARK, then waits for
+#: a shared lock on PRISM_TEST_HOLD_LOCK, which the test holds until it has sent its signal
+HOLD_AT = """
+import fcntl, functools, importlib, os
+
+def _hold_at(target, mark, lock):
+    module_name, _, path = target.partition(":")
+    owner = importlib.import_module(module_name)
+    *parents, name = path.split(".")
+    for parent in parents:
+        owner = getattr(owner, parent)
+    real, held = getattr(owner, name), []
+
+    @functools.wraps(real)
+    def holding(*args, **kwargs):
+        result = real(*args, **kwargs)
+        if not held:
+            held.append(True)
+            with open(mark, "w") as marker:
+                marker.write("held")
+            with open(lock) as waiting:
+                fcntl.flock(waiting, fcntl.LOCK_SH)
+        return result
+
+    setattr(owner, name, holding)
+
+if os.environ.get("PRISM_TEST_HOLD_AT"):
+    _hold_at(os.environ["PRISM_TEST_HOLD_AT"], os.environ["PRISM_TEST_HOLD_MARK"], os.environ["PRISM_TEST_HOLD_LOCK"])
+"""
+
+#: the points between a run's creation in the store and the job's guard around its simulation where a signal once
+#: left the run RUNNING (the process exited 143 with its run RUNNING under load 7-10): each holds the process there
+WINDOW_POINTS = {
+    "inside create_run, after the run exists": (
+        "mlflow.tracking.client:MlflowClient.create_run",
+        "SIGTERM",
+    ),
+    "during the claim checks": ("prism_experiments.harness.job:close_own_duplicates", "SIGINT"),
+    "after the run's line, before its simulation": ("prism_experiments.harness.job:Heartbeat", "SIGTERM"),
+}
+
+
+def _default_signals() -> None:
+    """In the child before exec: SIGTERM and SIGINT at their defaults and unblocked (Python then raises Ctrl-C)."""
+    _default_sigterm()
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+@pytest.mark.parametrize("point", WINDOW_POINTS)
+def test_a_signal_in_the_window_after_a_run_exists_still_ends_it_killed(
+    tmp_path: Path, warm_pool_cache: Path, point: str
+) -> None:
+    target, name = WINDOW_POINTS[point]
+    signum = signal.Signals[name]
+    hooks, mark, lock = tmp_path / "hooks", tmp_path / "held", tmp_path / "hold.lock"
+    hooks.mkdir()
+    (hooks / "sitecustomize.py").write_text(HOLD_AT)
+    lock.touch()
+    env = environment() | {
+        "PYTHONPATH": os.pathsep.join(filter(None, (str(hooks), os.environ.get("PYTHONPATH")))),
+        "PRISM_TEST_HOLD_AT": target,
+        "PRISM_TEST_HOLD_MARK": str(mark),
+        "PRISM_TEST_HOLD_LOCK": str(lock),
+    }
+    runs_dir, log = tmp_path / "runs", tmp_path / "output.log"
+    with lock.open() as holding, log.open("wb") as sink:
+        fcntl.flock(holding, fcntl.LOCK_EX)
+        process = subprocess.Popen(
+            command("experiment=smoke", runs_dir=runs_dir, cache_dir=warm_pool_cache),
+            cwd=ROOT,
+            env=env,
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+            preexec_fn=_default_signals,
+        )
+        with killed_at_exit(process):
+            deadline = time.monotonic() + 300
+            while not mark.exists():  # the process is held at the point: the signal lands inside the window
+                assert time.monotonic() < deadline and process.poll() is None, log.read_text()[-2000:]
+                time.sleep(0.2)
+            process.send_signal(signum)
+            fcntl.flock(holding, fcntl.LOCK_UN)
+            process.wait(timeout=120)
+    output = log.read_text()
+    assert process.returncode == 128 + signum, output[-2000:]
+    (run,) = all_runs(runs_dir)
+    reason = "interrupted (Ctrl-C)" if signum == signal.SIGINT else "interrupted (SIGTERM)"
+    assert (run.info.status, run.data.tags.get("prism.error")) == ("KILLED", reason), output[-2000:]
+    assert error_lines(output) == [line for line in output.splitlines() if f"run {run.info.run_id} KILLED" in line], (
+        output[-2000:]
+    )
     assert len(error_lines(output)) == 1 and "Traceback" not in output, output[-2000:]
 
 

@@ -33,7 +33,7 @@ def test_a_run_finished_between_the_first_look_and_creation_makes_the_job_skip(
         return looks[-1]
 
     monkeypatch.setattr(job, "find_finished_run", first_look_misses_it)
-    created: list[tuple[str, int]] = []  # (run id, looks so far): a worker guards its run from its creation on
+    created: list[tuple[str | None, int]] = []  # (run id, looks so far): a worker guards its run from its creation on
     run_id, outcome = job._open_run(
         client, experiment_id, cfg, (), None, None, digest, lambda made: created.append((made, len(looks)))
     )
@@ -46,5 +46,7 @@ def test_a_run_finished_between_the_first_look_and_creation_makes_the_job_skip(
         [experiment_id], f"tags.`{CONFIG_HASH_TAG}` = '{digest}'", run_view_type=ViewType.DELETED_ONLY
     )
     assert len(withdrawn) == 1 and withdrawn[0].info.status == "KILLED", "a withdrawn claim never reads RUNNING"
-    assert created == [(withdrawn[0].info.run_id, 1)], "told of the run before its claim checks looked again"
+    # told of the run before its claim checks looked again, and of its end when it was withdrawn (an interrupt after
+    # that must not mark a deleted run)
+    assert created == [(withdrawn[0].info.run_id, 1), (None, 2)]
     assert withdrawn[0].data.tags["prism.error"].startswith("claim withdrawn: ")

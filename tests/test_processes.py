@@ -86,3 +86,38 @@ def test_a_sigterm_outside_a_finalizer_is_raised_at_once(sigterm_handled: None) 
         time.sleep(5)
     assert raised.value.args == ("SIGTERM",)
     assert not processes._DEFERRED
+
+
+def _signal_self_and_wait(signum: int) -> str:
+    """Send `signum` to this process, then give its handler bytecodes to run on: what the held block got done."""
+    os.kill(os.getpid(), signum)
+    for _ in range(100):  # the handler runs at the next bytecode boundary, well within these
+        time.sleep(0.001)
+    return "finished"
+
+
+@pytest.mark.parametrize(("signum", "args"), [(signal.SIGTERM, ("SIGTERM",)), (signal.SIGINT, ())])
+def test_an_interrupt_inside_a_hold_is_raised_when_the_block_ends_not_inside_it(
+    sigterm_handled: None, signum: int, args: tuple[str, ...]
+) -> None:
+    done: list[str] = []
+    with pytest.raises(KeyboardInterrupt) as raised, processes.interrupts_held():
+        done.append(_signal_self_and_wait(signum))
+    assert done == ["finished"], "the held block ran to its end"
+    assert raised.value.args == args  # SIGINT: Python's own bare form, which a job reports as Ctrl-C
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler, "Python's own SIGINT handler is back"
+
+
+def test_an_error_inside_a_hold_with_an_interrupt_noted_raises_the_interrupt_from_it(sigterm_handled: None) -> None:
+    with pytest.raises(KeyboardInterrupt) as raised, processes.interrupts_held():
+        _signal_self_and_wait(signal.SIGTERM)
+        raise TypeError("a library's own error after the signal")
+    assert raised.value.args == ("SIGTERM",) and isinstance(raised.value.__cause__, TypeError)
+
+
+def test_a_hold_with_no_interrupt_changes_nothing(sigterm_handled: None) -> None:
+    with processes.interrupts_held():
+        value = 1
+    assert value == 1 and processes._HELD is None
+    with pytest.raises(KeyboardInterrupt):  # outside a hold, the handler raises at once again
+        _signal_self_and_wait(signal.SIGTERM)

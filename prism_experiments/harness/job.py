@@ -32,6 +32,7 @@ from prism_experiments.ops.processes import (
     RECEIVED_SIGNALS,
     interrupt_behind,
     interrupt_name,
+    interrupts_held,
     sigterm_as_interrupt,
 )
 from prism_experiments.simulation import run_simulation
@@ -167,10 +168,15 @@ def _failed(message: str, run_id: str | None) -> JobOutcome:
     return JobOutcome(run_id, "FAILED", {}, message)
 
 
-def _withdraw_claim(client: MlflowClient, run_id: str, reason: str) -> None:
-    """A claim run that gives way: a terminal status first, so a deleted run never reads RUNNING in the store."""
-    client.set_tag(run_id, ERROR_TAG, f"claim withdrawn: {reason}")
-    client.set_terminated(run_id, "KILLED")
+def _withdraw_claim(
+    client: MlflowClient, run_id: str, reason: str, created: Callable[[str | None], None] = lambda run_id: None
+) -> None:
+    """A claim run that gives way: a terminal status first, so a deleted run never reads RUNNING in the store;
+    `created(None)` once it has ended, in one step that no interrupt cuts."""
+    with interrupts_held():
+        client.set_tag(run_id, ERROR_TAG, f"claim withdrawn: {reason}")
+        client.set_terminated(run_id, "KILLED")
+        created(None)
     client.delete_run(run_id)
 
 
@@ -182,10 +188,12 @@ def _open_run(
     sweep: SweepFile | None,
     job_num: int | None,
     digest: str,
-    created: Callable[[str], None] = lambda run_id: None,
+    created: Callable[[str | None], None] = lambda run_id: None,
 ) -> tuple[str | None, JobOutcome | None]:
-    """Create this job's RUNNING run (`created` is called with its id at once), or the SKIPPED outcome when the
-    config is finished or held live."""
+    """Create this job's RUNNING run, or the SKIPPED outcome when the config is finished or held live.
+
+    `created` is called with the run's id in the same step as its creation (no interrupt falls between them), and
+    with None if the run is withdrawn and ended KILLED, so that the caller always knows which run an interrupt ends."""
     if sweep is None:
         reap_stale_runs(client, [experiment_id])
     if not cfg.force:
@@ -198,11 +206,14 @@ def _open_run(
     tags = run_tags(cfg, overrides, sweep, digest) | liveness_tags()
     if job_num is not None:
         tags[JOB_NUM_TAG] = str(job_num)
-    run_id = client.create_run(experiment_id, run_name=f"{tags[CONDITION_TAG]} seed={cfg.seed}", tags=tags).info.run_id
-    created(run_id)
+    with interrupts_held():  # a signal between the two would leave a run in the store that this job cannot name
+        run_id = client.create_run(
+            experiment_id, run_name=f"{tags[CONDITION_TAG]} seed={cfg.seed}", tags=tags
+        ).info.run_id
+        created(run_id)
     holder = live_holder(client, experiment_id, digest, run_id)
     if holder is not None:
-        _withdraw_claim(client, run_id, f"run {holder.info.run_id} of another process holds this config")
+        _withdraw_claim(client, run_id, f"run {holder.info.run_id} of another process holds this config", created)
         log.warning(
             "skipping: run %s (pid %s on %s) is running this config (hash %s) right now",
             holder.info.run_id,
@@ -215,7 +226,7 @@ def _open_run(
     # sees only RUNNING runs, so look again now that this run is visible to any later job
     finished = None if cfg.force else find_finished_run(client, experiment_id, digest)
     if finished:
-        _withdraw_claim(client, run_id, f"run {finished} of this config FINISHED while this job started")
+        _withdraw_claim(client, run_id, f"run {finished} of this config FINISHED while this job started", created)
         log.info("skipping: run %s of this config (hash %s) FINISHED while this job started", finished, digest)
         return None, JobOutcome(finished, "SKIPPED", {})
     close_own_duplicates(client, experiment_id, digest, run_id)
@@ -254,43 +265,48 @@ def _run_job(
         log.warning("%s", size_warning)  # a sweep says it once, when it starts
     resolved = cfg.model_dump(mode="json")
     digest = config_hash(resolved)
+    #: this job's run while the store has it RUNNING: from its creation (in one step with it) to its withdrawal, so
+    #: that an interrupt at any point in between, however loaded the machine, ends it KILLED
+    live: list[str] = []
+    #: whether the run was opened (the claim checks passed): an error after that is the run's own, not the store's
+    opened = False
+    signals_before = len(RECEIVED_SIGNALS)
+    client: MlflowClient | None = None
     try:
         experiment_id = (
             sweep.experiment_id if sweep else ensure_experiment(uri, cfg.experiment_name, cfg.paths.artifacts_dir)
         )
-        client = client_for(uri)
+        client = store = client_for(uri)
 
-        def guard(created: str) -> None:
+        def guard(run: str | None) -> None:
             """From the run's creation on, not after the claim checks: a driver can die during them."""
+            live[:] = [run] if run else []
             if watched:
-                ParentWatch.on_orphaned(lambda: end_run(client, created, "KILLED", ORPHANED))
+                ParentWatch.on_orphaned(lambda: end_run(store, run, "KILLED", ORPHANED) if run else None)
 
-        run_id, skipped = _open_run(client, experiment_id, cfg, overrides, sweep, job_num, digest, guard)
-    except Exception as exc:  # the store refused before a run existed: nothing to mark, the job still fails
-        ParentWatch.on_orphaned(None)
-        line = error_line(exc)
-        outcome = _failed(line if line.startswith("tracking store") else f"{line} (tracking store {uri})", None)
-        if reraise:
-            raise
-        return outcome
-    if skipped is not None:
-        ParentWatch.on_orphaned(None)
-        return skipped
-    assert run_id is not None  # _open_run gives a run or a SKIPPED outcome
-    heartbeat = Heartbeat(lambda: client.set_tag(run_id, HEARTBEAT_TAG, f"{time.time():.0f}"))
-    signals_before = len(RECEIVED_SIGNALS)
-    try:
-        return _simulate_and_log(cfg, overrides, sweep, client, run_id, resolved, heartbeat)
+        run_id, skipped = _open_run(store, experiment_id, cfg, overrides, sweep, job_num, digest, guard)
+        if skipped is not None:
+            return skipped
+        assert run_id is not None  # _open_run gives a run or a SKIPPED outcome
+        opened = True
+        heartbeat = Heartbeat(lambda: store.set_tag(run_id, HEARTBEAT_TAG, f"{time.time():.0f}"))
+        return _simulate_and_log(cfg, overrides, sweep, store, run_id, resolved, heartbeat, live.clear)
     except KeyboardInterrupt as interrupt:
-        _mark_killed(client, run_id, interrupt)
+        if client is not None and live:
+            _mark_killed(client, live[0], interrupt)
         raise
     except Exception as exc:
-        if (signalled := interrupt_behind(exc, signals_before)) is not None:
-            _mark_killed(client, run_id, signalled)
+        if (signalled := interrupt_behind(exc, signals_before)) is not None and client is not None and live:
+            _mark_killed(client, live[0], signalled)
             raise signalled from exc
-        message = f"{type(exc).__name__}: {exc}"
-        end_run(client, run_id, "FAILED", message)
-        outcome = _failed(message, run_id)
+        if opened:
+            message = f"{type(exc).__name__}: {exc}"
+        else:  # the store refused before the run was opened: the job still fails
+            line = error_line(exc)
+            message = line if line.startswith("tracking store") else f"{line} (tracking store {uri})"
+        if client is not None and live:
+            end_run(client, live[0], "FAILED", message)
+        outcome = _failed(message, live[0] if live else None)
         if reraise:
             raise
         return outcome
@@ -314,8 +330,10 @@ def _simulate_and_log(
     run_id: str,
     resolved: dict[str, Any],
     heartbeat: Heartbeat,
+    ended: Callable[[], None] = lambda: None,
 ) -> JobOutcome:
-    """The body of a run whose MLflow run exists: simulate, measure, write and log, then mark it FINISHED."""
+    """The body of a run whose MLflow run exists: simulate, measure, write and log, then mark it FINISHED (and call
+    `ended` in the same step: a later interrupt must not turn a FINISHED run KILLED)."""
     work_dir = None
     try:
         log_params(client, run_id, to_params(resolved))
@@ -358,7 +376,9 @@ def _simulate_and_log(
             "log_peak_gb": peak_rss_bytes() / 1e9,
         }
         set_tags(client, run_id, {f"{TIMING_TAG_PREFIX}{k}": f"{v:.3f}" for k, v in timings.items()})
-        client.set_terminated(run_id, "FINISHED")
+        with interrupts_held():
+            client.set_terminated(run_id, "FINISHED")
+            ended()
         log.info("run %s FINISHED: %s", run_id, _headline(summary))
         return JobOutcome(run_id, "FINISHED", summary)
     finally:

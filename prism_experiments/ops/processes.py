@@ -91,14 +91,23 @@ def _inside_finalizer(frame: FrameType | None) -> bool:
     return False
 
 
+#: the interrupts noted while `interrupts_held` is active (None outside it): raised when its block exits
+_HELD: list[str] | None = None
+
+
 def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
     """Raise the signal as a KeyboardInterrupt naming it. Inside a finalizer (a ZipFile's `__del__` once took
     a sweep driver's SIGTERM: Python printed the traceback and dropped it), later instead: a thread signals
-    the main thread again every 50 ms until the handler runs outside any finalizer and raises."""
+    the main thread again every 50 ms until the handler runs outside any finalizer and raises. Inside
+    `interrupts_held`, noted and raised when its block exits."""
     name = signal.Signals(signum).name
     again = signum in _DEFERRED  # counted (and passed on to the children) when it first came
     if not again:
         RECEIVED_SIGNALS.append(name)
+    if _HELD is not None:
+        _DEFERRED.discard(signum)
+        _HELD.append(name)
+        return
     if _inside_finalizer(frame):
         if not again:
             _defer(signum)
@@ -191,6 +200,49 @@ def sigterm_as_interrupt() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+def _note_ctrl_c(signum: int, frame: FrameType | None) -> None:
+    """SIGINT's handler inside `interrupts_held` where Python's own was in place: noted as Ctrl-C."""
+    if _HELD is not None:
+        _HELD.append("Ctrl-C")
+    else:  # the block has just ended: its handler is being put back
+        raise KeyboardInterrupt
+
+
+@contextmanager
+def interrupts_held() -> Iterator[None]:
+    """Within the block, SIGTERM and SIGINT are noted instead of raised; the first is raised as KeyboardInterrupt
+    when the block exits. For a step that an interrupt must not cut in two: a run created in the store whose id
+    the job does not hold yet could not be marked KILLED (docs/model.md, "Faults and recovery").
+
+    A blocking call inside is restarted after the signal (PEP 475), so the block must be short and bounded."""
+    global _HELD
+    if threading.current_thread() is not threading.main_thread() or _HELD is not None:
+        yield  # another thread cannot take signals; a nested hold is the outer one's
+        return
+    noted: list[str] = []
+    own_sigint = signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    if own_sigint:
+        signal.signal(signal.SIGINT, _note_ctrl_c)
+    _HELD = noted
+    try:
+        yield
+    except BaseException as error:
+        if noted and not isinstance(error, KeyboardInterrupt):
+            raise _held_interrupt(noted) from error
+        raise
+    finally:
+        _HELD = None
+        if own_sigint:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+    if noted:
+        raise _held_interrupt(noted)
+
+
+def _held_interrupt(noted: list[str]) -> KeyboardInterrupt:
+    """The KeyboardInterrupt of the first interrupt noted in a hold, as the handlers would have raised it."""
+    return KeyboardInterrupt() if noted[0] == "Ctrl-C" else KeyboardInterrupt(noted[0])
 
 
 @contextmanager
