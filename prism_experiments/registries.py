@@ -134,8 +134,16 @@ class ClassRegistry(Registry[Any], Generic[ConfigT]):
         return cls
 
     def validate(self, name: str | None = None, **fields: Any) -> ConfigT:
-        """The validated config of `name` (default: the registry's default) with `fields` set."""
-        name = name or self.default
+        """The validated config of `name`, given by position or as the `field` keyword (`ranking_config(mode=...)`;
+        default: the registry's default), with the other `fields` set."""
+        # The name keyword selects the model: left in `fields`, it was validated against the default's model, where
+        # any other name fails that model's Literal
+        keyword = fields.pop(self.field, None)
+        if name is not None and keyword is not None and keyword != name:
+            raise ValueError(
+                f"{self.option}: {self.noun} {name!r} given by position and {self.field}={keyword!r}: give it once"
+            )
+        name = name or keyword or self.default
         model: type[ConfigT] = self.lookup(name).config_model
         return model.model_validate({self.field: name, **fields})
 

@@ -18,7 +18,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ.pop("MLFLOW_TRACKING_URI", None)
-# One compute thread per process (this worker and every sweep it starts): `make test` runs 3 workers on 2 cores
+# One compute thread per process (this worker and every sweep it starts): `make test` runs 6 workers on 2 cores
 # beside servers and sweep subprocesses, and OpenMP threads that spin while they wait for a core slowed the
 # model-heavy tests several-fold. Results do not depend on it (the pinned numerics are thread-count exact,
 # prism_experiments/numerics.py); a test that wants more threads sets them itself.

@@ -158,7 +158,7 @@ def test_parse_sections() -> None:
     assert parse_sections("3,1,3") == [1, 3]
     assert parse_sections("6") == [6]  # the cluster section, only when named
     assert parse_sections("7") == [7]  # the first hour
-    assert parse_sections("research,scale") == [8, 9]  # by name (issue 41's sections)
+    assert parse_sections("research,scale") == [8, 9]  # by name (the research and scale sections)
     assert parse_sections("first_hour,2") == [2, 7]
     for bad in ("", "0", "10", "a", "scales"):
         with pytest.raises(Exception, match="--sections"):
@@ -366,3 +366,28 @@ def test_research_figures_compare_medians_of_each_side(tmp_path: Path) -> None:
     assert figures["research.x_algo.baseline_overhead_s"].value == pytest.approx(100 - 71)
     assert figures["research.x_algo.overhead_s"].value == pytest.approx((30 - 11 + 40 - 20) / 2)
     assert figures["research.x_algo.startup_s"].value == pytest.approx((30 - 11 - 2 + 40 - 20 - 2) / 2)
+
+
+def test_the_research_scale_targets_are_the_requirements() -> None:
+    """Each REQ-PERF target's threshold is the one docs/requirements.md states, and its figures cite it."""
+    from prism_experiments.bench import ranking, research, scale, simulation, world_files
+
+    targets = {
+        "ranking.RATIO_TARGET": ranking.RATIO_TARGET,
+        "simulation.RSS_TARGETS[huge]": simulation.RSS_TARGETS["huge"],
+        **{f"research.SPEEDUP_TARGETS[{mode}]": target for mode, target in research.SPEEDUP_TARGETS.items()},
+        "scale.RSS_TARGET": scale.RSS_TARGET,
+        "scale.GROWTH_TARGET": scale.GROWTH_TARGET,
+    }
+    assert {name: (t.op, t.threshold, t.source) for name, t in targets.items()} == {
+        "ranking.RATIO_TARGET": ("<=", 3.0, "REQ-PERF-1"),
+        "simulation.RSS_TARGETS[huge]": ("<=", 8.0, "REQ-PERF-2"),
+        "research.SPEEDUP_TARGETS[x_algo]": (">=", 3.0, "REQ-PERF-3"),
+        "research.SPEEDUP_TARGETS[preference]": (">=", 2.0, "REQ-PERF-3"),
+        "research.SPEEDUP_TARGETS[random]": (">=", 2.0, "REQ-PERF-3"),
+        "research.SPEEDUP_TARGETS[chronological]": (">=", 2.0, "REQ-PERF-3"),
+        "scale.RSS_TARGET": ("<=", 24.0, "REQ-PERF-4"),
+        "scale.GROWTH_TARGET": ("<=", 2.0, "REQ-PERF-4"),
+    }
+    assert research.BASELINE_COMMIT == "db402cd"
+    assert (world_files.WALL_TARGET_S, world_files.RSS_TARGET_GB) == (120.0, 4.0)  # REQ-PERF-5

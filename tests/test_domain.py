@@ -2,8 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
+import json
+import re
+import tomllib
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta, timezone
+from importlib import resources
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -14,12 +22,16 @@ from prism_experiments.domain import (
     EVENT_TABLES,
     EXPOSURE_SOURCES,
     TABLE_COLUMNS,
+    TOPIC_VOCABULARIES,
+    TOPICS,
     EventLog,
     EventRecorder,
     Post,
+    TopicVocabulary,
     as_utc,
     epoch_microseconds,
     from_epoch_microseconds,
+    topics,
 )
 
 T0 = datetime(2026, 1, 1, 12, tzinfo=UTC)
@@ -227,3 +239,83 @@ def test_posts_given_every_field_share_one_fields_set_and_copies_keep_sharing_it
     copy.likes += 3
     assert copy.__pydantic_fields_set__ is a.__pydantic_fields_set__ and (a.likes, copy.likes) == (0, 3)
     assert b.model_fields_set == set(Post.model_fields) and copy == a.model_copy(update={"likes": 3})
+
+
+# --- topic vocabularies: the data file --------------------------------------------------------------------------
+
+#: sha256 of the canonical JSON of every vocabulary (below), computed from the Python literals topics.py held before
+#: the words moved to topics.json: any changed, added, removed or reordered word or topic changes it
+VOCABULARY_DIGEST = "d0bd0aaf3b9919eef67c805904be2cd92c37ca4c21530b478011a7c4f6760b29"
+
+
+def test_vocabularies_are_the_recorded_words_in_the_recorded_order() -> None:
+    canonical = json.dumps(
+        [dataclasses.asdict(TOPIC_VOCABULARIES[topic]) for topic in TOPICS],
+        sort_keys=True,
+        separators=(",", ":"),
+        ensure_ascii=False,
+    )
+    assert hashlib.sha256(canonical.encode("utf-8")).hexdigest() == VOCABULARY_DIGEST
+    for vocabulary in TOPIC_VOCABULARIES.values():
+        for field in dataclasses.fields(TopicVocabulary)[1:]:
+            assert type(getattr(vocabulary, field.name)) is tuple, (vocabulary.topic, field.name)
+
+
+def _topics_text(edit: Callable[[list[dict[str, Any]]], object]) -> str:
+    """The package's topics.json with `edit` applied to its parsed list."""
+    data = json.loads(resources.files("prism_experiments.domain").joinpath(topics.DATA_FILE).read_text("utf-8"))
+    edit(data)
+    return json.dumps(data)
+
+
+def _set(index: int, field: str, value: object) -> Callable[[list[dict[str, Any]]], object]:
+    return lambda data: data[index].__setitem__(field, value)
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda data: data[1].pop("nouns"), "topic 'technology': field 'nouns' is missing"),
+        (_set(0, "hashtags", ["#ok", 3]), "topic 'crypto': field 'hashtags': entry 1 must be a non-blank string"),
+        (_set(2, "people", []), "topic 'politics': field 'people' must be a non-empty list of strings"),
+        (_set(2, "people", "voters"), "topic 'politics': field 'people' must be a non-empty list of strings"),
+        (_set(3, "actions", ["run", " "]), "topic 'sports': field 'actions': entry 1 must be a non-blank string"),
+        (lambda data: data.append(data[0]), "topic 'crypto': appears twice"),
+        (_set(4, "mood", ["x"]), "topic 'music': field 'mood' is unknown"),
+        (_set(5, "topic", 7), "entry 5: field 'topic' must be a non-blank string"),
+        (_set(6, "gif_descriptions", ["GIF of {noun}"]), "topic 'health': field 'gif_descriptions': entry 0 may hold"),
+        (_set(6, "image_descriptions", ["a {broken"]), "topic 'health': field 'image_descriptions': entry 0:"),
+        (lambda data: data.clear(), "must be a non-empty list of topic objects"),
+    ],
+)
+def test_a_malformed_vocabulary_file_fails_in_one_line_naming_topic_and_field(
+    edit: Callable[[list[dict[str, Any]]], object], message: str
+) -> None:
+    with pytest.raises(ValueError, match=re.escape(message)) as caught:
+        topics.parse_vocabularies(_topics_text(edit), "topics.json")
+    assert "\n" not in str(caught.value) and str(caught.value).startswith("topics.json: ")
+
+
+def test_a_repeated_key_or_bad_json_fails_in_one_line() -> None:
+    text = _topics_text(lambda data: None)
+    repeated = text.replace('"nouns": [', '"nouns": ["again"], "nouns": [', 1)
+    with pytest.raises(ValueError, match=re.escape("topics.json: topic 'crypto': field 'nouns' appears twice")):
+        topics.parse_vocabularies(repeated, "topics.json")
+    with pytest.raises(ValueError, match=r"^topics.json: Unterminated string .* line 1 column \d+"):
+        topics.parse_vocabularies(text[:-5], "topics.json")
+
+
+def test_the_vocabulary_file_is_package_data_so_a_wheel_ships_it() -> None:
+    """Every non-Python file of the package matches pyproject.toml's package-data (a wheel leaves out the rest)."""
+    root = Path(__file__).resolve().parents[1]
+    package_data = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
+    package = root / "prism_experiments"
+    data_files = [
+        path
+        for path in package.rglob("*")
+        if path.is_file() and path.suffix not in {".py", ".pyc"} and "__pycache__" not in path.parts
+    ]
+    assert package / "domain" / topics.DATA_FILE in data_files
+    for path in data_files:
+        owner = ".".join(path.parent.relative_to(root).parts)
+        assert any(path.match(pattern) for pattern in package_data.get(owner, [])), path

@@ -5,8 +5,9 @@ given its Hydra option by the registry, its schema by `config_schema`, composed 
 from __future__ import annotations
 
 import importlib.util
+import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from types import ModuleType
@@ -20,16 +21,16 @@ from omegaconf import DictConfig, OmegaConf
 from prism_experiments import config_schema
 from prism_experiments.agents import AgentsConfig, generate_population, population_arrays
 from prism_experiments.composition import compose_dictconfig, hydra_context
-from prism_experiments.deciders import DECIDERS, DeciderInputs, build_decider
+from prism_experiments.deciders import DECIDERS, DeciderInputs, build_decider, decider_config
 from prism_experiments.deciders.base import Impressions
 from prism_experiments.feed_store import FeedRetriever, FeedStoreConfig
 from prism_experiments.harness.preflight import group_options
-from prism_experiments.llm import LLM_BACKENDS, build_chat_model
+from prism_experiments.llm import LLM_BACKENDS, build_chat_model, llm_config
 from prism_experiments.llm.actions import NO_ACTION
 from prism_experiments.llm.chat import ChatRequest
 from prism_experiments.locations import CONFIG_DIR
 from prism_experiments.network import DictSocialGraph
-from prism_experiments.ranking import RANKING_MODES, RankerInputs, build_ranker
+from prism_experiments.ranking import RANKING_MODES, RankerInputs, build_ranker, ranking_config
 from prism_experiments.registries import ClassRegistry
 
 IDLE_DECIDER = '''
@@ -249,3 +250,48 @@ def test_a_ranking_mode_is_its_module_and_its_generated_schema(
     ranker = build_ranker(config, RankerInputs(retriever, DictSocialGraph(), np.random.default_rng(0)))
     population = generate_population(AgentsConfig(n_agents=3), ["tech", "food"], 0)
     assert ranker.rank_many(population, datetime(2026, 1, 1, tzinfo=UTC), [set(), set(), set()]) == [[], [], []]
+
+
+# --- the public helpers: the name by position or as the registry's field keyword ---------------------------------
+
+#: (helper, its registry): `ranking_config(mode=...)`, `decider_config(kind=...)`, `llm_config(backend=...)`
+HELPERS: list[tuple[Callable[..., Any], ClassRegistry]] = [
+    (ranking_config, RANKING_MODES),
+    (decider_config, DECIDERS),
+    (llm_config, LLM_BACKENDS),
+]
+#: the fields an entry's config requires (no default), by (registry field, name)
+REQUIRED: dict[tuple[str, str], dict[str, str]] = {
+    ("backend", "openai"): {"model": "served-model", "base_url": "http://127.0.0.1:8000/v1"},
+}
+
+
+@pytest.mark.parametrize(
+    ("helper", "registry", "name"),
+    [
+        pytest.param(helper, registry, name, id=f"{registry.field}={name}")
+        for helper, registry in HELPERS
+        for name in registry
+    ],
+)
+def test_a_helper_takes_every_registered_name_as_its_field_keyword(
+    helper: Callable[..., Any], registry: ClassRegistry, name: str
+) -> None:
+    required = REQUIRED.get((registry.field, name), {})
+    by_keyword = helper(**{registry.field: name}, **required)
+    assert getattr(by_keyword, registry.field) == name
+    assert type(by_keyword) is registry[name].config_model
+    assert by_keyword == helper(name, **required) == helper(name, **{registry.field: name}, **required)
+
+
+@pytest.mark.parametrize(("helper", "registry"), HELPERS, ids=[registry.field for _, registry in HELPERS])
+def test_a_helper_refuses_two_different_names_and_names_an_unknown_keyword(
+    helper: Callable[..., Any], registry: ClassRegistry
+) -> None:
+    first, second = list(registry)[:2]
+    message = f"{registry.option}: {registry.noun} {first!r} given by position and {registry.field}={second!r}"
+    with pytest.raises(ValueError, match=re.escape(message)):
+        helper(first, **{registry.field: second})
+    with pytest.raises(ValueError, match=re.escape(f"{registry.option}: unknown {registry.noun} 'nonesuch'")):
+        helper(**{registry.field: "nonesuch"})
+    assert getattr(helper(), registry.field) == registry.default

@@ -71,7 +71,7 @@ def test_bh_is_scipys_false_discovery_control_and_keeps_nan() -> None:
 
 @pytest.mark.parametrize("paired", [True, False])
 def test_default_is_holm_over_the_whole_report_with_the_old_columns(paired: bool) -> None:
-    # the report's family by default: P(any false finding in the report) <= alpha (issue 42, item 5)
+    # the report's family by default: P(any false finding in the report) <= alpha
     pairwise = compare(ComparisonSettings(**FAST), paired)
     assert list(pairwise.columns) == OLD_COLUMNS
     assert pairwise["p_holm"].to_numpy() == pytest.approx(reference_holm(pairwise["p_value"].to_numpy()))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Set as AbstractSet
 from datetime import timedelta
 
 import numpy as np
@@ -256,3 +257,38 @@ def test_a_step_as_arrays_is_the_step_as_candidates(world, mode: str) -> None:
         part = slice(feeds.bounds[f], feeds.bounds[f + 1])
         expected = retriever.interest_similarities(agent.interests, feeds.rows[part])
         np.testing.assert_array_equal(feeds.similarity[part], expected)
+
+
+class OldProtocolGraph:
+    """A follow graph written against `SocialGraph` before it had `out_degree`: it delegates the other members."""
+
+    def __init__(self, graph: DictSocialGraph) -> None:
+        self._graph = graph
+
+    def following(self, agent_id: str) -> AbstractSet[str]:
+        return self._graph.following(agent_id)
+
+    def followers(self, agent_id: str) -> AbstractSet[str]:
+        return self._graph.followers(agent_id)
+
+    def follow(self, follower_id: str, followee_id: str) -> bool:
+        return self._graph.follow(follower_id, followee_id)
+
+    def is_following(self, follower_id: str, followee_id: str) -> bool:
+        return self._graph.is_following(follower_id, followee_id)
+
+    def agent_ids(self) -> list[str]:
+        return self._graph.agent_ids()
+
+
+@pytest.mark.parametrize("mode", KNOWN_MODES)
+def test_a_graph_without_out_degree_ranks_as_before_with_a_deprecation_warning(world, mode: str) -> None:
+    agents, graph, retriever = world
+    expected = ranker_for(world, mode).rank_many(agents, NOW)
+    with pytest.warns(DeprecationWarning, match="OldProtocolGraph has no out_degree") as caught:
+        inputs = RankerInputs(retriever, OldProtocolGraph(graph), np.random.default_rng(1), ReshareLog())
+        ranker = build_ranker(ranking_config(mode), inputs)
+    assert [warning.filename for warning in caught] == [
+        __file__
+    ]  # the caller's line, where the default filters show it
+    assert ranker.rank_many(agents, NOW) == expected

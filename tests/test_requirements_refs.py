@@ -24,12 +24,17 @@ DANGLING = {
     "issue 28": re.compile(r"\bissue #?28\b", re.IGNORECASE),
     "../shared/": re.compile(r"\bshared/(?:seeds|DESIGN)"),
 }
+#: where no issue may be cited by number: the code, its configs and its tests (the docs keep their history)
+CODE = ("prism_experiments", "hydra_plugins", "conf", "tests", "Makefile", "pyproject.toml")
+#: an issue cited by number ("issue 41", "Issue #41's", "issues 41 and 42", "issue-41"): cite a REQ- ID instead, or
+#: drop a reference that only names history
+ISSUE_NUMBER = re.compile(r"\bissues?[\s-]*(?:no\.\s*)?#?\d", re.IGNORECASE)
 
 
-def scanned_files() -> list[Path]:
-    """Every text file under SCANNED (caches and this file left out)."""
+def scanned_files(roots: tuple[str, ...] = SCANNED) -> list[Path]:
+    """Every text file under `roots` (caches and this file left out)."""
     files: list[Path] = []
-    for name in SCANNED:
+    for name in roots:
         path = ROOT / name
         candidates = [path] if path.is_file() else sorted(path.rglob("*"))
         files += [
@@ -83,6 +88,34 @@ def test_no_citation_of_an_outside_document_is_left() -> None:
         if pattern.search(line)
     ]
     assert not left, left
+
+
+def test_no_issue_is_cited_by_number_in_the_code() -> None:
+    left = [
+        f"{path.relative_to(ROOT)}:{number}: {line.strip()}"
+        for path in scanned_files(CODE)
+        for number, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), 1)
+        if ISSUE_NUMBER.search(line)
+    ]
+    assert not left, left
+
+
+@pytest.mark.parametrize(
+    ("line", "cited"),
+    [
+        ("Target (issue 43): <= 2 min", True),
+        ("Issue 41's measure", True),
+        ('source="issue #41"', True),
+        ("(issues 41 and 42)", True),
+        ("# see issue-44", True),
+        ("(issue 42, item 5)", True),
+        ("Target (REQ-PERF-5): <= 2 min", False),
+        ("an issue with 2 cores", False),
+        ("ray-project/ray#11966", False),
+    ],
+)
+def test_the_issue_number_pattern_matches_what_it_should(line: str, cited: bool) -> None:
+    assert bool(ISSUE_NUMBER.search(line)) is cited
 
 
 @pytest.mark.parametrize(

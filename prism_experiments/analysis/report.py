@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
@@ -15,6 +16,7 @@ from prism_experiments.analysis.compare import Comparison, ComparisonSettings
 from prism_experiments.analysis.figures import ccdf_figure, forest_figure, metric_figure, series_figure
 from prism_experiments.analysis.power import MAX_SEEDS, MDE_POWER, TARGET_POWERS
 from prism_experiments.analysis.step_series import REPORT_SERIES
+from prism_experiments.deprecation import renamed
 
 FIGURES_DIR = "figures"
 CCDF_FIGURE = "cascade_size_ccdf.png"
@@ -538,3 +540,8 @@ def console_summary(provenance: ReportProvenance, comparison: Comparison, n_runs
     if provenance.analysis_run_id:
         lines.append(f"MLflow analysis run: {provenance.analysis_run_id}")
     return "\n".join(lines)
+
+
+if not TYPE_CHECKING:
+    #: the old name, deprecated for one release (prism_experiments/deprecation.py)
+    __getattr__ = renamed(__name__, {"ReportContext": ReportProvenance})

@@ -27,8 +27,8 @@ from prism_experiments.network import SocialGraph
 from prism_experiments.ranking import KNOWN_MODES, RankedCandidate, Ranker, RankerInputs, build_ranker, ranking_config
 
 SECTION = 3
-#: issue 41: every mode within 3x of the exact numpy floor (the first requirement was 5x)
-RATIO_TARGET = Target(op="<=", threshold=3.0, source="issue 41")
+#: REQ-PERF-1: every mode within 3x of the exact numpy floor (the first requirement was 5x)
+RATIO_TARGET = Target(op="<=", threshold=3.0, source="REQ-PERF-1")
 RECALL_TARGET = Target(op=">=", threshold=0.95)
 LATENCY_TARGET = Target(op="<=", threshold=10.0)
 LATENCY_TARGET_POSTS = 10_000

@@ -19,10 +19,10 @@ from prism_experiments.locations import RunLayout
 
 SECTION = 9
 POSTS_PER_AGENT = 2
-#: issue 41: the 1M-agent point fits on one 24 GB machine
-RSS_TARGET = Target(op="<=", threshold=24.0, source="issue 41")
-#: issue 41: time per agent-step grows by at most 2x from 10K to 1M agents
-GROWTH_TARGET = Target(op="<=", threshold=2.0, source="issue 41")
+#: REQ-PERF-4: the 1M-agent point fits on one 24 GB machine
+RSS_TARGET = Target(op="<=", threshold=24.0, source="REQ-PERF-4")
+#: REQ-PERF-4: time per agent-step grows by at most 2x from 10K to 1M agents
+GROWTH_TARGET = Target(op="<=", threshold=2.0, source="REQ-PERF-4")
 
 
 def warm_pool(overrides: Sequence[str], show_progress: bool) -> int:

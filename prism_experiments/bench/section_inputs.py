@@ -5,9 +5,11 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from prism_experiments.bench.data import BenchWorld, build_bench_world
 from prism_experiments.bench.sizes import BenchSizes, Mode
+from prism_experiments.deprecation import renamed
 from prism_experiments.embeddings import Embedder
 from prism_experiments.feed_store import FeedRetriever, FeedStoreConfig
 from prism_experiments.locations import cache_dir
@@ -70,3 +72,8 @@ def store_config(prefix: str) -> FeedStoreConfig:
 def drop_store(retriever: FeedRetriever) -> None:
     """Free the collection's memory (a FeedRetriever going out of scope leaves it in the shared system)."""
     retriever.drop_collection()
+
+
+if not TYPE_CHECKING:
+    #: the old name, deprecated for one release (prism_experiments/deprecation.py)
+    __getattr__ = renamed(__name__, {"BenchContext": SectionInputs})

@@ -1,6 +1,6 @@
 """`make bench-world`: load a 1,000,000-account / 10,000,000-follow edge list with `network.sample_nodes=10000`.
 
-Target (issue 43): <= 2 min and <= 4 GB on 2 cores. The edge list is the invented one of
+Target (REQ-PERF-5): <= 2 min and <= 4 GB on 2 cores. The edge list is the invented one of
 `prism_experiments.example_world` (`--raw`: self-follows and duplicate lines left in, as in a dump), written once
 under `<runs_dir>/bench/world-files/`. The load runs in a child process, as a run's config validation and world
 building would: compose the config (read, validate, digest and sample the file), then build the sampled world's
@@ -23,6 +23,7 @@ from prism_experiments.bench.measure import run_child
 from prism_experiments.locations import RunLayout, default_runs_dir
 
 NODES, EDGES, SAMPLE = 1_000_000, 10_000_000, 10_000
+#: REQ-PERF-5: the load's wall time (s) and peak RSS (GB)
 WALL_TARGET_S, RSS_TARGET_GB = 120.0, 4.0
 
 

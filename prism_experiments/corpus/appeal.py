@@ -34,7 +34,7 @@ class PostAppealConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
-    #: none: every post of a topic, format and media flag is equally appealing (the world before issue 42);
+    #: none: every post of a topic, format and media flag is equally appealing (as before appeal was modelled);
     #: lognormal: each post's engagement odds are multiplied by exp(Normal(0, sigma)), drawn per post
     distribution: Literal["none", "lognormal"] = "none"
     #: standard deviation of log-appeal, in (0, 3]; 0.6626 = Wu & Huberman 2007's spread of log final diggs

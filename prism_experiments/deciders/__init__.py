@@ -1,6 +1,8 @@
 """Who decides what an agent does with its feed: self-registering deciders behind one interface, as ranking modes
 are (`rules`, `llm`, `hybrid`; docs/llm.md "Adding a decider")."""
 
+from typing import TYPE_CHECKING
+
 from prism_experiments.deciders.base import (
     BaseDeciderConfig,
     Decider,
@@ -14,6 +16,7 @@ from prism_experiments.deciders.kinds.hybrid import HybridDecider, HybridDecider
 from prism_experiments.deciders.kinds.llm import LLMDecider, LLMDeciderConfig, ModelDecider
 from prism_experiments.deciders.kinds.rules import RulesDecider, RulesDeciderConfig, rule_decisions
 from prism_experiments.deciders.registry import DECIDERS, build_decider, config_models
+from prism_experiments.deprecation import renamed
 
 __all__ = [
     "DECIDERS",
@@ -38,3 +41,8 @@ __all__ = [
     "hybrid_llm_mask",
     "rule_decisions",
 ]
+
+
+if not TYPE_CHECKING:
+    #: the old name, deprecated for one release (prism_experiments/deprecation.py)
+    __getattr__ = renamed(__name__, {"DeciderContext": DeciderInputs})

@@ -6,13 +6,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import ClassVar, Protocol
+from typing import TYPE_CHECKING, ClassVar, Protocol
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from prism_experiments.agents import AgentsConfig, PopulationArrays, SocialAgent
 from prism_experiments.corpus.appeal import PostAppealConfig
+from prism_experiments.deprecation import renamed
 from prism_experiments.domain import Post
 from prism_experiments.ranking.step_feeds import StepFeeds
 
@@ -104,3 +105,8 @@ class Decider(Protocol):
     def model_identity(self) -> str | None:
         """The identity of the model it asks (as in the response-cache keys), None without one."""
         ...
+
+
+if not TYPE_CHECKING:
+    #: the old name, deprecated for one release (prism_experiments/deprecation.py)
+    __getattr__ = renamed(__name__, {"DeciderContext": DeciderInputs})

@@ -6,6 +6,9 @@ import json
 import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+from prism_experiments.deprecation import renamed
 
 SWEEP_FILE_ENV = "PRISM_SWEEP_FILE"
 SWEEP_FILE_NAME = "prism_sweep.json"
@@ -61,3 +64,8 @@ def current_sweep(sweep_dir: Path | None) -> SweepFile | None:
         if path.is_file():
             return SweepFile.load(path)
     return None
+
+
+if not TYPE_CHECKING:
+    #: the old name, deprecated for one release (prism_experiments/deprecation.py)
+    __getattr__ = renamed(__name__, {"SweepContext": SweepFile})

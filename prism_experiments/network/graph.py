@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import warnings
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Protocol, TypeVar, runtime_checkable
@@ -11,6 +12,7 @@ from typing import Protocol, TypeVar, runtime_checkable
 import networkx as nx
 import numpy as np
 
+from prism_experiments.deprecation import caller_stacklevel
 from prism_experiments.domain.recorder import object_array
 from prism_experiments.group_order import ranges
 
@@ -29,9 +31,26 @@ class SocialGraph(Protocol):
 
     def is_following(self, follower_id: str, followee_id: str) -> bool: ...
 
+    # len(following(agent_id)), kept by an implementation without building the set; a graph without it (written
+    # before the protocol had it) still ranks for one release, through `out_degree_of`
     def out_degree(self, agent_id: str) -> int: ...
 
     def agent_ids(self) -> list[str]: ...
+
+
+def out_degree_of(graph: SocialGraph) -> Callable[[str], int]:
+    """`graph.out_degree`; for a graph written before the protocol had it, `len(graph.following(agent_id))` with a
+    DeprecationWarning (the fallback is kept for one release)."""
+    method: Callable[[str], int] | None = getattr(graph, "out_degree", None)
+    if method is not None:
+        return method
+    warnings.warn(
+        f"{type(graph).__name__} has no out_degree(agent_id), a member of the SocialGraph protocol: counting "
+        "following(agent_id) instead is deprecated; add out_degree to the class",
+        DeprecationWarning,
+        stacklevel=caller_stacklevel(),
+    )
+    return lambda agent_id: len(graph.following(agent_id))
 
 
 def _csr(n: int, rows: np.ndarray, columns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -4,6 +4,9 @@ Each mode is a module of `ranking/modes/` that registers its ranker class and co
 `RankingConfig` and `KNOWN_MODES` are views of that registry (docs/ranking.md, "Adding a ranking mode").
 """
 
+from typing import TYPE_CHECKING
+
+from prism_experiments.deprecation import renamed
 from prism_experiments.network import DictSocialGraph, SocialGraph
 from prism_experiments.ranking.base import AgentView, Ranker
 from prism_experiments.ranking.candidate import RankedCandidate
@@ -32,3 +35,8 @@ __all__ = [
     "ranking_config",
     "register_mode",
 ]
+
+
+if not TYPE_CHECKING:
+    #: the old name, deprecated for one release (prism_experiments/deprecation.py)
+    __getattr__ = renamed(__name__, {"RankerContext": RankerInputs})

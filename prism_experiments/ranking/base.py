@@ -13,6 +13,7 @@ import numpy as np
 
 from prism_experiments.domain import as_utc, epoch_microseconds
 from prism_experiments.feed_store.retriever import FeedRetriever
+from prism_experiments.network.graph import out_degree_of
 from prism_experiments.ranking.candidate import RankedCandidate
 from prism_experiments.ranking.mode_config import ModeConfig
 from prism_experiments.ranking.ranker_inputs import RankerInputs
@@ -55,6 +56,8 @@ class Ranker(ABC, Generic[ConfigT]):
         self.inputs = inputs
         self.retriever: FeedRetriever = inputs.retriever
         self.graph: SocialGraph = inputs.graph
+        # a graph written before SocialGraph had out_degree still ranks (counted from `following`, with a warning)
+        self._out_degree = out_degree_of(inputs.graph)
         self.reshares = inputs.reshares
         # one number from the caller's stream: per-agent draws are keyed by (agent, time), not call order
         rng = inputs.rng if inputs.rng is not None else np.random.default_rng(0)

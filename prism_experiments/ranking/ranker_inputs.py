@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from prism_experiments.deprecation import renamed
 from prism_experiments.feed_store.retriever import FeedRetriever
 from prism_experiments.ranking.reshares import ReshareLog
 
@@ -32,3 +33,8 @@ class RankerInputs:
     depth: int | None = None
     #: the posts' latent appeal (corpus.appeal), for a predictor that knows the behaviour model (the oracle)
     appeal: PostAppeal | None = None
+
+
+if not TYPE_CHECKING:
+    #: the old name, deprecated for one release (prism_experiments/deprecation.py)
+    __getattr__ = renamed(__name__, {"RankerContext": RankerInputs})

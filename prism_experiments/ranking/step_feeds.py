@@ -1,7 +1,7 @@
 """A step's feeds as aligned arrays, one entry per impression, feeds one after another.
 
 What the whole-step rankers produce and the engine, the event log and the deciders read: a step's ~10,000
-impressions as a dozen arrays instead of a `RankedCandidate` and a components dict each (docs/bench.md, issue 41).
+impressions as a dozen arrays instead of a `RankedCandidate` and a components dict each (docs/bench.md, REQ-PERF).
 `candidates` turns them back into `RankedCandidate` lists where a caller wants objects (`Ranker.rank_many`,
 stochastic serving), `from_candidates` the other way (modes that rank agent by agent).
 """

@@ -217,7 +217,7 @@ class WholeStepRanker(Ranker[ConfigT], ABC):
         """The agent's followees' author codes, ascending, kept while neither its follows (only ever added, so their
         count tells) nor the store's authors change."""
         retriever = self.retriever
-        key = (self.graph.out_degree(agent_id), retriever.author_count)
+        key = (self._out_degree(agent_id), retriever.author_count)
         kept = self._codes_by_id.get(agent_id)
         if kept is None or kept[0] != key:
             kept = (key, retriever.author_codes_of(self.graph.following(agent_id)))

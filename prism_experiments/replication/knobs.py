@@ -35,6 +35,6 @@ def needs(knob: str, why: str) -> Callable[[], str | None]:
     """A finding's `untestable`: None once the config schema has `knob`, else what is missing and `why` it matters."""
 
     def untestable() -> str | None:
-        return None if config_has(knob) else f"needs {knob} (issue 42 item 3, not in the config yet): {why}"
+        return None if config_has(knob) else f"needs {knob} (not in the config yet): {why}"
 
     return untestable

@@ -1,7 +1,8 @@
 """Golden metrics: the run summaries that every refactor must reproduce bit for bit.
 
 `python tests/golden/cases.py` records `tests/golden/summary_metrics.json`; do that only in a
-commit that says why a metric changed. `tests/test_golden_metrics.py` recomputes and compares.
+commit that says why a metric changed. `python tests/golden/cases.py --missing` records only the cases the fixture
+lacks (a new ranking mode's). `tests/test_golden_metrics.py` recomputes and compares.
 """
 
 from __future__ import annotations
@@ -11,8 +12,11 @@ import math
 import sys
 from pathlib import Path
 
+from prism_experiments.ranking import KNOWN_MODES
+
 FIXTURE = Path(__file__).with_name("summary_metrics.json")
-ALL_MODES = ("x_algo", "preference", "random", "chronological", "engagement_recency", "pooled_boost", "context_rerank")
+#: every registered ranking mode, from the registry: a mode added later gets its golden cases with no edit here
+ALL_MODES: tuple[str, ...] = KNOWN_MODES
 
 
 def golden_cases() -> dict[str, list[str]]:
@@ -41,11 +45,17 @@ def same_value(expected: float, got: float) -> bool:
 
 
 def main(argv: list[str]) -> int:
-    runs_dir = Path(argv[0]) if argv else Path("runs/golden").resolve()
+    """`[--missing] [runs_dir]`: record every case, or with `--missing` only the cases the fixture lacks (a new mode's),
+    leaving the recorded ones as they are."""
+    missing = "--missing" in argv
+    paths = [arg for arg in argv if arg != "--missing"]
+    runs_dir = Path(paths[0]) if paths else Path("runs/golden").resolve()
     cache_dir = runs_dir / "cache"
-    recorded = {name: compute_case(overrides, runs_dir, cache_dir) for name, overrides in golden_cases().items()}
+    recorded: dict[str, dict[str, float]] = json.loads(FIXTURE.read_text()) if missing else {}
+    new = {name: overrides for name, overrides in golden_cases().items() if name not in recorded}
+    recorded |= {name: compute_case(overrides, runs_dir, cache_dir) for name, overrides in new.items()}
     FIXTURE.write_text(json.dumps(recorded, indent=1, sort_keys=True) + "\n")
-    print(f"wrote {len(recorded)} cases to {FIXTURE}")
+    print(f"wrote {len(new)} cases to {FIXTURE} ({len(recorded)} in all)")
     return 0
 
 
