@@ -1,5 +1,6 @@
 """`make docs`'s build, run by every `make test` (and so by CI): the site builds with --strict, so a broken link or
-anchor, or a docs page missing from mkdocs.yml's nav, fails; every docs page is reachable from the README."""
+anchor, or a docs page missing from mkdocs.yml's nav, fails; every docs page is reachable from the README, and the
+README stays a page a newcomer reads to the end: short, with every make target in its table."""
 
 from __future__ import annotations
 
@@ -37,3 +38,29 @@ def test_every_docs_page_is_reachable_from_the_readme() -> None:
     for page in sorted((ROOT / "docs").glob("*/*.md")):
         relative = f"{page.parent.name}/{page.name}"
         assert any(relative in (ROOT / p).read_text(encoding="utf-8") for p in index), f"nothing links {relative}"
+
+
+#: the README's length: what it is, the two commands, the first sweep, the targets, the worlds, and links for the rest
+README_MAX_LINES = 150
+
+
+def makefile_targets() -> list[str]:
+    """The targets `make help` lists: those with a `## ` comment, as its grep reads them."""
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    return re.findall(r"^([a-zA-Z_-]+):.*?## ", makefile, re.MULTILINE)
+
+
+def test_every_make_target_is_in_the_readme_table() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    table = readme.split("\n## Make targets\n", 1)[1].split("\n## ", 1)[0]
+    listed = re.findall(r"^\| `make ([a-zA-Z_-]+)` \|", table, re.MULTILINE)
+    targets = makefile_targets()
+    assert len(targets) >= 20, "the Makefile's `## ` help comments no longer parse"
+    assert sorted(set(targets) - set(listed)) == [], "targets `make help` lists that the README's table lacks"
+    assert sorted(set(listed) - set(targets)) == [], "rows of the README's table that are no target"
+    assert len(listed) == len(set(listed)), "a target listed twice"
+
+
+def test_the_readme_is_read_to_the_end() -> None:
+    lines = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+    assert len(lines) <= README_MAX_LINES, f"README.md has {len(lines)} lines: move detail into docs/ (docs/usage.md)"

@@ -1,5 +1,5 @@
-"""Each extension point counted by adding one: a throwaway decider, LLM backend and ranking mode, each a module of
-its own (written here to a temporary file, as docs/extending.md's worked examples), registered by importing it,
+"""Each extension point counted by adding one: docs/extending.md's worked examples (a decider, an LLM backend, a
+ranking mode and a metric), each read from the page and written to a module of its own, registered by importing it,
 given its Hydra option by the registry, its schema by `config_schema`, composed through Hydra and run."""
 
 from __future__ import annotations
@@ -15,8 +15,10 @@ from typing import Any
 
 import numpy as np
 import pytest
+from docs_blocks import ROOT, section
 from hydra.core.config_store import ConfigStore
 from omegaconf import DictConfig, OmegaConf
+from test_metrics import hand_built_log
 
 from prism_experiments import config_schema
 from prism_experiments.agents import AgentsConfig, generate_population, population_arrays
@@ -29,128 +31,25 @@ from prism_experiments.llm import LLM_BACKENDS, build_chat_model, llm_config
 from prism_experiments.llm.actions import NO_ACTION
 from prism_experiments.llm.chat import ChatRequest
 from prism_experiments.locations import CONFIG_DIR
+from prism_experiments.metrics import METRICS, registered_metrics, summarize
 from prism_experiments.network import DictSocialGraph
 from prism_experiments.ranking import RANKING_MODES, RankerInputs, build_ranker, ranking_config
 from prism_experiments.registries import ClassRegistry
 
-IDLE_DECIDER = '''
-"""Agents are shown their feeds and never act: exposure without feedback."""
-
-from __future__ import annotations
-
-from datetime import datetime
-from typing import Literal
-
-import numpy as np
-
-from prism_experiments.deciders.base import (
-    BaseDeciderConfig, DeciderInputs, Decisions, Impressions, StepActions
-)
-from prism_experiments.deciders.registry import register_decider
-from prism_experiments.ranking.step_feeds import StepFeeds
+#: the worked examples of docs/extending.md, each a module of its own: the page's code is what these tests run
+EXTENDING = ROOT / "docs" / "extending.md"
 
 
-class IdleDeciderConfig(BaseDeciderConfig):
-    """No agent likes, reshares, replies or follows; they still author posts by the rule model."""
-
-    kind: Literal["idle"] = "idle"
-
-
-@register_decider
-class IdleDecider:
-    """Every decision false: what the ranking alone does to exposure."""
-
-    config_model = IdleDeciderConfig
-
-    def __init__(self, config: IdleDeciderConfig, inputs: DeciderInputs) -> None:
-        self.inputs = inputs
-
-    def decide_step(
-        self, step: int, now: datetime, active: np.ndarray, feeds: StepFeeds, impressions: Impressions
-    ) -> StepActions:
-        none = np.zeros(len(impressions.agent_idx), dtype=bool)
-        return StepActions(Decisions(liked=none, reshared=none, replied=none, follows=none))
-
-    def rule_authors(self, active: np.ndarray) -> np.ndarray:
-        return np.ones(len(active), dtype=bool)
-
-    def llm_agents(self) -> np.ndarray:
-        return np.zeros(len(self.inputs.population), dtype=bool)
-
-    def stats(self) -> tuple[dict[str, float], list[dict[str, float]]]:
-        return {}, []
-
-    def model_identity(self) -> str | None:
-        return None
-'''
-
-ABSTAIN_BACKEND = '''
-"""Answers every prompt with "no action", without a model."""
-
-from __future__ import annotations
-
-from collections.abc import Sequence
-from typing import Literal
-
-from prism_experiments.llm.actions import NO_ACTION
-from prism_experiments.llm.backend import BackendConfig, register_backend
-from prism_experiments.llm.chat import ChatRequest, ChatResponse
+def worked_example(name: str) -> str:
+    """The one Python block under docs/extending.md's heading "Worked example: `<name>`"."""
+    (block,) = [block for block in section(EXTENDING, f"Worked example: `{name}`") if block.language == "python"]
+    return block.text
 
 
-class AbstainLLMConfig(BackendConfig):
-    """Every answer is the empty action list."""
-
-    backend: Literal["abstain"] = "abstain"
-    model: str = "abstain"
-
-
-@register_backend
-class AbstainChatModel:
-    """No model: the no-action answer, instantly."""
-
-    config_model = AbstainLLMConfig
-
-    def __init__(self, cfg: AbstainLLMConfig) -> None:
-        self.identity = "abstain"
-
-    def complete_many(self, requests: Sequence[ChatRequest]) -> list[ChatResponse]:
-        answer = NO_ACTION.model_dump_json()
-        return [ChatResponse(answer, 0, 0, 0.0) for _ in requests]
-'''
-
-BLANK_MODE = '''
-"""The blank feed: every agent is served nothing, a no-exposure control."""
-
-from __future__ import annotations
-
-from datetime import datetime
-from typing import Literal
-
-from pydantic import Field
-
-from prism_experiments.ranking.base import AgentView, Ranker
-from prism_experiments.ranking.candidate import RankedCandidate
-from prism_experiments.ranking.mode_config import ModeConfig
-from prism_experiments.ranking.registry import register_mode
-
-
-class BlankConfig(ModeConfig):
-    """Every feed is empty: what the world does without exposure."""
-
-    mode: Literal["blank"] = "blank"
-    #: posts served per feed (0: none; a knob only to show one reaching the ranker)
-    served: int = Field(default=0, ge=0, le=0)
-
-
-@register_mode
-class BlankRanker(Ranker[BlankConfig]):
-    """No candidates, no scores."""
-
-    config_model = BlankConfig
-
-    def _rank_views(self, views: list[AgentView], now: datetime) -> list[list[RankedCandidate]]:
-        return [[] for _ in views]
-'''
+IDLE_DECIDER = worked_example("idle")
+ABSTAIN_BACKEND = worked_example("abstain")
+BLANK_MODE = worked_example("blank")
+LIKE_SHARE = worked_example("like_share")
 
 
 @pytest.fixture
@@ -250,6 +149,16 @@ def test_a_ranking_mode_is_its_module_and_its_generated_schema(
     ranker = build_ranker(config, RankerInputs(retriever, DictSocialGraph(), np.random.default_rng(0)))
     population = generate_population(AgentsConfig(n_agents=3), ["tech", "food"], 0)
     assert ranker.rank_many(population, datetime(2026, 1, 1, tzinfo=UTC), [set(), set(), set()]) == [[], [], []]
+
+
+def test_a_metric_is_its_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`like_share` joins the summary from its module alone, with the value docs/extending.md gives for the
+    hand-built log of tests/test_metrics.py (2 likes among 6 actions), and comes last."""
+    registered_metrics()  # the standard metrics first, as the package imports them before a new module
+    monkeypatch.setattr(METRICS, "entries", dict(METRICS.entries))
+    add_module(tmp_path, monkeypatch, "like_share", LIKE_SHARE)
+    summary = summarize(hand_built_log())
+    assert list(summary)[-1] == "like_share" and summary["like_share"] == pytest.approx(2 / 6)
 
 
 # --- the public helpers: the name by position or as the registry's field keyword ---------------------------------

@@ -37,7 +37,7 @@ RAY_SWEEP = (
     "hydra/launcher=prism_ray",
     "hydra.launcher.ray.init.num_cpus=2",
 )
-#: the README's promise: an interrupted sweep is gone within this many seconds
+#: the fault table's promise (docs/faults.md): an interrupted Ray sweep is gone within this many seconds
 STOP_BUDGET_S = 15
 
 
