@@ -44,7 +44,7 @@ HYDRA_FOLDER = "hydra"
 
 @dataclass(frozen=True)
 class RunLayout:
-    """Everything a run writes, under one runs directory (README "Where results go")."""
+    """Everything a run writes, under one runs directory (docs/usage.md, "Where results go")."""
 
     runs_dir: Path
 

@@ -12,6 +12,7 @@ from typing import Literal
 
 import numpy as np
 import pytest
+from hydra.core.config_store import ConfigStore
 
 import prism_experiments.ranking.modes as modes_package
 from prism_experiments.config import ConfigError, ExperimentConfig
@@ -97,9 +98,12 @@ class EchoRanker(Ranker[EchoConfig]):
 
 @pytest.fixture
 def isolated_registry(monkeypatch: pytest.MonkeyPatch) -> dict[str, type[Ranker]]:
-    """A copy of the registry that a test may extend; the real one is restored afterwards."""
+    """A copy of the registry that a test may extend; the real one, and Hydra's options of the `ranking` group (a
+    registration stores one), are restored afterwards: a mode left behind would fail the config tests run next."""
     copy = dict(registry.RANKING_MODES.entries)
     monkeypatch.setattr(registry.RANKING_MODES, "entries", copy)
+    options = ConfigStore.instance().repo.get("ranking", {})
+    monkeypatch.setitem(ConfigStore.instance().repo, "ranking", dict(options))
     return copy
 
 

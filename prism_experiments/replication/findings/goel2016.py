@@ -1,8 +1,9 @@
 """Goel, Anderson, Hofman & Watts (Management Science 2016): most posts are never reshared, a few reach a
 heavy tail, and structural virality is typically low and does not grow with size.
 
-Harness: the reference ranker x_algo in the research world x2023_10k. The never-reshared share is one of that
-world's calibration targets (an input, not held out); the tail and the virality of large cascades are held out.
+Harness: the reference ranker x_algo in the research world x2023_10k_tail (x2023_10k with post appeal). The
+never-reshared share is one of that world's calibration targets (an input, not held out); the tail and the virality
+of large cascades are held out.
 "Low" and "flat" are read against the viral extreme of Goel et al.'s two conceptual extremes: a uniform random
 recursive tree (each adopter equally likely to pass the post on), whose structural virality grows with size.
 """

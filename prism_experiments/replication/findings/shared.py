@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-#: --quick of the findings run in world x2023_10k: the 200-agent world at a smoke size
+#: --quick of the findings run in the research worlds (x2023_10k_tail): the 200-agent world at a smoke size
 RESEARCH_QUICK_OVERRIDES: tuple[str, ...] = (
     "world=x2023", "agents.n_agents=60", "network.mean_out_degree=6", "corpus.n_posts=600", "corpus.span_hours=24",
     "simulation.n_steps=8", "simulation.render_steps=0",
