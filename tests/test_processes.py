@@ -96,9 +96,19 @@ def _signal_self_and_wait(signum: int) -> str:
     return "finished"
 
 
+@pytest.fixture
+def ctrl_c_handled() -> Iterator[None]:
+    """Python's own SIGINT handler for one test (a pytest-xdist worker ignores SIGINT), then the worker's again."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 @pytest.mark.parametrize(("signum", "args"), [(signal.SIGTERM, ("SIGTERM",)), (signal.SIGINT, ())])
 def test_an_interrupt_inside_a_hold_is_raised_when_the_block_ends_not_inside_it(
-    sigterm_handled: None, signum: int, args: tuple[str, ...]
+    sigterm_handled: None, ctrl_c_handled: None, signum: int, args: tuple[str, ...]
 ) -> None:
     done: list[str] = []
     with pytest.raises(KeyboardInterrupt) as raised, processes.interrupts_held():
