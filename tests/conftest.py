@@ -121,12 +121,13 @@ def warm_smoke_cache(warm_pool_cache: Path) -> Path:
 
 
 @pytest.fixture
-def held_cache(tmp_path: Path, warm_pool_cache: Path) -> Iterator[HeldEncoding]:
+def held_cache(tmp_path: Path, warm_smoke_cache: Path) -> Iterator[HeldEncoding]:
     """A fresh embedding cache (the default pool's texts, no interest queries) whose lock the test holds: each job of
-    a sweep on it stays RUNNING until `held_cache.release()` (tests/process_helpers.py, `HeldEncoding`)."""
+    a sweep on it stays RUNNING until `held_cache.release()`, which first supplies the interest queries of the warm
+    smoke cache (tests/process_helpers.py, `HeldEncoding`)."""
     from process_helpers import HeldEncoding
 
-    with HeldEncoding(tmp_path / "held-cache", warm_pool_cache) as held:
+    with HeldEncoding(tmp_path / "held-cache", warm_smoke_cache) as held:
         yield held
 
 

@@ -291,7 +291,11 @@ class CacheLock:
 class HeldEncoding(CacheLock):
     """A held cache (`CacheLock`) with every text of the default pool, so that corpora and new posts need no
     encoding, but not the topic descriptions that agents' interests are embedded through: every run encodes those
-    when it builds its world, after its MLflow run exists, and so each job of a sweep waits there, RUNNING."""
+    when it builds its world, after its MLflow run exists, and so each job of a sweep waits there, RUNNING.
+
+    `release()` first supplies what the session's warm cache holds beyond the pool (the topic descriptions among it):
+    the released jobs then read them instead of each sweep loading the model to encode them again (about 5 CPU-s a
+    sweep, in every test that holds one). The hold, the event the test acts on, is the same."""
 
     def __init__(self, root: Path, pool_cache: Path) -> None:
         from prism_experiments.config import ExperimentConfig
@@ -303,4 +307,18 @@ class HeldEncoding(CacheLock):
         texts = pooled_texts(corpus.topics, corpus.hashtag_fraction, corpus.text_pool_size)
         vectors = Embedder(cache_dir=pool_cache).encode(texts)  # read from the warm pool cache, no model
         EmbeddingCache(cache_directory(root, DEFAULT_MODEL)).add([text_digest(text) for text in texts], vectors)
+        self._supply_from = cache_directory(pool_cache, DEFAULT_MODEL)
         super().__init__(root)
+
+    def release(self) -> None:
+        if not self._lock.closed:
+            from prism_experiments.embeddings import DEFAULT_MODEL, EmbeddingCache
+            from prism_experiments.embeddings.embedder import cache_directory
+
+            # written while the lock is held (a shard is written atomically, `add` takes no lock): a job that takes
+            # the lock next finds every text it waited to encode
+            held, warm = EmbeddingCache(cache_directory(self.root, DEFAULT_MODEL)), EmbeddingCache(self._supply_from)
+            missing = [(key, row) for key, row in warm._rows.items() if key not in held._rows]
+            if missing:
+                held.add([key for key, _ in missing], warm.matrix()[[row for _, row in missing]])
+        super().release()
