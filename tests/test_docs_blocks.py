@@ -74,13 +74,15 @@ def test_a_marker_stands_right_before_a_fence() -> None:
 @pytest.mark.integration
 @pytest.mark.slow
 @pytest.mark.parametrize("page", python_pages(), ids=lambda page: page.name)
-def test_the_python_blocks_of_a_page_run(page: Path, tmp_path: Path, session_cache_dir: Path) -> None:
+def test_the_python_blocks_of_a_page_run(page: Path, tmp_path: Path, warm_smoke_cache: Path) -> None:
+    """On the session's warm cache (the default pool's texts and the topic descriptions): a reader's second run,
+    which encodes no text a page's small worlds draw, rather than a model load and a cold encoding per page."""
     code = [(str(block.page), block.line, block.text) for block in blocks(page) if block.kind == "python"]
     result = subprocess.run(
         [sys.executable, "-c", RUNNER],
         input=json.dumps(code),
         cwd=tmp_path,
-        env=environment(tmp_path, session_cache_dir),
+        env=environment(tmp_path, warm_smoke_cache),
         capture_output=True,
         text=True,
         timeout=600,
