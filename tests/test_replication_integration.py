@@ -17,7 +17,6 @@ from mlflow.tracking import MlflowClient
 from prism_experiments.analysis.compare import ComparisonSettings
 from prism_experiments.analysis.experiment_comparison import compare_experiment
 from prism_experiments.analysis.field_sections import html_sections
-from prism_experiments.replication.cli import main
 from prism_experiments.replication.model import NOT_TESTABLE, SMOKE
 from prism_experiments.replication.registry import REPLICATION_SET_VERSION
 from prism_experiments.replication.runs import QUICK_EXPERIMENT
@@ -102,15 +101,6 @@ def test_full_size_without_runs_is_logged_as_not_testable(quick) -> None:  # typ
     assert run.data.metrics["n_not_testable"] == 2
     artifacts = {a.path for a in client.list_artifacts(run.info.run_id)}
     assert {"report.md", "verdicts.csv", "report.html"} <= artifacts
-
-
-def test_bad_input_is_one_line_and_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["--only", "goel2016", "nope"]) == 2
-    err = capsys.readouterr().err.strip().splitlines()
-    assert err == [f"prism-replicate: error: --only: unknown finding 'nope'; the set (v{REPLICATION_SET_VERSION}) has: "
-                   "goel2016, juul_ugander2021, chaney2018, guess2023, gauthier2026"]  # fmt: skip
-    assert main(["--seeds", "1"]) == 2
-    assert capsys.readouterr().err.strip() == "prism-replicate: error: --seeds: must be an integer >= 2, got 1"
 
 
 def test_compare_adds_amplification_and_the_size_matched_comparison(quick, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
