@@ -1,5 +1,6 @@
-"""The replication's report directory: report.md, report.html, verdicts.csv, findings.csv, seeds.csv, and the
-console summary. The headline counts evidence claims only; consistency checks are shown apart and never counted."""
+"""The replication's report directory: report.md, report.html (the forest plot first), forest.png, verdicts.csv,
+findings.csv, seeds.csv, and the console summary. The headline counts evidence claims only; consistency checks are
+shown apart and never counted."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import pandas as pd
 
 from prism_experiments.analysis.field_sections import VERDICTS_CSV
 from prism_experiments.analysis.report import format_number, format_p, markdown_table
+from prism_experiments.replication.forest import FOREST_PNG, forest_figure
 from prism_experiments.replication.model import SMOKE, ClaimResult
 from prism_experiments.replication.suite import SuiteResult
 from prism_experiments.replication.verdicts import ALPHA, POWER, headline
@@ -27,10 +29,9 @@ VERDICT_COLUMNS: tuple[str, ...] = (
     "sign", "low", "high", "margin", "margin_reason", "n_seeds", "effect", "ci_low", "ci_high", "ci_method", "x_mean",
     "y_mean", "p_value", "p_holm", "seeds_80", "seeds_80_normal", "reason",
 )  # fmt: skip
-EVIDENCE_HEADERS = ["finding", "claim", "kind", "verdict", "effect (95% CI)", "against", "p", "p_holm", "seeds",
-                    f"seeds for power {POWER:g}", "verified in", "why"]  # fmt: skip
-CONSISTENCY_HEADERS = ["finding", "claim", "kind", "verdict", "effect (95% CI)", "against", "p", "seeds",
-                       "why it cannot fail", "why"]  # fmt: skip
+EVIDENCE_HEADERS = ["claim", "verdict", "effect (95% CI)", "against", "p / p_holm",
+                    f"seeds (for power {POWER:g})", "verified in", "why"]  # fmt: skip
+CONSISTENCY_HEADERS = ["claim", "verdict", "effect (95% CI)", "against", "p", "seeds", "why it cannot fail", "why"]
 
 
 def verdict_table(result: SuiteResult) -> pd.DataFrame:
@@ -90,15 +91,19 @@ def effect_text(r: ClaimResult) -> str:
     return f"{format_number(r.effect)} ({format_number(r.ci_low)} to {format_number(r.ci_high)})"
 
 
+def claim_name(r: ClaimResult) -> str:
+    return f"{r.finding} · {r.claim}"
+
+
 def evidence_rows(results: Sequence[ClaimResult]) -> list[list[object]]:
-    return [[r.finding, r.claim, r.kind, r.verdict, effect_text(r), reference_text(r), format_p(r.p_value),
-             format_p(r.p_holm), r.n_seeds, seeds_text(r.seeds_80), r.verification, r.reason or "–"]
-            for r in results if r.evidence]  # fmt: skip
+    return [[claim_name(r), r.verdict, effect_text(r), reference_text(r),
+             f"{format_p(r.p_value)} / {format_p(r.p_holm)}", f"{r.n_seeds} ({seeds_text(r.seeds_80)})",
+             r.verification, r.reason or "–"] for r in results if r.evidence]  # fmt: skip
 
 
 def consistency_rows(results: Sequence[ClaimResult]) -> list[list[object]]:
-    return [[r.finding, r.claim, r.kind, r.verdict, effect_text(r), reference_text(r), format_p(r.p_value),
-             r.n_seeds, r.how_it_could_fail, r.reason or "–"] for r in results if not r.evidence]  # fmt: skip
+    return [[claim_name(r), r.verdict, effect_text(r), reference_text(r), format_p(r.p_value), r.n_seeds,
+             r.how_it_could_fail, r.reason or "–"] for r in results if not r.evidence]  # fmt: skip
 
 
 def headline_text(result: SuiteResult) -> str:
@@ -113,6 +118,10 @@ def render_markdown(result: SuiteResult, generated: datetime, run_id: str | None
         f"# Replication suite v{result.version}" + (" — SMOKE SIZE (--quick): no verdicts" if quick else ""),
         "",
         f"**{headline_text(result)}.**",
+        "",
+        f"![Forest plot of every claim]({FOREST_PNG})",
+        "",
+        FOREST_CAPTION,
         "",
         f"Generated {generated:%Y-%m-%d %H:%M:%S} by `prism-replicate`"
         + (f"; MLflow run `{run_id}` (prism.kind=replication)." if run_id else "; not logged to MLflow.")
@@ -155,28 +164,51 @@ def render_markdown(result: SuiteResult, generated: datetime, run_id: str | None
     return "\n".join(lines)
 
 
-def render_html(result: SuiteResult, generated: datetime, run_id: str | None) -> str:
-    """report.html: the headline, then the tables (evidence, then consistency), every text column left-aligned."""
-    from prism_experiments.analysis.html_report import STYLE, table
+FOREST_CAPTION = (
+    "Every claim against what it is read against: a contrast against 0, a band against its shaded edges, an "
+    "equivalence against its shaded ±margin. Each row has its own x axis, in the claim's own units. The colour is "
+    "the verdict; an open marker does not hold."
+)
+
+
+#: the claim tables: full width, cells top-aligned, numbers never wrapped, the long text columns given room
+CLAIM_TABLE_STYLE = (
+    "figure.forest{margin:1rem 0}figure.forest img{max-width:100%;height:auto;border:1px solid #eee}"
+    "table.claims td{vertical-align:top}table.claims td.num{white-space:nowrap}"
+    "table.evidence td:nth-child(8),table.consistency td:nth-child(7){min-width:16rem}"
+    "table.consistency td:nth-child(8){min-width:8rem}p.headline{font-size:1.1rem}"
+)
+
+
+def render_html(result: SuiteResult, generated: datetime, run_id: str | None, forest: Path | None = None) -> str:
+    """report.html: the headline, the forest plot (`forest`, embedded), then the tables (evidence, then consistency),
+    every text column left-aligned."""
+    from prism_experiments.analysis.html_report import STYLE, data_uri, table
 
     quick = result.options.quick
     title = f"Replication suite v{result.version}" + (" (smoke size: no verdicts)" if quick else "")
     logged = f"; MLflow run {run_id} (prism.kind=replication)" if run_id else "; not logged to MLflow"
     # numbers right-aligned, every text column (verdicts, sources, the reasons) left-aligned
-    evidence_numeric = {4, 6, 7, 8, 9}
-    consistency_numeric = {4, 6, 7}
+    evidence_numeric = {2, 4, 5}
+    consistency_numeric = {2, 4, 5}
     parts = [
         f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>'
-        f"<style>{STYLE}</style></head><body><h1>{html.escape(title)}</h1>",
+        f"<style>{STYLE}{CLAIM_TABLE_STYLE}</style></head><body><h1>{html.escape(title)}</h1>",
         f'<p class="headline"><strong>{html.escape(headline_text(result))}.</strong></p>',
         f'<p class="muted">Generated {generated:%Y-%m-%d %H:%M:%S} by prism-replicate{html.escape(logged)}; '
         f"{len(result.run_ids)} simulation runs read. What each verdict supports: docs/validation.md.</p>",
+        "" if forest is None else
+        f'<figure class="forest"><img src="{data_uri(forest)}" alt="Forest plot of every claim" '
+        f'data-source="{html.escape(forest.name)}">'
+        f"<figcaption>{html.escape(FOREST_CAPTION)}</figcaption></figure>",
         f'<h2>Evidence claims (Holm over {result.family_size})</h2>',
-        table(EVIDENCE_HEADERS, evidence_rows(result.results), numeric_columns=evidence_numeric),
+        table(EVIDENCE_HEADERS, evidence_rows(result.results), numeric_columns=evidence_numeric,
+              attrs=' class="claims evidence"'),
         "<h2>Consistency checks</h2>",
         '<p class="muted">Inputs, truths by construction and identities: run and shown, decided on their raw p, '
         "never counted as replication.</p>",
-        table(CONSISTENCY_HEADERS, consistency_rows(result.results), numeric_columns=consistency_numeric),
+        table(CONSISTENCY_HEADERS, consistency_rows(result.results), numeric_columns=consistency_numeric,
+              attrs=' class="claims consistency"'),
         "<h2>Findings</h2>",
         table(["finding", "verdict", "arms", "seeds", "experiment"],
               [[r.finding, r.verdict, r.arms, r.seeds, r.experiment] for r in finding_table(result).itertuples()],
@@ -193,9 +225,11 @@ def write_report(directory: Path, result: SuiteResult, generated: datetime, run_
     verdict_table(result).to_csv(directory / VERDICTS_CSV, index=False)
     finding_table(result).to_csv(directory / FINDINGS_CSV, index=False)
     result.seed_table.to_csv(directory / SEEDS_CSV, index=False)
+    title = f"Replication set v{result.version}: each claim's effect with its 95% CI, against its reference"
+    forest = forest_figure(result.results, title, result.family_size, directory / FOREST_PNG)
     report = directory / REPORT_MD
     report.write_text(render_markdown(result, generated, run_id), encoding="utf-8")
-    (directory / REPORT_HTML).write_text(render_html(result, generated, run_id), encoding="utf-8")
+    (directory / REPORT_HTML).write_text(render_html(result, generated, run_id, forest), encoding="utf-8")
     return report
 
 
