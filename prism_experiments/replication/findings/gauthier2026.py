@@ -80,9 +80,9 @@ CLAIMS = (
         source=SOURCE,
         sign=1,
         role="consistency",
-        how_it_could_fail="Its sign is fixed before any run: the two arms are one chronological run until the "
-        "switch (common random numbers) and visit equally often after it (fixed activity), and x_algo earns more "
-        "engagements per impression than chronological order.",
+        how_it_could_fail="Its sign is fixed before any run: both arms are served chronologically until the switch, "
+        "their agents visit equally often after it (activity does not respond to the feed here), and x_algo earns "
+        "more engagements per impression than chronological order.",
     ),
     Claim(
         name="asymmetry_switch_off",
