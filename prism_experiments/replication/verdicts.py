@@ -109,7 +109,7 @@ def evaluate_claim(
 
 
 def decision_alpha(claim: Claim, family_size: int) -> float:
-    """The level a claim's raw p must reach at Holm's first step: alpha / m (evidence), alpha (consistency)."""
+    """The level a claim's raw p must reach: alpha / m, Holm's first step (evidence); alpha (consistency, no family)."""
     return ALPHA / family_size if claim.evidence else ALPHA
 
 
