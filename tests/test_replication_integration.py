@@ -17,8 +17,7 @@ from mlflow.tracking import MlflowClient
 from prism_experiments.analysis.compare import ComparisonSettings
 from prism_experiments.analysis.experiment_comparison import compare_experiment
 from prism_experiments.analysis.field_sections import html_sections
-from prism_experiments.replication.cli import main
-from prism_experiments.replication.model import NOT_TESTABLE, SMOKE
+from prism_experiments.replication.model import NO_EVIDENCE, NOT_TESTABLE, SMOKE
 from prism_experiments.replication.registry import REPLICATION_SET_VERSION
 from prism_experiments.replication.runs import QUICK_EXPERIMENT
 
@@ -97,20 +96,16 @@ def test_full_size_without_runs_is_logged_as_not_testable(quick) -> None:  # typ
                                "tags.`prism.kind` = 'replication'")  # fmt: skip
     assert run.info.status == "FINISHED"
     assert run.data.tags["prism.verdict.goel2016"] == NOT_TESTABLE  # the 10,000-agent runs were never made
-    assert run.data.tags["prism.verdict.guess2023"] == NOT_TESTABLE  # --no-run: its runs were never made
+    # --no-run: its runs were never made; its claims are all consistency checks, so its verdict never counts
+    assert run.data.tags["prism.verdict.guess2023"] == NO_EVIDENCE
     assert run.data.tags["prism.replication_set"] == str(REPLICATION_SET_VERSION)
-    assert run.data.metrics["n_not_testable"] == 2
+    assert run.data.metrics["n_not_testable"] == 1 and run.data.metrics["n_consistency_only"] == 1
+    # the headline and its counts are of evidence claims only: goel2016's two, neither testable here
+    assert run.data.metrics["n_evidence_claims"] == 2 and run.data.metrics["n_evidence_reproduced"] == 0
+    assert run.data.metrics["n_consistency_checks"] == 4 and run.data.metrics["n_consistency_hold"] == 0
+    assert run.data.tags["prism.replication_headline"].startswith("0 of 2 evidence claims reproduced (2 not testable)")
     artifacts = {a.path for a in client.list_artifacts(run.info.run_id)}
     assert {"report.md", "verdicts.csv", "report.html"} <= artifacts
-
-
-def test_bad_input_is_one_line_and_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["--only", "goel2016", "nope"]) == 2
-    err = capsys.readouterr().err.strip().splitlines()
-    assert err == [f"prism-replicate: error: --only: unknown finding 'nope'; the set (v{REPLICATION_SET_VERSION}) has: "
-                   "goel2016, juul_ugander2021, chaney2018, guess2023, gauthier2026"]  # fmt: skip
-    assert main(["--seeds", "1"]) == 2
-    assert capsys.readouterr().err.strip() == "prism-replicate: error: --seeds: must be an integer >= 2, got 1"
 
 
 def test_compare_adds_amplification_and_the_size_matched_comparison(quick, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

@@ -75,14 +75,31 @@ def test_goel_measure_reads_never_reshared_and_the_tail_from_the_run() -> None:
     assert figures["largest_cascade"] == 120 and figures["seed_has_tail"] == 1.0
 
 
-def test_juul_measure_compares_magnitudes_pooled_and_matched() -> None:
+def test_goel_flatness_is_the_slope_of_virality_on_log_size_against_zero() -> None:
+    sizes = [100, 200, 400]
+    virality = [3.0, 3.0 + 0.5 * math.log(2), 3.0 + math.log(2)]  # 3 + 0.5 ln(size / 100): slope 0.5
+    tree = pd.DataFrame({"root_post_id": ["p0", "p1", "p2"], "size": sizes, "structural_virality": virality})
+    posts = pd.DataFrame({"post_id": ["p0", "p1", "p2"], "parent_id": [None] * 3})
+    claims, figures = goel2016.measure({"x_algo": {"posts": posts, "exposures": posts[["post_id"]], "cascades": tree}})
+    assert (claims["virality_flat"].x, claims["virality_flat"].y) == pytest.approx((0.5, 0.0))
+    benchmark = goel2016.random_recursive_tree_virality(np.array(sizes))
+    assert figures["random_tree_slope"] == pytest.approx(np.polyfit(np.log(sizes), benchmark, 1)[0])
+    # the margin is the paper's own medians' rise: (8 - 3) / ln(3000 / 100)
+    assert math.isclose(goel2016.FLAT_MARGIN, 5 / math.log(30)) and 1.4 < goel2016.FLAT_MARGIN < 1.5
+
+
+def test_juul_measure_is_the_share_of_the_pooled_difference_left_at_matched_size() -> None:
     a = pd.DataFrame({"size": [2, 4, 4], "depth": [1, 2, 3], "structural_virality": [1.0, 1.5, 1.67]})
     b = pd.DataFrame({"size": [2, 2, 4], "depth": [1, 1, 2], "structural_virality": [1.0, 1.0, 1.5]})
     claims, figures = juul_ugander2021.measure({"x_algo": {"cascades": a}, "chronological": {"cascades": b}})
-    depth = size_matched_difference(a, b, "depth")
-    assert claims["depth_at_matched_size"].x == pytest.approx(abs(depth.pooled))
-    assert claims["depth_at_matched_size"].y == pytest.approx(abs(depth.matched))
+    # depth: pooled 2 - 4/3 = 2/3; matched over sizes 2 (weight 1, 1 - 1 = 0) and 4 (weight 1, 2.5 - 2 = 0.5): 1/4
+    assert size_matched_difference(a, b, "depth").pooled == pytest.approx(2 / 3)
+    assert claims["depth_at_matched_size"].x == pytest.approx((1 / 4) / (2 / 3))
+    assert claims["depth_at_matched_size"].y == 0.0
     assert figures["cascade_size_mean_x_algo"] == pytest.approx(10 / 3)
+    assert math.isnan(juul_ugander2021.remaining_share(0.0, 0.1))  # no pooled difference: nothing to disappear
+    same = juul_ugander2021.measure({"x_algo": {"cascades": b}, "chronological": {"cascades": b}})[0]
+    assert math.isnan(same["depth_at_matched_size"].x) and math.isnan(same["depth_at_matched_size"].y)
 
 
 def test_gauthier_share_counts_authors_followed_before_the_switch() -> None:
@@ -91,6 +108,43 @@ def test_gauthier_share_counts_authors_followed_before_the_switch() -> None:
     # at steps >= 2: (3, x) followed at 0, (3, y) at 3, (4, y) at 3
     assert gauthier2026.followed_share_after(exposures, follows, 2, before=True) == pytest.approx(1 / 3)
     assert gauthier2026.followed_share_after(exposures, follows, 2, before=False) == pytest.approx(2 / 3)
+
+
+def gauthier_arm(engaged_after: int, follows_after: int, switch: int = 2, steps: int = 4) -> dict[str, pd.DataFrame]:
+    """A hand-built run of four agents: one engagement and one follow before the switch, then the given counts."""
+    engagement_steps = [0] + [switch + i % (steps - switch) for i in range(engaged_after)]
+    follow_steps = [1] + [switch] * follows_after
+    return {
+        "engagements": pd.DataFrame({"step": engagement_steps, "agent_id": ["a"] * len(engagement_steps)}),
+        "agents": pd.DataFrame({"agent_id": ["a", "b", "c", "d"]}),
+        "follows": pd.DataFrame(
+            {
+                "step": follow_steps,
+                "follower_id": ["a"] * len(follow_steps),
+                "followee_id": [f"x{i}" for i in range(len(follow_steps))],
+            }
+        ),
+        "exposures": pd.DataFrame({"step": [0, switch], "agent_id": ["a", "a"], "author_id": ["x0", "y"]}),
+    }
+
+
+def test_gauthier_engagement_switch_effects_on_hand_built_tables() -> None:
+    # engagements per agent from step 2 on (4 agents): chronological 4/4, switch_on 12/4, switch_off 8/4, x_algo 12/4
+    runs = {"chronological": gauthier_arm(4, 0), "switch_on": gauthier_arm(12, 2), "switch_off": gauthier_arm(8, 1),
+            "algorithmic": gauthier_arm(12, 2)}  # fmt: skip
+    claims, figures = gauthier2026.measure(runs, switch=2, steps=4)
+    assert (claims["asymmetry_switch_on"].x, claims["asymmetry_switch_on"].y) == pytest.approx((3.0, 1.0))
+    # switching on adds 3 - 1 = 2 engagements per agent; switching off takes 3 - 2 = 1: half of it
+    assert figures["effect_switch_on"] == pytest.approx(2.0) and figures["effect_switch_off"] == pytest.approx(-1.0)
+    assert (claims["asymmetry_switch_off"].x, claims["asymmetry_switch_off"].y) == pytest.approx((-0.5, 0.0))
+    # new follows per step after the switch (2 steps): 0, 1, 0.5, 1
+    assert figures["new_follows_per_step_switch_on"] == pytest.approx(1.0)
+    assert figures["new_follows_per_step_switch_off"] == pytest.approx(0.5)
+    assert figures["follows_effect_switch_on"] == pytest.approx(1.0)
+    assert figures["follows_effect_switch_off"] == pytest.approx(-0.5)
+    # no rise when switching on: nothing for the switch-off effect to be comparable to
+    flat = gauthier2026.measure(runs | {"switch_on": gauthier_arm(4, 0)}, switch=2, steps=4)[0]
+    assert math.isnan(flat["asymmetry_switch_off"].x)
 
 
 def test_guess_sessions_are_feeds_per_agent() -> None:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from prism_experiments.composition import compose_experiment
 from prism_experiments.replication.findings import chaney2018, gauthier2026, goel2016, juul_ugander2021
 from prism_experiments.replication.model import Arm
 from prism_experiments.replication.runs import QUICK_EXPERIMENT, arm_sweeps, plan_jobs, sweep_commands
+from prism_experiments.tracking.params import config_hash
 
 
 def test_a_run_two_findings_need_is_one_config() -> None:
@@ -40,3 +42,14 @@ def test_arms_that_are_not_a_product_or_hold_lists_sweep_alone() -> None:
     assert arm_sweeps([Arm("a", ("x=1",)), Arm("b", ("x=2",))]) == [["x=1,2"]]
     schedules = [list(arm.overrides) for arm in gauthier2026.ARMS]
     assert arm_sweeps(gauthier2026.ARMS) == schedules  # a schedule is a list: never joined with commas
+
+
+def test_jobs_composed_once_per_shape_are_the_configs_of_one_composition_each() -> None:
+    # the plan composes one config per finding and arm and sets each seed itself (as a sweep's driver does): every
+    # job's hash must be the one `python -m prism_experiments <its overrides>` logs, or its run would not be found
+    plan = plan_jobs([chaney2018.FINDING, gauthier2026.FINDING], {"chaney2018": 2, "gauthier2026": 2}, True)
+    assert len(plan.jobs) == 16
+    for job in plan.jobs:
+        cfg = compose_experiment(job.overrides)
+        composed = (config_hash(cfg.model_dump(mode="json")), cfg.experiment_name, cfg.seed)
+        assert composed == (job.digest, job.experiment_name, job.seed)

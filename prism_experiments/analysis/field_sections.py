@@ -1,28 +1,25 @@
 """HTML sections that compare the harness with field findings, rendered from the CSVs of a report directory:
-the replication verdicts (`verdicts.csv`), the amplification ratio (`amplification.csv`), the size-matched
-cascade comparison (`size_matched.csv`) and the switching crossover (`crossover.csv`). A section whose CSV is
-absent is left out.
+the amplification ratio (`amplification.csv`), the size-matched cascade comparison (`size_matched.csv`) and the
+switching crossover (`crossover.csv`). A section whose CSV is absent is left out.
 
-`html_sections(directory)` is the one call report.html makes (analysis/html_report.py); `standalone_page` is the
-replication's own report.html.
+`html_sections(directory)` is the one call report.html makes (analysis/html_report.py). The replication's verdicts
+(`verdicts.csv`) have their own page (replication/report.py).
 """
 
 from __future__ import annotations
 
 import html
-import math
 from pathlib import Path
 
 import pandas as pd
 
 from prism_experiments.analysis.report import format_number, format_p
 
+#: the replication's per-claim table (replication/report.py writes it; its page is its own)
 VERDICTS_CSV = "verdicts.csv"
 AMPLIFICATION_CSV = "amplification.csv"
 SIZE_MATCHED_CSV = "size_matched.csv"
 CROSSOVER_CSV = "crossover.csv"
-VERDICT_HEADERS = ["finding", "claim", "verdict", "effect", "95% CI", "p_holm", "seeds", "seeds for power 0.8",
-                   "value verified in", "why"]  # fmt: skip
 AMPLIFICATION_HEADERS = ["condition", "grouping", "group", "reach", "reach (control)", "amplification", "95% CI",
                          "seeds"]  # fmt: skip
 SIZE_MATCHED_HEADERS = ["property", "A", "B", "pooled A − B", "p_holm", "matched A − B", "p_holm", "seeds",
@@ -42,10 +39,6 @@ def _read(directory: Path, name: str) -> pd.DataFrame | None:
 
 def _interval(low: float, high: float) -> str:
     return f"{format_number(low)} to {format_number(high)}"
-
-
-def _seeds(value: float) -> str:
-    return "–" if value is None or math.isnan(value) else "> 100" if math.isinf(value) else f"{value:.0f}"
 
 
 def amplification_rows(table: pd.DataFrame) -> list[list[object]]:
@@ -70,18 +63,8 @@ def crossover_rows(table: pd.DataFrame) -> list[list[object]]:
              int(r.n_seeds), "yes" if bool(r.asymmetric) else "no"] for r in table.itertuples()]  # fmt: skip
 
 
-def verdict_rows(table: pd.DataFrame) -> list[list[object]]:
-    return [[r.finding, r.claim, r.verdict, format_number(r.effect), _interval(r.ci_low, r.ci_high),
-             format_p(r.p_holm), int(r.n_seeds), _seeds(r.seeds_80), r.verification,
-             "" if pd.isna(r.reason) else r.reason] for r in table.itertuples()]  # fmt: skip
-
-
 #: the sections: CSV, title, the note under the title, headers, the rows of a table
 SECTIONS = (
-    (VERDICTS_CSV, "Replication of field findings",
-     "Each claim of a published finding, tested on the harness's analogue (docs/validation.md): effect with its "
-     "95% CI over seeds, Holm-adjusted p over the replication set's family, and the seeds needed for power 0.8.",
-     VERDICT_HEADERS, verdict_rows),
     (AMPLIFICATION_CSV, "Amplification ratio (Huszár et al. 2022)",
      "Reach of an author group (share of the agents served any feed who saw at least one of its posts) under a "
      "ranker ÷ its reach under the chronological control of the same seeds, minus 1; 95% paired bootstrap CI over "
@@ -114,17 +97,6 @@ def html_section(directory: Path, csv: str) -> str:
 def html_sections(directory: Path) -> str:
     """Every field section the report directory has data for (empty when it has none)."""
     return "".join(html_section(directory, name) for name, *_ in SECTIONS)
-
-
-def standalone_page(directory: Path, title: str, note: str) -> str:
-    """A self-contained page with the sections of `directory` (the replication's report.html)."""
-    from prism_experiments.analysis.html_report import STYLE
-
-    return (
-        f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>'
-        f"<style>{STYLE}</style></head><body><h1>{html.escape(title)}</h1>"
-        f'<p class="muted">{html.escape(note)}</p>{html_sections(directory)}</body></html>'
-    )
 
 
 def markdown_sections(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import base64
 import html
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from pathlib import Path
 
 import pandas as pd
@@ -88,12 +88,21 @@ def summary_rows(comparison: Comparison, most: int = SUMMARY_PAIRS) -> pd.DataFr
     return pd.concat(chosen) if chosen else comparison.pairwise.iloc[0:0].assign(more=0)
 
 
-def table(headers: list[str], rows: list[list[object]], numeric_from: int = 0, attrs: str = "") -> str:
-    """An HTML table; cells from column `numeric_from` on are right-aligned numbers."""
+def table(
+    headers: list[str],
+    rows: list[list[object]],
+    numeric_from: int = 0,
+    attrs: str = "",
+    numeric_columns: Collection[int] | None = None,
+) -> str:
+    """An HTML table; cells from column `numeric_from` on, or exactly those of `numeric_columns` when given, are
+    right-aligned numbers (text columns stay left-aligned)."""
     head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
     numeric = ' class="num"'
+    chosen = None if numeric_columns is None else set(numeric_columns)
     body = "".join(
-        "<tr>" + "".join(f"<td{numeric if i >= numeric_from else ''}>{html.escape(str(v))}</td>"
+        "<tr>" + "".join(f"<td{numeric if (i >= numeric_from if chosen is None else i in chosen) else ''}>"
+                         f"{html.escape(str(v))}</td>"
                          for i, v in enumerate(row)) + "</tr>"
         for row in rows
     )  # fmt: skip

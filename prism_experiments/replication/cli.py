@@ -1,23 +1,33 @@
-"""`prism-replicate` / `make replicate`: run the replication suite and give each published finding its verdict."""
+"""`prism-replicate` / `make replicate`: run the replication suite and give each published finding its verdict.
+
+Only the standard library is imported before `main` prints its first line: the replication set, Hydra, MLflow and
+pandas take seconds to import on a loaded machine, and the console must never stay silent that long.
+"""
 
 from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 
-from pydantic import ValidationError
-
-from prism_experiments.command_line import EXIT_OK, command_main, usage_error
-from prism_experiments.config import ConfigError
-from prism_experiments.replication.registry import BY_NAME, REPLICATION_SET_VERSION, UnknownFindingError
+from prism_experiments.command_line import EXIT_OK, usage_error
 
 PROGRAM = "prism-replicate"
 EXIT_FAILED = 1
+#: the first line, printed before any heavy import (docs/validation.md, "What it prints")
+STARTING_LINE = f"{PROGRAM}: starting (loading the replication set, Hydra and MLflow) ..."
+
+
+def say(line: str) -> None:
+    """One progress line on stderr, flushed at once (the console summary goes to stdout)."""
+    print(f"{PROGRAM}: {line}", file=sys.stderr, flush=True)
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from prism_experiments.replication.registry import BY_NAME, REPLICATION_SET_VERSION
+
     parser = argparse.ArgumentParser(
         prog="prism-replicate",
         description=f"Replication suite v{REPLICATION_SET_VERSION}: run the harness's analogue of each published "
@@ -49,6 +59,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def replicate(args: argparse.Namespace) -> int:
     """0 when every finding got its verdict, 1 when a sweep failed, 2 on bad input (before any run)."""
+    from pydantic import ValidationError
+
+    from prism_experiments.config import ConfigError
+    from prism_experiments.replication.registry import UnknownFindingError
     from prism_experiments.replication.suite import SuiteOptions, plan_suite
 
     try:
@@ -58,13 +72,14 @@ def replicate(args: argparse.Namespace) -> int:
         )  # fmt: skip
         if options.power_replicates < 0:
             raise ValueError(f"--power-replicates: must be an integer >= 0, got {options.power_replicates}")
-        plan_suite(options)  # every job's config composed and validated before any run starts
+        # every job's config composed and validated before any run starts; the plan is the suite's (composed once)
+        planned = plan_suite(options, say)
     except (UnknownFindingError, ValueError, ConfigError, ValidationError) as error:
         return usage_error(PROGRAM, str(error).splitlines()[0])
-    return _run(options, args.out)
+    return _run(options, args.out, planned)
 
 
-def _run(options: object, out: Path | None) -> int:
+def _run(options: object, out: Path | None, planned: object) -> int:
     """Run the suite, write the report, log the replication run (never for --quick)."""
     from mlflow.tracking import MlflowClient
 
@@ -79,17 +94,19 @@ def _run(options: object, out: Path | None) -> int:
     )
     from prism_experiments.tracking.store import resolve_tracking_uri
 
-    assert isinstance(options, SuiteOptions)
-    result = run_suite(options)
+    assert isinstance(options, SuiteOptions) and isinstance(planned, tuple)
+    result = run_suite(options, planned, say)
     now = datetime.now()
     directory = report_directory(out, REPLICATION_EXPERIMENT + ("_quick" if options.quick else ""), now)
     run_id = None
     if not options.quick:
+        say("logging the replication run to MLflow")
         cfg = compose_experiment([f"experiment={result.findings[0].experiment}"])
         uri = resolve_tracking_uri(cfg)
         client = MlflowClient(uri)
         run_id = start_replication_run(client, uri, cfg.paths.artifacts_dir, result, f"replicate-{now:%Y%m%d-%H%M%S}")
     try:
+        say(f"writing the report (forest plot, tables) to {directory}")
         write_report(directory, result, now, run_id)
         if run_id is not None:
             finish_replication_run(client, run_id, result, directory)
@@ -106,7 +123,19 @@ def _run(options: object, out: Path | None) -> int:
     return EXIT_OK
 
 
-main = command_main(build_parser, replicate)
+def main(argv: Sequence[str] | None = None) -> int:
+    """The command: its first line at once, then the parse (which loads the replication set) and the run.
+
+    The return value is the exit code, argparse's own included (0 after --help, 2 for a bad option).
+    """
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    if not {"-h", "--help"} & set(arguments):
+        print(STARTING_LINE, file=sys.stderr, flush=True)
+    try:
+        args = build_parser().parse_args(arguments)
+    except SystemExit as exit_:
+        return int(exit_.code or 0)
+    return replicate(args)
 
 
 if __name__ == "__main__":

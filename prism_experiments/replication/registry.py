@@ -1,7 +1,7 @@
-"""The replication set: which findings, in which version, and the one family their claims are adjusted in.
+"""The replication set: which findings, in which version, and the one family their evidence claims are adjusted in.
 
-Bump `REPLICATION_SET_VERSION` whenever a finding, claim, arm, band or size changes: verdicts of different
-versions are not comparable (the family, and with it every p_holm, changes with the claims).
+Bump `REPLICATION_SET_VERSION` whenever a finding, claim, role, arm, band, margin or size changes: verdicts of
+different versions are not comparable (the family, and with it every p_holm, changes with the claims).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from prism_experiments.replication.findings import chaney2018, gauthier2026, goel2016, guess2023, juul_ugander2021
 from prism_experiments.replication.model import Finding
 
-REPLICATION_SET_VERSION = 3
+REPLICATION_SET_VERSION = 4
 FINDINGS: tuple[Finding, ...] = (
     goel2016.FINDING,
     juul_ugander2021.FINDING,
@@ -20,8 +20,11 @@ FINDINGS: tuple[Finding, ...] = (
     gauthier2026.FINDING,
 )
 BY_NAME: dict[str, Finding] = {finding.name: finding for finding in FINDINGS}
-#: Holm's family: every claim of every finding of this version, tested here or not
-FAMILY_SIZE = sum(len(finding.claims) for finding in FINDINGS)
+#: Holm's family: every evidence claim of every finding of this version, tested here or not (consistency checks are
+#: decided on their raw p, outside it: docs/validation.md, "Evidence and consistency")
+FAMILY_SIZE = sum(claim.evidence for finding in FINDINGS for claim in finding.claims)
+#: the consistency checks of this version (inputs, truths by construction, identities): shown, never counted
+N_CONSISTENCY = sum(not claim.evidence for finding in FINDINGS for claim in finding.claims)
 
 
 class UnknownFindingError(ValueError):

@@ -7,7 +7,7 @@ give. A finding that cannot be tested (its mechanism is missing) gets its reason
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -74,21 +74,35 @@ class SuiteResult:
         return sorted({run for run in self.plan.runs.values() if run})
 
 
-def plan_suite(options: SuiteOptions) -> tuple[list[Finding], Plan]:
+def plan_suite(options: SuiteOptions, say: Callable[[str], None] = lambda line: None) -> tuple[list[Finding], Plan]:
     """The selected findings and the jobs of the testable ones (UnknownFindingError, ConfigError before any run)."""
     findings = select(options.only)
     testable = [finding for finding in findings if finding.untestable() is None]
-    return findings, plan_jobs(testable, {f.name: options.seeds_of(f) for f in testable}, options.quick)
+    seeds = {f.name: options.seeds_of(f) for f in testable}
+    n_jobs = sum(len(f.arms) * seeds[f.name] for f in testable)
+    say(f"set v{REPLICATION_SET_VERSION}: composing the configs of {n_jobs} jobs ({len(testable)} findings)")
+    return findings, plan_jobs(testable, seeds, options.quick)
 
 
-def run_suite(options: SuiteOptions) -> SuiteResult:
-    """Make the missing runs (unless `options.run` is off), measure every seed, and give every claim a verdict."""
-    findings, plan = plan_suite(options)
+def run_suite(
+    options: SuiteOptions,
+    planned: tuple[list[Finding], Plan] | None = None,
+    say: Callable[[str], None] = lambda line: None,
+) -> SuiteResult:
+    """Make the missing runs (unless `options.run` is off), measure every seed, and give every claim a verdict.
+
+    `planned`: the findings and plan `plan_suite(options)` already gave (composed once, not twice); `say` tells each
+    step before it starts (the command line prints it: no step is silent for long).
+    """
+    findings, plan = planned or plan_suite(options)
+    uris = sorted({job.tracking_uri for job in plan.jobs})
+    say(f"looking up the runs of {len(plan.jobs)} jobs in {', '.join(uris) or 'no store'}")
     find_runs(plan)
     failed: list[str] = []
     missing = list({job.digest: job for job in plan.missing()}.values())  # a run two findings share, once
     if missing and options.run:
-        failed = run_sweeps(sweep_commands(missing))
+        say(f"{len(missing)} runs missing: starting their sweeps")
+        failed = run_sweeps(sweep_commands(missing), say)
         find_runs(plan)
     results, figures, rows = [], {}, []
     for finding in findings:
@@ -98,7 +112,8 @@ def run_suite(options: SuiteOptions) -> SuiteResult:
         rows += finding_rows
     adjust_family(results, FAMILY_SIZE)
     by_name = {(f.name, c.name): (f, c) for f in findings for c in f.claims}
-    for result in results:
+    # the power simulation takes seconds per claim: a bar, so the console never goes quiet
+    for result in tqdm(results, desc="judging claims", unit="claim", leave=False):
         finding, claim = by_name[(result.finding, result.claim)]
         judge(
             finding, claim, result, figures[finding.name], FAMILY_SIZE, options.bootstrap_seed, options.power_replicates

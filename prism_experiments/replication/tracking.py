@@ -1,5 +1,6 @@
-"""The replication as an MLflow run of kind `replication`: verdicts as tags, effects as metrics, the report as
-artifacts. A smoke run (--quick) is never logged: it gives no verdict."""
+"""The replication as an MLflow run of kind `replication`: verdicts and the headline as tags, effects and counts as
+metrics, the report as artifacts. Every count and finding verdict is of evidence claims only: consistency checks
+are logged per claim but never counted as replication. A smoke run (--quick) is never logged: it gives no verdict."""
 
 from __future__ import annotations
 
@@ -11,13 +12,22 @@ from mlflow.entities import Metric, Param, RunTag
 from mlflow.tracking import MlflowClient
 
 from prism_experiments.analysis.analysis_run import compared_runs_tag
-from prism_experiments.replication.model import NOT_REPRODUCED, NOT_TESTABLE, REPRODUCED, WITHIN_BAND
+from prism_experiments.replication.model import (
+    HOLDING,
+    HOLDS,
+    NO_EVIDENCE,
+    NOT_REPRODUCED,
+    NOT_TESTABLE,
+    REPRODUCED,
+    WITHIN_BAND,
+)
 from prism_experiments.replication.suite import SuiteResult
-from prism_experiments.replication.verdicts import ALPHA
+from prism_experiments.replication.verdicts import ALPHA, headline
 from prism_experiments.tracking.store import ensure_experiment
 from prism_experiments.tracking.tags import (
     COMPARED_RUNS_TAG,
     KIND_TAG,
+    REPLICATION_HEADLINE_TAG,
     REPLICATION_KIND,
     REPLICATION_SET_TAG,
     VERDICT_TAG_PREFIX,
@@ -37,7 +47,7 @@ def start_replication_run(client: MlflowClient, uri: str, artifacts_dir: Path, r
     params = {
         "replication_set": str(result.version),
         "findings": ",".join(f.name for f in result.findings),
-        "family": f"holm over {result.family_size} claims",
+        "family": f"holm over {result.family_size} evidence claims (consistency checks: raw p, outside it)",
         "alpha": str(ALPHA),
         "bootstrap_seed": str(result.options.bootstrap_seed),
         **{f"seeds.{f.name}": str(result.options.seeds_of(f)) for f in result.findings},
@@ -47,20 +57,30 @@ def start_replication_run(client: MlflowClient, uri: str, artifacts_dir: Path, r
 
 
 def finish_replication_run(client: MlflowClient, run_id: str, result: SuiteResult, directory: Path) -> None:
-    """Verdict tags, per-claim metrics and counts, the report as artifacts; then FINISHED."""
+    """Verdict and headline tags, per-claim metrics and the evidence-only counts, the report as artifacts; then
+    FINISHED."""
     now = int(time.time() * 1000)
     verdicts = list(result.verdicts.values())
-    metrics = {
+    evidence = [r for r in result.results if r.evidence]
+    checks = [r for r in result.results if not r.evidence]
+    metrics: dict[str, float] = {
         "n_findings": len(verdicts),
+        # findings by their verdict, which is their evidence claims' (a finding of checks only: n_consistency_only)
         **{f"n_{v.replace(' ', '_')}": verdicts.count(v) for v in (REPRODUCED, WITHIN_BAND, NOT_REPRODUCED,
                                                                      NOT_TESTABLE)},
+        "n_consistency_only": verdicts.count(NO_EVIDENCE),
+        "n_evidence_claims": len(evidence),
+        "n_evidence_reproduced": sum(r.verdict in HOLDING for r in evidence),
+        "n_consistency_checks": len(checks),
+        "n_consistency_hold": sum(r.verdict == HOLDS for r in checks),
     }  # fmt: skip
     for r in result.results:
-        for name in ("effect", "ci_low", "ci_high", "p_holm", "seeds_80"):
+        for name in ("effect", "ci_low", "ci_high", "p_value", "p_holm", "seeds_80"):
             value = getattr(r, name)
             if math.isfinite(value):
                 metrics[f"{r.finding}.{r.claim}.{name}"] = value
     tags = [RunTag(f"{VERDICT_TAG_PREFIX}{name}", verdict) for name, verdict in result.verdicts.items()]
+    tags.append(RunTag(REPLICATION_HEADLINE_TAG, headline(result.results)))
     client.log_batch(run_id, metrics=[Metric(k, float(v), now, 0) for k, v in metrics.items()], tags=tags)
     client.log_artifacts(run_id, str(directory))
     client.set_terminated(run_id, "FINISHED")

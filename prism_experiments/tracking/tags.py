@@ -67,9 +67,11 @@ CHAOS_KIND = "chaos"
 #: `prism-replicate`: the verdicts of the replication suite (prism_experiments/replication, docs/validation.md)
 REPLICATION_KIND = "replication"
 
-#: Replication runs: the replication set's version, and each finding's verdict (`prism.verdict.<finding>`).
+#: Replication runs: the replication set's version, each finding's verdict (`prism.verdict.<finding>`, from its
+#: evidence claims), and the headline ("k of n evidence claims reproduced; m of c consistency checks hold ...").
 REPLICATION_SET_TAG = "prism.replication_set"
 VERDICT_TAG_PREFIX = "prism.verdict."
+REPLICATION_HEADLINE_TAG = "prism.replication_headline"
 
 
 def tag_equals(tag: str, value: str) -> str:

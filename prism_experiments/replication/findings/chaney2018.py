@@ -36,6 +36,10 @@ CLAIMS = (
         published="increases homogeneity / homogenizes user behavior (direction only, no figure)",
         source=SOURCE,
         sign=1,
+        role="evidence",
+        how_it_could_fail="If the learned predictor, which sees only platform features, spread agents over more "
+        "different posts than the oracle, which knows every agent's biases, the agents' consumption would be less "
+        "alike under it and the contrast would go the other way.",
     ),
     Claim(
         name="utility",
@@ -44,6 +48,10 @@ CLAIMS = (
         published="decreases utility (title); without increasing utility (abstract); direction only",
         source=SOURCE,
         sign=-1,
+        role="consistency",
+        how_it_could_fail="It cannot contradict the paper: the oracle ranks by the behaviour model's own engagement "
+        "probabilities, so per impression no predictor can beat it in expectation, and learned − oracle < 0 only "
+        "checks that the learned predictor is not the oracle.",
     ),
 )
 

@@ -46,6 +46,10 @@ CLAIMS = (
         "platform in the paper, not mapped here)",
         source=SOURCE,
         sign=-1,
+        role="consistency",
+        how_it_could_fail="Its sign is fixed before any run: with agents.activity_response > 0 an agent's visits "
+        "rise with the engagements its feeds earn per visit, and x_algo earns more engagements per impression than "
+        "a chronological feed.",
     ),
     Claim(
         name="activity",
@@ -54,6 +58,10 @@ CLAIMS = (
         published="and their activity (direction only)",
         source=SOURCE,
         sign=-1,
+        role="consistency",
+        how_it_could_fail="Its sign is fixed before any run: engagements per agent are visits times engagements "
+        "per visit, and both are higher under x_algo (visits through the activity response, engagements per visit "
+        "through its ranking).",
     ),
 )
 

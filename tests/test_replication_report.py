@@ -1,0 +1,134 @@
+"""The replication's report: the forest plot comes first, the headline counts evidence claims only, the tables keep
+evidence claims and consistency checks apart, and text columns are left-aligned (hand-built results, no runs)."""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from prism_experiments.replication.forest import FOREST_PNG
+from prism_experiments.replication.model import (
+    DOES_NOT_HOLD,
+    EQUIVALENT,
+    HOLDS,
+    NOT_REPRODUCED,
+    REPRODUCED,
+    Arm,
+    Claim,
+    ClaimResult,
+    Finding,
+    Source,
+)
+from prism_experiments.replication.report import REPORT_HTML, REPORT_MD, console_summary, write_report
+from prism_experiments.replication.runs import Plan
+from prism_experiments.replication.suite import SuiteOptions, SuiteResult
+from prism_experiments.replication.verdicts import empty_result, finding_verdict
+
+SOURCE = Source("A. Author (2020). A paper.", "it goes up", "source text", "its abstract")
+CLAIMS = (
+    Claim("goes_up", "contrast", "x − y", "up", SOURCE, role="evidence", how_it_could_fail="It could go down.",
+          sign=1),
+    Claim("same", "equivalence", "x − y", "no effect", SOURCE, role="evidence", how_it_could_fail="It could differ.",
+          margin=0.5, margin_reason="The paper's own figures."),
+    Claim("flat", "equivalence", "x − y", "no effect", SOURCE, role="evidence", how_it_could_fail="It could tilt.",
+          margin=1.5, margin_reason="The paper's own figures."),
+    Claim("an_input", "band", "a share", ">= 0.9", SOURCE, role="consistency",
+          how_it_could_fail="It is a calibration input.", low=0.9),
+    Claim("by_construction", "contrast", "x − y", "up", SOURCE, role="consistency",
+          how_it_could_fail="Its sign is fixed by construction.", sign=1),
+)  # fmt: skip
+FINDING = Finding(name="toy", title="A toy finding", arms=(Arm("a", ()),), claims=CLAIMS, tables={},
+                  measure=lambda runs: ({}, {}), seeds=10)  # fmt: skip
+#: (verdict, effect, CI, p) per claim, as a judged run would give them
+JUDGED = {
+    "goes_up": (REPRODUCED, 0.3, (0.2, 0.4), 0.002),
+    "same": (EQUIVALENT, 0.05, (-0.1, 0.2), 0.004),
+    "flat": (NOT_REPRODUCED, math.nan, (math.nan, math.nan), math.nan),
+    "an_input": (HOLDS, 0.93, (0.92, 0.94), 0.002),
+    "by_construction": (DOES_NOT_HOLD, -0.1, (-0.2, 0.05), 0.4),
+}
+
+
+def suite_result() -> SuiteResult:
+    results: list[ClaimResult] = []
+    for claim in CLAIMS:
+        verdict, effect, (low, high), p = JUDGED[claim.name]
+        result = empty_result(FINDING, claim, verdict, "" if verdict in (REPRODUCED, EQUIVALENT, HOLDS) else "why so")
+        result.effect, result.ci_low, result.ci_high, result.p_value, result.n_seeds = effect, low, high, p, 10
+        result.p_holm = min(1.0, 3 * p) if claim.evidence and not math.isnan(p) else math.nan
+        results.append(result)
+    verdicts = {FINDING.name: finding_verdict(CLAIMS, results)}
+    return SuiteResult(SuiteOptions(), [FINDING], results, verdicts, {FINDING.name: {}}, pd.DataFrame(), Plan([]),
+                       family_size=3)  # fmt: skip
+
+
+class Tags(HTMLParser):
+    """The start tags of a page in document order, with their attributes."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[tuple[str, dict[str, str | None]]] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append((tag, dict(attrs)))
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    directory = tmp_path_factory.mktemp("replication")
+    write_report(directory, suite_result(), datetime(2026, 1, 1), None)
+    return directory
+
+
+HEADLINE = (
+    "2 of 3 evidence claims reproduced; 1 of 2 consistency checks hold (inputs, truths by construction and "
+    "identities: shown, never counted as replication)"
+)
+
+
+def test_the_first_figure_of_the_page_is_the_forest_plot_and_it_comes_before_any_table(report: Path) -> None:
+    parser = Tags()
+    parser.feed((report / REPORT_HTML).read_text(encoding="utf-8"))
+    order = [tag for tag, _ in parser.tags]
+    assert "table" in order and "img" in order
+    first_image = order.index("img")
+    assert first_image < order.index("table")
+    assert "figure" in order[:first_image]
+    attributes = parser.tags[first_image][1]
+    assert attributes["data-source"] == FOREST_PNG
+    assert str(attributes["src"]).startswith("data:image/png;base64,")  # embedded: the page needs no other file
+    assert (report / FOREST_PNG).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_the_headline_counts_evidence_claims_only_everywhere(report: Path) -> None:
+    text = (report / REPORT_MD).read_text(encoding="utf-8")
+    assert text.splitlines()[2] == f"**{HEADLINE}.**"
+    assert text.index(f"]({FOREST_PNG})") < text.index("## Evidence claims (Holm over 3)")
+    assert text.index("## Evidence claims") < text.index("## Consistency checks")
+    assert f"<strong>{HEADLINE}.</strong>" in (report / REPORT_HTML).read_text(encoding="utf-8")
+    summary = console_summary(suite_result(), report, None)
+    assert summary.splitlines()[0] == f"replication set v{suite_result().version}: {HEADLINE}"
+    assert "Holm over the 3 evidence claims" in summary.splitlines()[-1]
+
+
+def test_the_tables_keep_checks_apart_and_text_columns_left_aligned(report: Path) -> None:
+    page = (report / REPORT_HTML).read_text(encoding="utf-8")
+    evidence = page[page.index('class="claims evidence"') : page.index('class="claims consistency"')]
+    checks = page[page.index('class="claims consistency"') :]
+    assert "toy · goes_up" in evidence and "toy · an_input" not in evidence
+    assert "toy · an_input" in checks and "It is a calibration input." in checks
+    rows = [row for row in evidence.split("<tr>")[2:]]  # after the header row
+    for row in rows:
+        cells = row.split("<td")[1:]
+        assert len(cells) == 8
+        assert not cells[-1].startswith(' class="num"')  # why: left-aligned text
+        assert cells[2].startswith(' class="num"')  # the effect: a number
+    verdicts = pd.read_csv(report / "verdicts.csv")
+    assert set(verdicts["role"]) == {"evidence", "consistency"}
+    assert verdicts.loc[verdicts["claim"] == "same", "margin"].item() == 0.5
+    assert verdicts.loc[verdicts["claim"] == "same", "margin_reason"].item() == "The paper's own figures."
