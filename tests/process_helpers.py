@@ -363,7 +363,7 @@ class ForkedProcess:
 
     def __init__(
         self, args: list[str], *, env: Mapping[str, str], cwd: Path, stdout: object, stderr: object, text: bool,
-        start_new_session: bool = False,
+        start_new_session: bool = False, stdin: object = None,
     ) -> None:  # fmt: skip
         import io
         import socket
@@ -371,9 +371,14 @@ class ForkedProcess:
         from zygote import send_message
 
         self.args, self.returncode, self._text = args, None, text
-        self.stdout = self.stderr = None
+        self.stdin = self.stdout = self.stderr = None
         ends: list[int] = []  # the descriptors the process gets, closed here once sent
-        sent = [os.open(os.devnull, os.O_RDONLY)]
+        if stdin is subprocess.PIPE:
+            read, write = os.pipe()
+            self.stdin = open(write, "w" if text else "wb")  # noqa: SIM115  (closed by communicate)
+            sent = [read]
+        else:
+            sent = [os.open(os.devnull, os.O_RDONLY)]
         ends.append(sent[0])
         for name, target in (("stdout", stdout), ("stderr", stderr)):
             if target is subprocess.PIPE:
@@ -428,11 +433,19 @@ class ForkedProcess:
         assert self.returncode is not None
         return self.returncode
 
-    def communicate(self, timeout: float | None = None) -> tuple[str | bytes | None, str | bytes | None]:
-        """Both pipes read to their end (each in a thread, as `subprocess` does), then the exit status."""
+    def communicate(
+        self, input: str | bytes | None = None, timeout: float | None = None
+    ) -> tuple[str | bytes | None, str | bytes | None]:
+        """`input` written to stdin (then closed), both pipes read to their end (each in a thread, as `subprocess`
+        does), then the exit status."""
         import threading
 
         deadline = None if timeout is None else time.monotonic() + timeout
+        if self.stdin is not None:
+            with suppress(BrokenPipeError):
+                if input:
+                    self.stdin.write(input)  # type: ignore[arg-type]
+                self.stdin.close()
         results: dict[str, object] = {}
         readers = [
             threading.Thread(target=lambda n=name, s=stream: results.__setitem__(n, s.read()), daemon=True)
@@ -499,7 +512,7 @@ def _fork_server() -> Path:
 
 def forked(
     argv: list[str], *, env: Mapping[str, str] | None = None, cwd: Path | None = None, stdout: object = subprocess.PIPE,
-    stderr: object = subprocess.PIPE, text: bool = True, start_new_session: bool = False,
+    stderr: object = subprocess.PIPE, text: bool = True, start_new_session: bool = False, stdin: object = None,
 ) -> ForkedProcess:  # fmt: skip
     """`subprocess.Popen(argv, ...)` for `[python, -m module, ...]` or `[python, -c code, ...]`, forked from the tests'
     fork server (tests/zygote.py) instead of a new interpreter importing the project again."""
@@ -507,17 +520,19 @@ def forked(
         raise ValueError(f"argv: [sys.executable, -m|-c, ...] expected, got {argv[:2]}")
     return ForkedProcess(
         argv, env=env if env is not None else environment(), cwd=cwd or ROOT, stdout=stdout, stderr=stderr, text=text,
-        start_new_session=start_new_session,
+        start_new_session=start_new_session, stdin=stdin,
     )  # fmt: skip
 
 
 def forked_run(
-    argv: list[str], *, env: Mapping[str, str] | None = None, cwd: Path | None = None, timeout: float = 600
-) -> subprocess.CompletedProcess:
-    """`subprocess.run(argv, capture_output=True, text=True, timeout=...)` through the fork server (`forked`)."""
-    process = forked(argv, env=env, cwd=cwd)
+    argv: list[str], *, env: Mapping[str, str] | None = None, cwd: Path | None = None, timeout: float = 600,
+    input: str | None = None,
+) -> subprocess.CompletedProcess:  # fmt: skip
+    """`subprocess.run(argv, capture_output=True, text=True, timeout=..., input=...)` through the fork server
+    (`forked`)."""
+    process = forked(argv, env=env, cwd=cwd, stdin=subprocess.PIPE if input is not None else None)
     try:
-        out, err = process.communicate(timeout=timeout)
+        out, err = process.communicate(input, timeout=timeout)
     except subprocess.TimeoutExpired:
         process.kill()
         process.communicate()

@@ -13,6 +13,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from mlflow.tracking import MlflowClient
+from process_helpers import forked_run
 
 from prism_experiments.analysis.compare import ComparisonSettings
 from prism_experiments.analysis.experiment_comparison import compare_experiment
@@ -28,8 +29,8 @@ ROOT = Path(__file__).resolve().parents[1]
 def replicate(runs_dir: Path, cache: Path, *args: str) -> subprocess.CompletedProcess[str]:
     environment = {k: v for k, v in os.environ.items() if k != "MLFLOW_TRACKING_URI"}
     environment |= {"PRISM_RUNS_DIR": str(runs_dir), "PRISM_CACHE_DIR": str(cache), "HF_HUB_OFFLINE": "1"}
-    return subprocess.run([sys.executable, "-m", "prism_experiments.replication.cli", *args], cwd=ROOT,
-                          env=environment, capture_output=True, text=True, timeout=900)  # fmt: skip
+    return forked_run([sys.executable, "-m", "prism_experiments.replication.cli", *args],
+                          env=environment, timeout=900)  # fmt: skip
 
 
 QUICK_JUUL = ("--quick", "--only", "juul_ugander2021", "--seeds", "2")

@@ -95,3 +95,12 @@ def test_the_fork_server_imported_the_project_and_no_thread_or_torch() -> None:
         "print('prism_experiments.harness.job' in sys.modules, 'torch' in sys.modules, threading.active_count())"
     )
     assert forked_run([PYTHON, "-c", code]).stdout.split() == ["True", "False", "1"]
+
+
+def test_input_reaches_stdin() -> None:
+    assert forked_run([PYTHON, "-c", "import sys; print(sys.stdin.read().upper())"], input="docs").stdout == "DOCS\n"
+
+
+def test_a_preloaded_entry_point_runs_without_a_warning_a_new_interpreter_would_not_print() -> None:
+    result = forked_run([PYTHON, "-m", "prism_experiments.analysis.cli", "--help"])
+    assert result.returncode == 0 and "usage" in result.stdout and result.stderr == "", result.stderr

@@ -89,6 +89,10 @@ def _run_forked(header: dict[str, object], fds: list[int]) -> int:
         if argv[0] == "-m":
             sys.argv = [argv[1], *argv[2:]]  # runpy puts the module's path first, as `python -m` does
             sys.path[0] = os.getcwd()
+            # it runs as __main__ from its code, as `python -m` does; the copy imported here would only make runpy
+            # warn that the module was imported before it ran
+            sys.modules.pop(argv[1], None)
+            sys.modules.pop(f"{argv[1]}.__main__", None)
             runpy.run_module(argv[1], run_name="__main__", alter_sys=True)
         elif argv[0] == "-c":
             sys.argv = ["-c", *argv[2:]]
