@@ -90,6 +90,11 @@ def test_chaney_measure_pairs_by_the_collaborative_arm_and_compares_with_the_ora
     assert (claims["utility"].x, claims["utility"].y) == (0.3, 0.6)
     # all pairs of engagers, descriptive: oracle a = {p1}, b = {p2}, c = {p2}: (0 + 0 + 1) / 3
     assert figures["jaccard_all_pairs_oracle"] == pytest.approx(1 / 3) and figures["pairs"] == 2.0
+    assert "paired_change_random_offline" not in figures  # no random arm: no selection reference
+    # with a random arm, the same pairing rule on its engagements (ALS fitted after the run) is reported beside
+    random_arm = pd.DataFrame({"agent_id": ["a", "a", "b", "b", "c"], "post_id": ["p1", "p2", "p1", "p3", "p3"]})
+    runs["random"] = {"engagements": random_arm, "exposures": pd.DataFrame({"post_id": ["p1"] * 5})}
+    assert math.isfinite(chaney2018.measure(runs)[1]["paired_change_random_offline"])
     assert chaney2018.FINDING.tables_of("collaborative")["cf_user_pairs"] == ("agent_id", "paired_agent_id")
     assert "cf_user_pairs" not in chaney2018.FINDING.tables_of("oracle")
 
