@@ -145,7 +145,7 @@ def evaluate_finding(
             if any(run is None for run in seed_runs.values()):
                 continue
             try:
-                data = {arm: tables.tables(str(run), finding.tables) for arm, run in seed_runs.items()}
+                data = {arm: tables.tables(str(run), finding.tables_of(arm)) for arm, run in seed_runs.items()}
             except (MlflowException, OSError, KeyError) as exc:
                 missing.append(f"seed {seed} (tables unreadable: {str(exc).splitlines()[0]})")
                 continue
