@@ -3,6 +3,7 @@
 make chaos                                  # 30 rounds, every fault at least 3 times, seed 0
 make chaos ARGS="--seed 7 --rounds 40"      # another schedule
 make chaos ARGS="--seed 7 --only 12"        # round 12 of seed 7's schedule alone (a failure's reproduction)
+make chaos ARGS="--rounds 3 --targets replication --target-each 3"   # replication rounds only
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import time
 from pathlib import Path
 
 from prism_experiments.chaos.runner import Results, final_rerun, run_round
-from prism_experiments.chaos.schedule import FAULTS, LAUNCHERS, Round, build_schedule
+from prism_experiments.chaos.schedule import FAULTS, LAUNCHERS, TARGET_EACH, TARGETS, Round, build_schedule
 from prism_experiments.chaos.world import HARNESS_HTTP_BUDGET, disk_available, job_overrides, stores_for
 from prism_experiments.embeddings.embedder import cache_directory
 from prism_experiments.embeddings.model import DEFAULT_MODEL
@@ -75,7 +76,17 @@ def run(args: argparse.Namespace) -> int:
     for note in notes:
         print(f"chaos: {note}", file=sys.stderr)
     kinds = tuple(store for store in args.stores if store != "server" or faults_allow_server(notes))
-    schedule = build_schedule(args.seed, args.rounds, faults, tuple(args.launchers), args.each, args.n_steps, kinds)
+    schedule = build_schedule(
+        args.seed,
+        args.rounds,
+        faults,
+        tuple(args.launchers),
+        args.each,
+        args.n_steps,
+        kinds,
+        tuple(args.targets),
+        args.target_each,
+    )
     if args.only is not None:
         schedule = [r for r in schedule if r.index == args.only]
     cache = work / "cache"
@@ -120,9 +131,10 @@ def _round_line(result: object, total: int) -> str:
     outcome = ("hit: " if result.injection.hit else "missed: ") + result.injection.detail
     exits = [e.code for e in result.exits]
     phases = ", ".join(f"{name} {seconds:.0f}" for name, seconds in result.phases.items())
+    store = "own sqlite" if r.target == "replication" else r.store
     return (
-        f"round {r.index} ({total} in all): {r.fault} at '{r.trigger}' "
-        f"({r.store}, {launchers}, {len(r.sweeps)} sweep(s)): "
+        f"round {r.index} ({total} in all): {r.target}: {r.fault} at '{r.trigger}' "
+        f"({store}, {launchers}, {len(r.sweeps)} {'suite' if r.target == 'replication' else 'sweep(s)'}): "
         f"{outcome}; exits {exits}; {len(result.violations)} violation(s); {result.seconds:.0f} s"
         + (f" ({phases})" if phases else "")
     )
@@ -138,6 +150,8 @@ def summary(results: Results, seed: int, seconds: float) -> str:
         "|---|---|---|",
     ]
     lines += [f"| {kind} | {faults[kind]} | {hits[kind]} |" for kind in FAULTS if faults[kind]]
+    targets = results.targets()
+    lines.append("rounds by target: " + ", ".join(f"{kind} {targets[kind]}" for kind in TARGETS if targets[kind]))
     lines += [f"- {violation}" for violation in results.violations]
     return "\n".join(lines)
 
@@ -162,6 +176,8 @@ def _log_results(results: Results, args: argparse.Namespace, seconds: float, rep
             "only": args.only,
             "faults": ",".join(args.faults),
             "launchers": ",".join(args.launchers),
+            "targets": ",".join(args.targets),
+            "target_each": args.target_each,
         }.items():
             client.log_param(run_id, key, str(value))
         client.log_metric(run_id, "rounds", len(results.rounds))
@@ -170,6 +186,8 @@ def _log_results(results: Results, args: argparse.Namespace, seconds: float, rep
         for kind, count in results.faults().items():
             client.log_metric(run_id, f"faults.{kind}", count)
             client.log_metric(run_id, f"hits.{kind}", results.hits()[kind])
+        for kind, count in results.targets().items():
+            client.log_metric(run_id, f"targets.{kind}", count)
         rounds = "\n".join(_round_line(r, len(results.rounds)) for r in results.rounds)
         with tempfile.TemporaryDirectory() as tmp:
             path = Path(tmp) / "report.md"
@@ -194,6 +212,19 @@ def parser() -> argparse.ArgumentParser:
         default=["sqlite", "server"],
         help="sqlite,server: the stores a round draws from (a server or full-disk fault picks its own)",
     )
+    p.add_argument(
+        "--targets",
+        type=lambda s: s.split(","),
+        default=list(TARGETS),
+        help=f"{','.join(TARGETS)}: what rounds run (smoke sweeps, on world files, with a ranking schedule, or a "
+        "replication finding's quick suite, resumed after its fault)",
+    )
+    p.add_argument(
+        "--target-each",
+        type=int,
+        default=TARGET_EACH,
+        help="every target but smoke on at least this many rounds (rounds allowing)",
+    )
     p.add_argument("--n-steps", type=int, default=4, help="simulation.n_steps of every job")
     p.add_argument("--only", type=int, default=None, help="run only this round (0-based) of the schedule")
     p.add_argument("--work-dir", type=Path, default=None, help="default: <runs dir>/chaos/<time>")
@@ -207,8 +238,13 @@ def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     unknown = [f for f in args.faults if f not in FAULTS] + [x for x in args.launchers if x not in LAUNCHERS]
     unknown += [store for store in args.stores if store not in ("sqlite", "server")]
+    unknown += [target for target in args.targets if target not in TARGETS]
     if unknown:
-        print(f"chaos: --faults / --launchers: unknown {unknown}; allowed {FAULTS} and {LAUNCHERS}", file=sys.stderr)
+        print(
+            f"chaos: --faults / --launchers / --targets: unknown {unknown}; "
+            f"allowed {FAULTS}, {LAUNCHERS} and {TARGETS}",
+            file=sys.stderr,
+        )
         return 2
     return run(args)
 

@@ -53,13 +53,13 @@ def fill_disk(disk: Path) -> Path:
     return filler
 
 
-def _round_runs(stores: Stores, store: str, seeds: set[int]) -> list:
+def _round_runs(stores: Stores, store: str, seeds: set[int], experiment: str = EXPERIMENT) -> list:
     """The round's simulation runs so far (its seeds are its own), [] while the store cannot answer."""
     database = sqlite_path(stores.tracking_uri(store))
     if database is not None and not database.is_file():  # opening it would create it, racing the sweep's own start
         return []
     try:
-        found = client(stores.tracking_uri(store)).get_experiment_by_name(EXPERIMENT)
+        found = client(stores.tracking_uri(store)).get_experiment_by_name(experiment)
         if found is None:
             return []
         runs = client(stores.tracking_uri(store)).search_runs(
@@ -70,18 +70,21 @@ def _round_runs(stores: Stores, store: str, seeds: set[int]) -> list:
     return [run for run in runs if run.data.tags.get(SEED_TAG, "").isdigit() and int(run.data.tags[SEED_TAG]) in seeds]
 
 
-def wait_for_event(trigger: str, sweeps: list[Sweep], stores: Stores, store: str, seeds: set[int]) -> list:
+def wait_for_event(
+    trigger: str, sweeps: list[Sweep], stores: Stores, store: str, seeds: set[int], experiment: str = EXPERIMENT
+) -> list:
     """Until `trigger` happened (a sweep's parent run exists, a job of the round is RUNNING, a job FINISHED):
     the round's runs at that moment; [] when every sweep ended first (the fault then finds nothing to hit)."""
-    sweep_files_before = {str(p) for p in stores.runs_dir(store).glob(f"hydra/{EXPERIMENT}/*/prism_sweep.json")}
+    pattern = f"hydra/{experiment}/*/prism_sweep.json"
+    sweep_files_before = {str(p) for p in stores.runs_dir(store).glob(pattern)}
     deadline = time.monotonic() + 600
     while time.monotonic() < deadline and any(s.process.poll() is None for s in sweeps):
         if trigger == "started":
-            found = {str(p) for p in stores.runs_dir(store).glob(f"hydra/{EXPERIMENT}/*/prism_sweep.json")}
+            found = {str(p) for p in stores.runs_dir(store).glob(pattern)}
             if found - sweep_files_before:
-                return _round_runs(stores, store, seeds) or [None]
+                return _round_runs(stores, store, seeds, experiment) or [None]
         else:
-            runs = _round_runs(stores, store, seeds)
+            runs = _round_runs(stores, store, seeds, experiment)
             wanted = "RUNNING" if trigger == "running" else "FINISHED"
             hits = [run for run in runs if run.info.status == wanted and PID_TAG in run.data.tags]
             if hits:
@@ -120,10 +123,13 @@ def inject(fault: str, sweeps: list[Sweep], stores: Stores, at_event: list, rng:
     if not live:
         return Injection(False, "every sweep had ended")
     target = rng.choice(live)
-    if fault == "kill_driver":
-        return _signal(target.process.pid, signal.SIGKILL, f"kill -9 of the driver {target.process.pid}")
-    if fault == "sigterm":
-        return _signal(target.process.pid, signal.SIGTERM, f"SIGTERM to the driver {target.process.pid}")
+    if fault in ("kill_driver", "sigterm"):
+        # a suite's driver is its sweep in flight: a suite killed itself would leave that sweep running on, unwatched
+        driver = target.driver_pid()
+        if driver is None:
+            return Injection(False, "the suite had no sweep in flight")
+        signum, what = (signal.SIGKILL, "kill -9 of") if fault == "kill_driver" else (signal.SIGTERM, "SIGTERM to")
+        return _signal(driver, signum, f"{what} the driver {driver}")
     if fault == "sigint":
         try:
             os.killpg(target.process.pid, signal.SIGINT)  # a terminal's Ctrl-C: the whole foreground group

@@ -20,7 +20,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from prism_experiments.chaos.schedule import LAUNCHER_OVERRIDES, Round, SweepPlan
+from prism_experiments.chaos.schedule import (
+    LAUNCHER_OVERRIDES,
+    REPLICATION_FINDING,
+    REPLICATION_SEEDS,
+    Round,
+    SweepPlan,
+)
 from prism_experiments.locations import CONFIG_DIR, sqlite_tracking_uri
 
 #: the experiment every chaos sweep logs to (its rounds' configs differ by seed)
@@ -35,6 +41,9 @@ SERVER_OVERRIDES = ("tracking.http_timeout_s=5", "tracking.http_max_retries=1")
 HARNESS_HTTP_BUDGET = {"MLFLOW_HTTP_REQUEST_MAX_RETRIES": "0", "MLFLOW_HTTP_REQUEST_TIMEOUT": "5"}
 #: the tmpfs a full-disk round fills (small: it fills in a moment)
 DISK_SIZE = "64m"
+#: the example world a file_world round's jobs run on (`python -m prism_experiments.example_world`): as many
+#: accounts as the tests' file worlds, so that a job costs about a smoke job
+WORLD_FILE_NODES, WORLD_FILE_EDGES = 40, 200
 
 
 @dataclass
@@ -51,6 +60,24 @@ class Stores:
     ray_env: dict[str, str] = field(default_factory=dict)
     #: (seed, mode) -> the fault-free run's summary metrics, for every round so far
     references: dict[tuple[int, str], dict[str, float]] = field(default_factory=dict)
+    #: the folder of the file_world rounds' edges.txt and population.csv (None: no such round)
+    world_files: Path | None = None
+    #: the fault-free replication suite, run once a schedule when its first replication round starts
+    replication: ReplicationReference | None = None
+
+    def target_overrides(self, round_: Round) -> list[str]:
+        """What the round's target adds to every job of the round (its references, sweeps and final re-run)."""
+        if round_.target == "file_world":
+            assert self.world_files is not None
+            return [
+                "network=file",
+                f"network.path={self.world_files / 'edges.txt'}",
+                "agents=file",
+                f"agents.path={self.world_files / 'population.csv'}",
+            ]
+        if round_.target == "ranking_schedule":
+            return [schedule_override(round_.n_steps)]
+        return []
 
     def runs_dir(self, store: str) -> Path:
         if store == "disk":
@@ -86,6 +113,8 @@ def stores_for(work: Path, cache: Path, rounds: list[Round]) -> Iterator[Stores]
             stores.server_uri = state.tracking_uri
         if any(r.store == "disk" for r in rounds):
             stores.disk = mount_small_disk(work / "disk")
+        if any(r.target == "file_world" for r in rounds):
+            stores.world_files = write_world_files(work / "world")
         if any(s.launcher == "ray" for r in rounds for s in r.sweeps):
             stores.ray_home = work / "ray-head"
             head = ray_head.start_head(stores.ray_home, port=free_port(), num_cpus=2, timeout_s=300)
@@ -119,21 +148,43 @@ def disk_available(work: Path) -> bool:
     return True
 
 
+def write_world_files(folder: Path) -> Path:
+    """The example world's edges.txt and population.csv in `folder` (the file_world rounds' world)."""
+    from prism_experiments.example_world import main as example_world
+
+    code = example_world(["--out", str(folder), "--nodes", str(WORLD_FILE_NODES), "--edges", str(WORLD_FILE_EDGES)])
+    if code != 0:
+        raise RuntimeError(f"the example world could not be written to {folder} (exit {code})")
+    return folder
+
+
+def schedule_override(n_steps: int) -> str:
+    """A ranking schedule for a run of `n_steps`: x_algo with a halved out-of-network scale from step 0, whatever the
+    run's own mode (so a random run switches ranker at once), then chronological from half-way (a second switch,
+    which every ranker observes the feedback before: simulation/schedule.py)."""
+    entries = ["{step:0,mode:x_algo,out_of_network_scale:0.5}"]
+    if n_steps >= 2:
+        entries.append(f"{{step:{n_steps // 2},mode:chronological}}")
+    return f"simulation.schedule=[{','.join(entries)}]"
+
+
 # ------------------------------------------------------------------------------------------- fault-free references
-def job_overrides(seed: int, mode: str, n_steps: int) -> list[str]:
-    """One chaos job's config, as its sweep composes it (`experiment=smoke` at `n_steps`)."""
+def job_overrides(seed: int, mode: str, n_steps: int, extra: list[str] | None = None) -> list[str]:
+    """One chaos job's config, as its sweep composes it (`experiment=smoke` at `n_steps`, then the round target's
+    `extra` overrides)."""
     return [
         "experiment=smoke",
         f"experiment_name={EXPERIMENT}",
         f"simulation.n_steps={n_steps}",
         "simulation.show_progress=false",
         "tracking.log_figures=false",
+        *(extra or []),
         f"seed={seed}",
         f"ranking={mode}",
     ]
 
 
-def reference_metrics(round_: Round, cache: Path, scratch: Path) -> dict[tuple[int, str], dict[str, float]]:
+def reference_metrics(round_: Round, stores: Stores, scratch: Path) -> dict[tuple[int, str], dict[str, float]]:
     """(seed, mode) -> summary metrics of a fault-free in-process run of each config of the round (this also puts
     every text the round's sweeps embed into the cache)."""
     from prism_experiments.composition import compose_experiment
@@ -142,10 +193,18 @@ def reference_metrics(round_: Round, cache: Path, scratch: Path) -> dict[tuple[i
 
     references = {}
     for seed, mode in sorted(round_.configs):
-        overrides = job_overrides(seed, mode, round_.n_steps)
-        cfg = compose_experiment([*overrides, f"paths.runs_dir={scratch}", f"rag.cache_dir={cache}"])
+        overrides = job_overrides(seed, mode, round_.n_steps, stores.target_overrides(round_))
+        cfg = compose_experiment([*overrides, f"paths.runs_dir={scratch}", f"rag.cache_dir={stores.cache}"])
         references[(seed, mode)] = summarize(run_simulation(cfg))
     return references
+
+
+@dataclass(frozen=True)
+class ReplicationReference:
+    """The fault-free quick suite of the replication rounds: its verdicts.csv rows, and its runs' metrics by config."""
+
+    verdicts: list[dict[str, str]]
+    metrics: dict[tuple[int, str], dict[str, float]]
 
 
 def same_metric(logged: float | None, reference: float) -> bool:
@@ -163,9 +222,26 @@ class Sweep:
     plan: SweepPlan
     process: subprocess.Popen[bytes]
     log: Path
+    #: a replication suite (`prism-replicate`), whose sweeps are its children, one at a time
+    suite: bool = False
 
     def output(self) -> str:
         return self.log.read_text(errors="replace") if self.log.is_file() else ""
+
+    def driver_pid(self) -> int | None:
+        """The sweep's driver: the process itself, or the suite's sweep in flight (None between its sweeps)."""
+        if not self.suite:
+            return self.process.pid
+        from prism_experiments.ops.processes import child_pids
+
+        for pid in child_pids(self.process.pid):
+            try:
+                command = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if b"prism_experiments" in command and b"-m" in command[2:]:
+                return pid
+        return None
 
 
 def _terminal_signals() -> None:
@@ -177,7 +253,8 @@ def _terminal_signals() -> None:
 
 def start_sweep(plan: SweepPlan, round_: Round, stores: Stores, log: Path) -> Sweep:
     """`python -m prism_experiments -m ...` for `plan`, in a process group of its own (a terminal's foreground job)."""
-    base = [arg for arg in job_overrides(0, "x_algo", round_.n_steps) if not arg.startswith(("seed=", "ranking="))]
+    extra = stores.target_overrides(round_)
+    base = [a for a in job_overrides(0, "x_algo", round_.n_steps, extra) if not a.startswith(("seed=", "ranking="))]
     command = [
         sys.executable,
         "-m",
@@ -186,17 +263,49 @@ def start_sweep(plan: SweepPlan, round_: Round, stores: Stores, log: Path) -> Sw
         *base,
         *plan.overrides(),
         *LAUNCHER_OVERRIDES[plan.launcher],
-        *stores.overrides(round_.store),
+        *stores.overrides(round_.store_key),
     ]
+    env = _sweep_environment() | (stores.ray_env if plan.launcher == "ray" else {})
+    return Sweep(plan, _start(command, env, log), log)
+
+
+def start_suite(round_: Round, stores: Stores, log: Path, report: Path) -> Sweep:
+    """`prism-replicate --quick --only <finding> --seeds N` into the round's own store (`Round.store_key`), its report
+    in `report`, in a process group of its own (`make replicate` in a terminal). No power simulation: it draws
+    nothing the verdicts' numbers depend on and costs seconds per claim."""
+    command = [
+        sys.executable,
+        "-m",
+        "prism_experiments.replication.cli",
+        "--quick",
+        "--only",
+        REPLICATION_FINDING,
+        "--seeds",
+        str(REPLICATION_SEEDS),
+        "--power-replicates",
+        "0",
+        "--out",
+        str(report),
+    ]
+    env = _sweep_environment() | {"PRISM_RUNS_DIR": str(stores.runs_dir(round_.store_key))}
+    env["PRISM_CACHE_DIR"] = str(stores.cache)
+    return Sweep(round_.sweeps[0], _start(command, env, log), log, suite=True)
+
+
+def _sweep_environment() -> dict[str, str]:
+    """This process's environment without the harness's own store, Ray and HTTP budget, and offline."""
     env = {
         k: v
         for k, v in os.environ.items()
         if k not in ("MLFLOW_TRACKING_URI", "PRISM_RUNS_DIR", "RAY_ADDRESS", *HARNESS_HTTP_BUDGET)
     }
-    env |= {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"} | (stores.ray_env if plan.launcher == "ray" else {})
+    return env | {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+
+
+def _start(command: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
     log.parent.mkdir(parents=True, exist_ok=True)
     with log.open("wb") as sink:
-        process = subprocess.Popen(
+        return subprocess.Popen(
             command,
             cwd=CONFIG_DIR.parent,
             env=env,
@@ -205,7 +314,34 @@ def start_sweep(plan: SweepPlan, round_: Round, stores: Stores, log: Path) -> Sw
             start_new_session=True,
             preexec_fn=_terminal_signals,
         )
-    return Sweep(plan, process, log)
+
+
+def wait_for_group(pid: int, timeout_s: float = ORPHAN_TIMEOUT_S) -> bool:
+    """Until no process of the group `pid` leads is left (a suite's sweep outlives a suite killed by a signal it
+    does not handle); False if some still run after `timeout_s`, which are then killed."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if not _group_members(pid):
+            return True
+        time.sleep(0.2)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(pid, signal.SIGKILL)
+    return False
+
+
+def _group_members(pgid: int) -> list[int]:
+    """The live processes of process group `pgid`, from /proc (proc(5))."""
+    members = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == pgid and fields[0] not in ("Z", "X"):
+            members.append(int(entry.name))
+    return members
 
 
 def wait_for_exit(sweeps: list[Sweep], timeout_s: float = SWEEP_TIMEOUT_S) -> list[str]:
