@@ -13,6 +13,7 @@ from pathlib import Path
 from prism_experiments.chaos.world import EXPERIMENT, Stores, Sweep, client
 from prism_experiments.embeddings.embedder import cache_directory
 from prism_experiments.embeddings.model import DEFAULT_MODEL
+from prism_experiments.harness.sweep_file import SWEEP_FILE_NAME
 from prism_experiments.locations import sqlite_path
 from prism_experiments.tracking.tags import PID_TAG, SEED_TAG
 
@@ -56,7 +57,10 @@ def fill_disk(disk: Path) -> Path:
 def _round_runs(stores: Stores, store: str, seeds: set[int], experiment: str = EXPERIMENT) -> list:
     """The round's simulation runs so far (its seeds are its own), [] while the store cannot answer."""
     database = sqlite_path(stores.tracking_uri(store))
-    if database is not None and not database.is_file():  # opening it would create it, racing the sweep's own start
+    if database is not None and not any(stores.runs_dir(store).glob(f"hydra/{experiment}/*/{SWEEP_FILE_NAME}")):
+        # a sweep's file names its parent run, so the store is made by then: opened before, a new store's MLflow
+        # tables would be created from two processes at once, and the other's fails ("table _alembic_tmp_tags
+        # already exists"; a replication round's store is new, and its suite opens it before its first sweep)
         return []
     try:
         found = client(stores.tracking_uri(store)).get_experiment_by_name(experiment)

@@ -48,7 +48,7 @@ def sweep_exit(code: int, output: str, label: str) -> SweepExit:
 def suite_exits(code: int, output: str, label: str) -> list[SweepExit]:
     """A replication suite's sweeps, each with the suite's exit code: a suite that exits 0 vouches for every one
     (`prism-replicate` exits 1 when any of its sweeps failed); none when it started no sweep."""
-    return [SweepExit(code, found[1], f"{label}, sweep {n}") for n, found in enumerate(PARENT_LINE.finditer(output))]
+    return [SweepExit(code, found[2], f"{label}, sweep {n}") for n, found in enumerate(PARENT_LINE.finditer(output))]
 
 
 def round_violations(
@@ -60,12 +60,14 @@ def round_violations(
     references: dict[tuple[int, str], dict[str, float]],
     finished_once: bool,
     experiment_name: str = EXPERIMENT,
+    may_be_empty: bool = False,
 ) -> list[str]:
     """Every invariant the runs of `seeds` break, one line each (empty: none). A config is FINISHED at most once
-    after a round, and exactly once after the final clean re-run (`finished_once`)."""
+    after a round, and exactly once after the final clean re-run (`finished_once`). `may_be_empty`: a store without
+    the experiment breaks nothing (a suite stopped before its first sweep made none)."""
     experiment = client.get_experiment_by_name(experiment_name)
     if experiment is None:
-        return [f"the store has no {experiment_name} experiment"]
+        return [] if may_be_empty else [f"the store has no {experiment_name} experiment"]
     every = client.search_runs([experiment.experiment_id], "", max_results=50_000)
     parents = {run.data.tags.get(SWEEP_ID_TAG): run for run in every if run.data.tags.get(KIND_TAG) == SWEEP_KIND}
     runs = [

@@ -20,6 +20,7 @@ from mlflow.tracking import MlflowClient
 
 from prism_experiments.analysis.runs import search_all_runs, simulation_filter
 from prism_experiments.config import ExperimentConfig
+from prism_experiments.locations import sqlite_path
 from prism_experiments.replication.model import Arm, Finding
 from prism_experiments.tracking.params import config_hash
 from prism_experiments.tracking.store import resolve_tracking_uri
@@ -105,6 +106,12 @@ def find_runs(plan: Plan) -> None:
     for job in plan.jobs:
         by_store.setdefault((job.tracking_uri, job.experiment_name), []).append(job)
     for (uri, name), jobs in by_store.items():
+        database = sqlite_path(uri)
+        if database is not None and not database.is_file():
+            # no store, no run: opened here, MLflow would create it outside `store_lock`, and a command creating
+            # it at the same moment (the suite's first sweep, `make ui`) fails ("table experiments already exists")
+            plan.runs.update({job.digest: None for job in jobs})
+            continue
         client = MlflowClient(uri)
         experiment = client.get_experiment_by_name(name)
         newest: dict[str, tuple[int, str]] = {}
