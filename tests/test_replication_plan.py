@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from prism_experiments.composition import compose_experiment
 from prism_experiments.replication.findings import chaney2018, gauthier2026, goel2016, juul_ugander2021
 from prism_experiments.replication.model import Arm
@@ -53,3 +55,15 @@ def test_jobs_composed_once_per_shape_are_the_configs_of_one_composition_each() 
         cfg = compose_experiment(job.overrides)
         composed = (config_hash(cfg.model_dump(mode="json")), cfg.experiment_name, cfg.seed)
         assert composed == (job.digest, job.experiment_name, job.seed)
+
+
+def test_looking_runs_up_in_a_store_not_made_yet_finds_none_and_does_not_make_it(tmp_path: Path) -> None:
+    """A new sqlite store is made under `store_lock` (tracking/store.py): the look-up, outside it, must not make one,
+    or a command making it at the same moment fails (found by `make chaos`'s replication rounds)."""
+    from prism_experiments.replication.runs import Job, Plan, find_runs
+
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    job = Job("f", "replicate_f", Arm("a", ()), 0, (), "digest", QUICK_EXPERIMENT, uri)
+    plan = Plan([job])
+    find_runs(plan)
+    assert plan.runs == {"digest": None} and plan.missing() == [job] and not (tmp_path / "mlflow.db").exists()
