@@ -168,12 +168,14 @@ def run_replication_round(round_: Round, stores: Stores, seed: int) -> RoundResu
     if resumed.process.returncode != 0:
         violations.append(f"the resumed suite exited {resumed.process.returncode} (log: {resumed.log})")
     violations += verdict_violations(reference.verdicts, _verdicts(work / "report-resumed"), "the resumed suite")
-    exits = suite_exits(resumed.process.returncode, resumed.output(), "the resumed suite")
+    resumed_exits = suite_exits(resumed.process.returncode, resumed.output(), "the resumed suite")
     phases["resume"] = time.monotonic() - started - sum(phases.values())
     violations += round_violations(
-        client(uri), uri, seeds, configs, exits, reference.metrics, finished_once=True, experiment_name=name
+        client(uri), uri, seeds, configs, resumed_exits, reference.metrics, finished_once=True, experiment_name=name
     )
     phases["checks"] = time.monotonic() - started - sum(phases.values())
+    # the faulted suite's own exit code, for the round's line (its sweeps' exits: [] when it started none)
+    exits = exits or [SweepExit(suite.process.returncode, None, "the suite under the fault")]
     return RoundResult(round_, injection, exits, violations, time.monotonic() - started, phases)
 
 
