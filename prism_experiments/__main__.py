@@ -51,13 +51,15 @@ def hydra_main(cfg: DictConfig) -> dict[str, float] | None:
     multirun = hydra_cfg.mode == RunMode.MULTIRUN
     try:
         experiment = experiment_config(cfg)
-        if not multirun:  # a sweep's driver checked these once for every job
-            check_experiment(experiment, resolve_tracking_uri(experiment))
+        # a sweep's driver checked these once for every job
+        preflight_warnings = [] if multirun else check_experiment(experiment, resolve_tracking_uri(experiment))
     except ConfigError as exc:
         log.error("%s", exc)
         if not multirun:  # Hydra made the run's output folder before the config could be checked
             remove_output_dir(Path(hydra_cfg.runtime.output_dir), RunLayout(runs_dir_of(cfg, overrides)))
         raise SystemExit(2) from None
+    for line in preflight_warnings:
+        log.warning("%s", line)
     apply_http_budget(experiment)
     sweep = current_sweep(Path(hydra_cfg.sweep.dir)) if multirun else None
     job_num = int(hydra_cfg.job.num) if multirun else None

@@ -149,6 +149,9 @@ class ExperimentConfig(BaseModel):
     #: a label the simulation never reads: A/A checks run one config under two arms (conf/experiment/aa.yaml)
     arm: str | None = None
     force: bool = False
+    #: `+force_memory=true`: run even when the run's estimated peak memory exceeds what this process may use
+    #: (the memory preflight, prism_experiments/harness/preflight.py; docs/bench.md "Memory preflight")
+    force_memory: bool = False
     corpus: CorpusConfig = Field(default_factory=CorpusConfig)
     rag: FeedStoreConfig = Field(default_factory=FeedStoreConfig)
     agents: AgentsGroupConfig = Field(default_factory=AgentsGroupConfig)

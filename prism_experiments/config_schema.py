@@ -32,6 +32,7 @@ REGENERATE = "python -m prism_experiments.config_schema"
 #: top-level keys the root schema leaves out, and why
 ROOT_EXCLUDED: dict[str, str] = {
     "force": "a `+force=true` flag: a key in the base would make the `+` fail",
+    "force_memory": "a `+force_memory=true` flag, as `force`",
 }
 #: groups without a generated base, and why
 GROUPS_EXCLUDED: dict[str, str] = {

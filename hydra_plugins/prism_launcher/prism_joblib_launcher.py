@@ -23,6 +23,7 @@ from joblib._parallel_backends import LokyBackend
 from joblib.externals.loky.process_executor import BrokenProcessPool
 
 from hydra_plugins.prism_launcher.job_returns import died_job, execute_job_safely, jobs_not_finished
+from prism_experiments.memory_limit import MemoryPlan
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +56,12 @@ class PrismJoblibLauncher(JoblibLauncher):
     def prepare_sweep(config: Any, runs_dir: Path) -> None:
         """Called by the sweep callback before any run exists: a start method this launcher knows, or ValueError."""
         check_start_method(str(config.hydra.launcher.start_method))
+
+    @staticmethod
+    def memory_plan(launcher: Any, jobs: int) -> MemoryPlan:
+        """The sweep's memory preflight: up to n_jobs jobs at once (as `_run_in_pool` starts them), on this machine."""
+        n_jobs = launcher.get("n_jobs", -1)
+        return MemoryPlan(min(effective_n_jobs(n_jobs), jobs), f"hydra.launcher.n_jobs={n_jobs}")
 
     def launch(self, job_overrides: Sequence[Sequence[str]], initial_job_idx: int) -> Sequence[JobReturn]:
         from prism_experiments.harness.progress import SweepProgress

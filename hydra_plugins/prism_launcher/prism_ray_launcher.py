@@ -34,6 +34,7 @@ from omegaconf import OmegaConf
 
 from hydra_plugins.prism_launcher.job_returns import died_job, ended_job, execute_job_safely, jobs_not_finished
 from prism_experiments.locations import RunLayout
+from prism_experiments.memory_limit import MemoryPlan
 
 log = logging.getLogger(__name__)
 
@@ -185,6 +186,21 @@ class PrismRayLauncher(RayLauncher):
         ray_cfg = config.hydra.launcher.ray
         init = ray_init_arguments(OmegaConf.to_container(ray_cfg.init, resolve=True))  # type: ignore[arg-type]
         connect(init, runs_dir, float(ray_cfg.start_timeout_s), int(ray_cfg.start_attempts))
+
+    @staticmethod
+    def memory_plan(launcher: Any, jobs: int) -> MemoryPlan:
+        """The sweep's memory preflight: on this machine's instance, a job per CPU it has (`init.num_cpus`, else this
+        machine's cores) over the CPUs a job asks (`remote.num_cpus`, 1 by default); a cluster's nodes are not this
+        machine's, and are not checked."""
+        init = OmegaConf.to_container(launcher.ray.init, resolve=True) or {}
+        remote = OmegaConf.to_container(launcher.ray.remote, resolve=True) or {}
+        assert isinstance(init, dict) and isinstance(remote, dict)
+        if not on_loopback(init.get("address")):
+            return MemoryPlan(jobs, f"a Ray cluster at {init.get('address')}", known=False)
+        cpus = int(init.get("num_cpus") or os.cpu_count() or 1)
+        per_job = max(1, int(remote.get("num_cpus") or 1))
+        setting = f"hydra.launcher.ray.init.num_cpus={init.get('num_cpus') or f'{cpus} (this machine)'}"
+        return MemoryPlan(max(1, min(jobs, cpus // per_job)), setting)
 
     def launch(self, job_overrides: Sequence[Sequence[str]], initial_job_idx: int) -> Sequence[JobReturn]:
         setup_globals()

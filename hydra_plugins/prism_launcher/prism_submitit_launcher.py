@@ -36,6 +36,7 @@ from hydra_plugins.hydra_submitit_launcher.submitit_launcher import BaseSubmitit
 from omegaconf import OmegaConf
 
 from hydra_plugins.prism_launcher.job_returns import died_job, jobs_not_finished, run_safely
+from prism_experiments.memory_limit import MemoryLimit, MemoryPlan, slurm_memory_bytes
 
 if TYPE_CHECKING:
     from prism_experiments.harness.progress import SweepProgress
@@ -214,9 +215,36 @@ class _PrismSubmitit(BaseSubmititLauncher):
         return list(executor.map_array(self, *zip(*job_params)))
 
 
+def slurm_job_memory(launcher: Any) -> MemoryLimit | None:
+    """The memory a SLURM job asks for: `mem_gb` (submitit sends `--mem=<n>GB`, GiB to SLURM), else `mem_per_cpu` times
+    `cpus_per_task`; None when it asks for none (the cluster's default then applies, which the driver cannot see)."""
+    mem_gb = launcher.get("mem_gb")
+    if mem_gb:
+        return MemoryLimit(round(float(mem_gb) * (1 << 30)), f"hydra.launcher.mem_gb={mem_gb}")
+    per_cpu = slurm_memory_bytes(launcher.get("mem_per_cpu"))
+    if per_cpu is None:
+        return None
+    cpus = int(launcher.get("cpus_per_task") or 1)
+    return MemoryLimit(
+        per_cpu * cpus, f"hydra.launcher.mem_per_cpu={launcher.get('mem_per_cpu')} x cpus_per_task={cpus}"
+    )
+
+
 class PrismSubmititLocalLauncher(_PrismSubmitit):
     _EXECUTOR = "local"
+
+    @staticmethod
+    def memory_plan(launcher: Any, jobs: int) -> MemoryPlan:
+        """The sweep's memory preflight: submitit's local executor starts every job at once, on this machine."""
+        return MemoryPlan(jobs, "hydra/launcher=prism_submitit_local starts every job at once")
 
 
 class PrismSubmititSlurmLauncher(_PrismSubmitit):
     _EXECUTOR = "slurm"
+
+    @staticmethod
+    def memory_plan(launcher: Any, jobs: int) -> MemoryPlan:
+        """The sweep's memory preflight: each job within the memory it asks SLURM for; not checked when it asks for
+        none."""
+        limit = slurm_job_memory(launcher)
+        return MemoryPlan(1, limit.source if limit else "a SLURM job", limit=limit, known=limit is not None)

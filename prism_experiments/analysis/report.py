@@ -15,6 +15,7 @@ import pandas as pd
 from prism_experiments.analysis.compare import Comparison, ComparisonSettings
 from prism_experiments.analysis.figures import ccdf_figure, forest_figure, metric_figure, series_figure
 from prism_experiments.analysis.power import MAX_SEEDS, MDE_POWER, TARGET_POWERS
+from prism_experiments.analysis.selection import empty_runs_line
 from prism_experiments.analysis.step_series import REPORT_SERIES
 from prism_experiments.deprecation import renamed
 
@@ -527,6 +528,8 @@ def console_summary(provenance: ReportProvenance, comparison: Comparison, n_runs
             if len(provenance.excluded) > CONSOLE_EXCLUDED_LINES
             else ""
         ),
+        # REQ-FAULT-2: runs that gave no metric are left out, and this is the line that says so
+        *([line] if (line := empty_runs_line(provenance.excluded)) is not None else []),
         *([AA_NOTE] if is_aa_check(provenance.condition_keys) else []),
         f"significant after {'Holm' if comparison.settings.correction == 'holm' else 'BH'}"
         + (" over the whole report" if comparison.settings.family == "report" else " within each metric")

@@ -14,6 +14,7 @@ from prism_experiments.analysis.errors import AnalysisInputError
 from prism_experiments.locations import sqlite_path
 from prism_experiments.tracking.tags import (
     CONDITION_TAG,
+    EMPTY_TAG,
     KIND_TAG,
     LLM_CHECK_TAG,
     LLM_MODEL_TAG,
@@ -26,7 +27,9 @@ from prism_experiments.tracking.tags import (
 SEED_PARAM = "seed"
 FINISHED = "FINISHED"
 SEARCH_PAGE_SIZE = 1000
-INFO_COLUMNS: tuple[str, ...] = ("run_id", "status", "start_time", "sweep_id", "seed", "condition_tag", "llm_check")
+INFO_COLUMNS: tuple[str, ...] = (
+    "run_id", "status", "start_time", "sweep_id", "seed", "condition_tag", "llm_check", "empty",
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -93,6 +96,8 @@ def runs_to_table(records: Sequence[RunRecord]) -> RunTable:
             "seed": pd.Series([parse_seed(record) for record in records], dtype="float64"),
             "condition_tag": [record.tags.get(CONDITION_TAG) for record in records],
             "llm_check": [llm_check_line(record.tags) for record in records],
+            # why a run gave no impression or no engagement (REQ-FAULT-2), None for a run with metrics
+            "empty": [record.tags.get(EMPTY_TAG) for record in records],
         }
     )
     info.index = run_ids

@@ -12,7 +12,7 @@ from prism_experiments.analysis.errors import AnalysisInputError
 from prism_experiments.analysis.runs import FINISHED, SEED_PARAM, RunTable
 from prism_experiments.metrics.registry import primary_metric_names
 from prism_experiments.tracking.labels import condition_labels, short_names
-from prism_experiments.tracking.tags import KIND_TAG, SEED_TAG, SIMULATION_KIND
+from prism_experiments.tracking.tags import EMPTY_TAG, KIND_TAG, SEED_TAG, SIMULATION_KIND
 
 EXCLUDED_COLUMNS: tuple[str, ...] = ("run_id", "status", "seed", "condition", "reason")
 
@@ -54,8 +54,25 @@ def choose_metrics(requested: Sequence[str] | None, available: Sequence[str]) ->
     return chosen, warnings
 
 
+#: how an empty run's exclusion reason starts (REQ-FAULT-2: no impression or no engagement, tag prism.empty)
+EMPTY_REASON = "empty"
+
+
+def empty_runs_line(excluded: pd.DataFrame) -> str | None:
+    """The one line that says how many runs were left out for having no metric, and the first one's reason."""
+    reasons = [str(reason) for reason in excluded["reason"] if str(reason).startswith(f"{EMPTY_REASON}: ")]
+    if not reasons:
+        return None
+    example = reasons[0].removeprefix(f"{EMPTY_REASON}: ")
+    return (
+        f"{len(reasons)} empty run(s) left out: no impression or no engagement, so no metric to compare "
+        f"(e.g. {example}; tag {EMPTY_TAG})"
+    )
+
+
 def exclusion_reasons(table: RunTable, metrics: Sequence[str]) -> pd.Series:
-    """Why each run cannot be compared ("" when it can): not FINISHED, no seed, or no compared metric."""
+    """Why each run cannot be compared ("" when it can): not FINISHED, no seed, empty (no impression or no
+    engagement, REQ-FAULT-2), or no compared metric."""
     info = table.info
     status_reason = ("status " + info["status"].astype(str)).where(info["status"] != FINISHED, "")
     still_going = info["status"].isin(["RUNNING", "SCHEDULED"])
@@ -65,6 +82,9 @@ def exclusion_reasons(table: RunTable, metrics: Sequence[str]) -> pd.Series:
     reasons = status_reason.copy()
     no_seed_reason = f"no seed (tag {SEED_TAG} or param {SEED_PARAM})"
     reasons = reasons.where(reasons != "", no_seed.map({True: no_seed_reason, False: ""}))
+    if "empty" in info:  # a FINISHED run whose rates are 0/0 would otherwise enter the means as NaN or a false 0
+        empty = info["empty"].map(lambda why: f"{EMPTY_REASON}: {why}" if isinstance(why, str) and why else "")
+        reasons = reasons.where(reasons != "", empty)
     reasons = reasons.where(
         reasons != "", no_metrics.map({True: "incomplete: none of the compared metrics logged", False: ""})
     )
@@ -83,8 +103,11 @@ def select_runs(table: RunTable, by: Sequence[str] | None = None, metrics: Seque
     reasons = exclusion_reasons(table, chosen_metrics)
     keep = reasons == ""
     if not keep.any():
+        n_empty = int(reasons.astype(str).str.startswith(f"{EMPTY_REASON}: ").sum())
+        empties = f" ({n_empty} empty: no impression or no engagement, tag {EMPTY_TAG})" if n_empty else ""
         raise AnalysisInputError(
-            f"runs: none of the {len(reasons)} simulation runs is FINISHED with a seed and the compared metrics"
+            f"runs: none of the {len(reasons)} simulation runs is FINISHED with a seed and the compared "
+            f"metrics{empties}"
         )
 
     params = table.params.loc[keep]
@@ -130,6 +153,8 @@ def select_runs(table: RunTable, by: Sequence[str] | None = None, metrics: Seque
         }
     )
     excluded = pd.concat([excluded, duplicates], ignore_index=True) if len(duplicates) else excluded
+    if (empty_line := empty_runs_line(excluded)) is not None:
+        warnings.append(empty_line)
 
     sweep_ids = tuple(sorted(str(s) for s in tidy["sweep_id"].dropna().unique()))
     if len(sweep_ids) > 1:

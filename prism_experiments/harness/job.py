@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from prism_experiments.config import ExperimentConfig, world_size_warning
+from prism_experiments.harness.empty_run import empty_reason, empty_warning
 from prism_experiments.harness.sweep_file import SweepFile
 from prism_experiments.harness.world_report import report_loaded_graph, world_file_tags
 from prism_experiments.memory import peak_rss_bytes
@@ -49,6 +50,7 @@ from prism_experiments.tracking.tags import (
     CACHE_DIR_TAG,
     CONDITION_TAG,
     CONFIG_HASH_TAG,
+    EMPTY_TAG,
     ERROR_TAG,
     GIT_COMMIT_TAG,
     HOST_TAG,
@@ -376,10 +378,17 @@ def _simulate_and_log(
             "log_peak_gb": peak_rss_bytes() / 1e9,
         }
         set_tags(client, run_id, {f"{TIMING_TAG_PREFIX}{k}": f"{v:.3f}" for k, v in timings.items()})
+        # a run with nothing to measure still FINISHES (its config ran as asked), but says why, and is tagged before
+        # it ends so that no reader ever sees it FINISHED without the tag (REQ-FAULT-2)
+        empty = empty_reason(summary, len(result.agents) or cfg.agents.n_agents, cfg.simulation.n_steps)
+        if empty is not None:
+            set_tags(client, run_id, {EMPTY_TAG: empty})
         with interrupts_held():
             client.set_terminated(run_id, "FINISHED")
             ended()
         log.info("run %s FINISHED: %s", run_id, _headline(summary))
+        if empty is not None:
+            log.warning("%s", empty_warning(run_id, empty))
         return JobOutcome(run_id, "FINISHED", summary)
     finally:
         if work_dir:

@@ -25,7 +25,14 @@ from omegaconf import DictConfig, OmegaConf
 from prism_experiments.composition import experiment_config
 from prism_experiments.config import ConfigError, ExperimentConfig, world_size_warning
 from prism_experiments.harness.job import finished_runs_by_hash
-from prism_experiments.harness.preflight import check_corpus_file, check_runs_dir, check_tracking_server
+from prism_experiments.harness.preflight import (
+    check_corpus_file,
+    check_runs_dir,
+    check_sweep_memory,
+    check_tracking_server,
+    launcher_memory_plan,
+    this_process_limit,
+)
 from prism_experiments.harness.recovery import (
     close_interrupted_jobs,
     failure_lines,
@@ -276,11 +283,16 @@ class SweepCallback(Callback):
             check_tracking_server(uri)
             for runs_dir in {cfg.paths.runs_dir for cfg in configs}:
                 check_runs_dir(runs_dir)
-            for cfg in {str(cfg.corpus.path): cfg for cfg in configs}.values():
-                check_corpus_file(cfg)
+            corpus_posts = {
+                path: check_corpus_file(cfg) for path, cfg in {str(c.corpus.path): c for c in configs}.items()
+            }
+            plan = launcher_memory_plan(config.hydra.launcher, len(jobs))
+            memory_warning = check_sweep_memory(configs, plan, corpus_posts, this_process_limit())
         except (ConfigError, HydraException) as exc:
             log.error("%s", str(exc).strip().splitlines()[0])
             raise SystemExit(2) from None
+        if memory_warning:
+            log.warning("%s", memory_warning)
         size_warnings = {world_size_warning(cfg.world, cfg.agents.n_agents) for cfg in configs}
         for size_warning in sorted(w for w in size_warnings if w is not None):
             log.warning("%s", size_warning)

@@ -13,7 +13,7 @@ LONG_VALUE = "<too long: see config/resolved.yaml>"
 #: Settings that do not change what a run computes (where it writes, how it is tracked and shown):
 #: left out of the config hash, and never a condition.
 RESULT_NEUTRAL_PREFIXES: tuple[str, ...] = ("paths.", "tracking.", "hydra.", "world.")
-RESULT_NEUTRAL_KEYS: frozenset[str] = frozenset({"force", "simulation.show_progress", "rag.cache_dir"})
+RESULT_NEUTRAL_KEYS: frozenset[str] = frozenset({"force", "force_memory", "simulation.show_progress", "rag.cache_dir"})
 #: Keys that change results but tell runs apart within a condition (the seed is the unit runs are
 #: paired on; the experiment name is shared by every compared run): never a condition.
 RUN_IDENTITY_KEYS: frozenset[str] = frozenset({"seed", "experiment_name"})
@@ -21,6 +21,7 @@ RUN_IDENTITY_KEYS: frozenset[str] = frozenset({"seed", "experiment_name"})
 #: hash at that value, so older runs keep their hash (a sweep still skips them) and a comparison does not split old
 #: from new runs on them.
 OMITTED_AT_FORMER_VALUE: Mapping[str, Any] = {
+    "force_memory": False,
     "arm": None,
     "serving": None,
     "world": None,

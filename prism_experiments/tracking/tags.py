@@ -31,6 +31,9 @@ INPUT_FILE_TAG_PREFIX = "prism.input."
 AGENTS_FILE_COLUMNS_TAG = "prism.agents_file_columns"
 VERSION_TAG_PREFIX = "prism.version."
 TIMING_TAG_PREFIX = "prism.timing."
+#: On a run that gave no impression or no engagement: why (`3 agents × 6 steps gave 0 impressions`); `make compare`
+#: leaves it out (REQ-FAULT-2, prism_experiments/harness/empty_run.py)
+EMPTY_TAG = "prism.empty"
 #: MLflow's own parent-run tag (mlflow/utils/mlflow_tags.py, MLFLOW_PARENT_RUN_ID).
 PARENT_RUN_TAG = "mlflow.parentRunId"
 
