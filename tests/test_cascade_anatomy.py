@@ -131,6 +131,8 @@ def test_top_decile_median_ratio() -> None:
     followers = np.array([1, 2, 3, 4, 5, 6, 7, 8, 9, 100] * 2, dtype=float)
     by = np.array([0, 0, 0, 0, 0, 0, 0, 0, 0, 1] * 2, dtype=float)  # the two 100s are the top tenth
     assert top_decile_median_ratio(followers, by) == pytest.approx(100 / 5)
+    assert top_decile_median_ratio(np.array([0.0] * 18 + [5.0, 5.0]), by) == float("inf")
+    assert math.isnan(top_decile_median_ratio(np.zeros(20), by))
     with pytest.raises(ValueError, match="same length"):
         top_decile_median_ratio(followers, by[:5])
 

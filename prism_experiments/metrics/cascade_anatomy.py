@@ -175,11 +175,14 @@ def follower_distribution(followers: np.ndarray, tail_share: float = 0.01) -> di
 
 def top_decile_median_ratio(followers: np.ndarray, by: np.ndarray) -> float:
     """Median followers of the top tenth of accounts by `by` ÷ that of the other nine tenths (Pew Research Center
-    2019 compares the top 10% of users by tweets with the bottom 90% this way)."""
+    2019 compares the top 10% of users by tweets with the bottom 90% this way); inf when only the top tenth's
+    median is above 0."""
     counts, key = np.asarray(followers, dtype=float), np.asarray(by, dtype=float)
     if counts.shape != key.shape or counts.size < 10:
         raise ValueError("followers, by: need the same length, at least 10 accounts")
     top = np.zeros(counts.size, dtype=bool)
     top[np.argsort(-key, kind="stable")[: counts.size // 10]] = True
-    rest = float(np.median(counts[~top]))
-    return float(np.median(counts[top])) / rest if rest > 0 else float("nan")
+    rest, above = float(np.median(counts[~top])), float(np.median(counts[top]))
+    if rest > 0:
+        return above / rest
+    return float("inf") if above > 0 else float("nan")  # most accounts without a follower: unbounded
