@@ -50,10 +50,28 @@ def test_the_elasticity_fit_brackets_its_target() -> None:
     assert round(PEW_RATIO, 2) == 20.37
 
 
-def test_the_posters_world_is_the_tail_world_with_followers_that_follow_posting() -> None:
+def test_the_posters_world_is_the_tail_world_whose_posters_have_the_audiences() -> None:
     posters = compose_experiment(["world=x2023_10k_posters", "agents.n_agents=10000"])
     tail = compose_experiment(["world=x2023_10k_tail", "agents.n_agents=10000"])
     assert posters.network.followee_post_rate_elasticity == 0.251 and tail.network.followee_post_rate_elasticity is None
     assert posters.network.model_copy(update={"followee_post_rate_elasticity": None}) == tail.network
-    assert posters.agents == tail.agents and posters.corpus == tail.corpus
+    assert posters.corpus.author_weights == "authoring_rate" and tail.corpus.author_weights == "uniform"
+    assert posters.agents == tail.agents
+    assert posters.corpus.model_copy(update={"author_weights": "uniform"}) == tail.corpus
     assert np.isclose(posters.network.mean_out_degree, 43.15)
+
+
+def test_an_authoring_rate_corpus_is_written_by_the_agents_who_write_in_the_run() -> None:
+    from prism_experiments.simulation.starting_world import build_starting_world
+
+    small = ["agents.n_agents=300", "corpus.n_posts=3000", "seed=4"]
+    uniform = build_starting_world(compose_experiment(small))
+    weighted = build_starting_world(compose_experiment([*small, "corpus.author_weights=authoring_rate"]))
+    assert [a.id for a in weighted.agents] == [a.id for a in uniform.agents]  # the same population and graph
+    assert weighted.graph == uniform.graph
+    rate = {a.id: a.activity * a.post_rate for a in weighted.agents}
+    top = set(sorted(rate, key=rate.__getitem__)[-30:])  # the top tenth by authoring rate
+    share = lambda corpus: np.mean([post.author_id in top for post in corpus])  # noqa: E731
+    expected = sum(rate[a] for a in top) / sum(rate.values())
+    assert share(weighted.corpus) == pytest.approx(expected, abs=0.03)
+    assert share(uniform.corpus) == pytest.approx(0.1, abs=0.03)
