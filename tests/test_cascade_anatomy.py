@@ -44,7 +44,7 @@ ENGAGEMENTS = pd.DataFrame(
         "in_network": [True, False, True, True, False, True, True, True],
     }
 )
-POSTS = pd.DataFrame({"post_id": ["p", "q"], "author_id": ["a", "x"]})
+POSTS = pd.DataFrame({"post_id": ["p", "q"], "author_id": ["a", "x"], "created_step": [-1, 3]})
 FOLLOWERS = pd.Series({"a": 40.0, "x": 3.0, "b": 1.0})
 
 
@@ -79,6 +79,7 @@ def test_cascade_anatomy_by_hand() -> None:
     assert p["root_or_children_share"] == pytest.approx(3 / 5)
     assert p["largest_broadcast_share"] == pytest.approx(2 / 4)
     assert p["root_followers"] == 40.0 and p["root_author"] == "a"
+    assert p["root_in_starting_corpus"] and not q["root_in_starting_corpus"]
     assert (p["followed_author_share"], p["followee_reshare_share"], p["out_of_network_share"]) == (0.25, 0.5, 0.25)
     # q is a star: every account is the root or its child, one broadcast holds every reshare
     assert q["root_or_children_share"] == 1.0 and q["largest_broadcast_share"] == 1.0

@@ -26,6 +26,7 @@ FOLLOWER_PERCENTILES: tuple[float, ...] = (10.0, 25.0, 50.0, 75.0, 90.0, 96.0, 9
 ANATOMY_COLUMNS: tuple[str, ...] = (
     "root_post_id",
     "root_author",
+    "root_in_starting_corpus",
     "size",
     "depth",
     "structural_virality",
@@ -68,15 +69,18 @@ def cascade_anatomy(paths: pd.DataFrame, posts: pd.DataFrame, followers: pd.Seri
 
     root_or_children_share = (1 + the root's children) / size: Goel et al.'s share of adoptions by "the root nodes
     themselves or the immediate followers of root nodes"; largest_broadcast = the most children of one node, and its
-    share of the cascade's reshares (size - 1); `followers` maps an account to its follower count.
+    share of the cascade's reshares (size - 1); root_in_starting_corpus: the root post was there before the run
+    (created_step < 0); `followers` maps an account to its follower count.
     """
     require_columns(paths, "paths", ("root_post_id", "parent_id", "child_id", "step", "path"))
-    require_columns(posts, "posts", ("post_id", "author_id"))
+    require_columns(posts, "posts", ("post_id", "author_id", "created_step"))
     if paths.empty:
         return pd.DataFrame({column: pd.Series(dtype=object) for column in ANATOMY_COLUMNS})
     table = cascade_table(paths).set_index("root_post_id")
     roots = table.index
-    author = posts.drop_duplicates("post_id").set_index("post_id")["author_id"].reindex(roots)
+    by_id = posts.drop_duplicates("post_id").set_index("post_id")
+    author = by_id["author_id"].reindex(roots)
+    created = pd.to_numeric(by_id["created_step"]).reindex(roots)
     children = paths.groupby(["root_post_id", "parent_id"]).size()
     largest = children.groupby(level=0).max().reindex(roots)
     of_root = pd.Series(
@@ -88,6 +92,7 @@ def cascade_anatomy(paths: pd.DataFrame, posts: pd.DataFrame, followers: pd.Seri
         {
             "root_post_id": roots,
             "root_author": author.to_numpy(),
+            "root_in_starting_corpus": (created < 0).to_numpy(),
             "size": table["size"].to_numpy(),
             "depth": table["depth"].to_numpy(),
             "structural_virality": table["structural_virality"].to_numpy(),
@@ -112,8 +117,9 @@ def size_band(size: pd.Series | np.ndarray, edges: Sequence[int] = (10, 100)) ->
 
 
 def anatomy_by_band(anatomy: pd.DataFrame, edges: Sequence[int] = (10, 100)) -> pd.DataFrame:
-    """Per size band: cascades, mean size and virality, mean root share, medians of root followers and largest
-    broadcast, mean largest-broadcast share, and the mean share of each exposure path (means over cascades)."""
+    """Per size band: cascades, mean size and virality, the share rooted in the starting corpus, mean root share,
+    medians of root followers and largest broadcast, mean largest-broadcast share, and the mean share of each
+    exposure path (means over cascades)."""
     require_columns(anatomy, "anatomy", ANATOMY_COLUMNS)
     band = pd.Series(size_band(anatomy["size"], edges), index=anatomy.index, name="band")
     grouped = anatomy.groupby(band, sort=False)
@@ -122,6 +128,7 @@ def anatomy_by_band(anatomy: pd.DataFrame, edges: Sequence[int] = (10, 100)) -> 
             "cascades": grouped.size(),
             "size_mean": grouped["size"].mean(),
             "structural_virality_mean": grouped["structural_virality"].mean(),
+            "root_in_starting_corpus_share": grouped["root_in_starting_corpus"].mean(),
             "root_or_children_share_mean": grouped["root_or_children_share"].mean(),
             "root_followers_median": grouped["root_followers"].median(),
             "largest_broadcast_median": grouped["largest_broadcast"].median(),

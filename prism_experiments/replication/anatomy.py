@@ -30,7 +30,7 @@ from prism_experiments.metrics.cascade_anatomy import (
     reshare_paths,
     top_decile_median_ratio,
 )
-from prism_experiments.metrics.moments import LARGE_CASCADE_SIZE
+from prism_experiments.metrics.moments import LARGE_CASCADE_SIZE, top_share
 
 PROGRAM = "python -m prism_experiments.replication.anatomy"
 #: the research world's x_algo run (`replicate_goel2016`'s arm)
@@ -144,8 +144,19 @@ def report(runs: Sequence[SeedTables]) -> str:
         for run in runs
     ]
     stats["top_decile_post_rate_median_ratio"] = ratios
+    # who wrote the posts: the top tenth's share of the starting corpus and of what was written in the run
+    for label, starting in (("starting_corpus", True), ("run", False)):
+        stats[f"{label}_top_decile_authorship"] = [
+            top_share(
+                run.posts.loc[(run.posts["created_step"] < 0) == starting, "author_id"]
+                .value_counts()
+                .reindex(run.followers.index, fill_value=0)
+                .to_numpy()
+            )
+            for run in runs
+        ]
     parts += [
-        "## Starting follower counts (mean over seeds, each seed's graph)",
+        "## Starting follower counts and authorship (mean over seeds, each seed's graph)",
         markdown_table(["statistic", "value"], [[name, _number(float(stats[name].mean()))] for name in stats.columns]),
         "published: " + "; ".join(f"{name} {value:.3g}" for name, value in PUBLISHED.items()),
     ]
