@@ -19,7 +19,7 @@ export TOKENIZERS_PARALLELISM := false
 COMPILE = $(BIN)/python -m compileall -q prism_experiments hydra_plugins >/dev/null
 
 .DEFAULT_GOAL := help
-.PHONY: help setup run sweep compare replicate ope ui reproduce calibrate lint test test-fast test-timing chaos bench bench-quick bench-world clean tracking-server tracking-server-stop ray-head ray-node ray-head-stop slurm-local slurm-local-stop bench-cluster llm-check docs
+.PHONY: help setup run sweep compare replicate ope ui reproduce calibrate lint test test-cpu test-fast test-timing chaos bench bench-quick bench-world clean tracking-server tracking-server-stop ray-head ray-node ray-head-stop slurm-local slurm-local-stop bench-cluster llm-check docs
 
 help: ## Show this help
 	@grep -hE '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  \033[36m%-12s\033[0m %s\n", $$1, $$2}'
@@ -90,6 +90,9 @@ TIMING_TESTS ?= tests/test_slurm_local.py tests/test_faults.py tests/test_faults
 test-timing: $(STAMP) ## The timing-sensitive tests twice, idle and with every core busy (docs/testing.md): about 25 min
 	$(COMPILE)
 	$(BIN)/python tests/under_load.py -- -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder $(TIMING_TESTS) $(ARGS)
+
+test-cpu: $(STAMP) ## `make test` with its CPU counted per test file, every process included: the table of docs/testing.md
+	$(BIN)/python tests/cpu_table.py -- $(MAKE) --no-print-directory test ARGS="$(ARGS)"
 
 test-fast: $(STAMP) ## Run the unit tests only (no model, no Chroma, no MLflow), on 2 workers: about 45 s
 	$(BIN)/python -m pytest -n 2 -m "not integration and not slow" $(ARGS)

@@ -251,8 +251,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 # ------------------------------------------------------- CPU per test, to find what `make test`'s time is made of
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
-    """With PRISM_TEST_CPU_LOG=<dir>, append each test's CPU seconds (this process and the children it waited
-    for: sweeps, servers) and wall seconds to <dir>/<worker>.tsv; docs/testing.md, "Where the time goes"."""
+    """With PRISM_TEST_CPU_LOG=<dir>, append each test's CPU seconds (this process's own, then the children it
+    waited for: sweeps, servers) and wall seconds to <dir>/<worker>.tsv; `make test-cpu` (tests/cpu_table.py) adds
+    every other process the test started, and docs/testing.md, "Where the time goes", says how to read it."""
     log_dir = os.environ.get("PRISM_TEST_CPU_LOG")
     if not log_dir:
         yield
@@ -260,12 +261,13 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
     import resource
     import time
 
-    def cpu() -> float:
-        own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-        return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+    def cpu(who: int) -> float:
+        usage = resource.getrusage(who)
+        return usage.ru_utime + usage.ru_stime
 
-    cpu_before, wall_before = cpu(), time.monotonic()
+    own, waited, wall = cpu(resource.RUSAGE_SELF), cpu(resource.RUSAGE_CHILDREN), time.monotonic()
     yield
+    own, waited = cpu(resource.RUSAGE_SELF) - own, cpu(resource.RUSAGE_CHILDREN) - waited
     worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
     with open(Path(log_dir) / f"{worker}.tsv", "a") as log:
-        log.write(f"{item.nodeid}\t{cpu() - cpu_before:.2f}\t{time.monotonic() - wall_before:.2f}\n")
+        log.write(f"{item.nodeid}\t{own:.2f}\t{waited:.2f}\t{time.monotonic() - wall:.2f}\n")

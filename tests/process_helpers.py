@@ -15,7 +15,7 @@ import time
 from collections.abc import Iterator, Mapping
 from contextlib import closing, contextmanager, suppress
 from pathlib import Path
-from typing import Self
+from typing import Self, Union
 
 from mlflow.tracking import MlflowClient
 
@@ -24,6 +24,8 @@ from prism_experiments.ops.processes import process_alive
 from prism_experiments.tracking.store import mlflow_server_env, seed_sqlite_store
 
 ROOT = Path(__file__).resolve().parents[1]
+#: a started process: a new interpreter (`subprocess.Popen`) or a fork of the tests' fork server (`ForkedProcess`)
+Process = Union[subprocess.Popen, "ForkedProcess"]
 
 
 def gone_or_zombie(pid: int) -> bool:
@@ -90,21 +92,15 @@ def prism(
     """`python -m prism_experiments <args>` into `runs_dir`, no progress bars, offline."""
     environment = {k: v for k, v in os.environ.items() if k not in ("MLFLOW_TRACKING_URI", "PRISM_RUNS_DIR")}
     environment |= {"HF_HUB_OFFLINE": "1"} | (env or {})
-    return subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "prism_experiments",
-            *args,
-            f"paths.runs_dir={runs_dir}",
-            "simulation.show_progress=false",
-        ],
-        cwd=cwd or ROOT,
-        env=environment,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
+    argv = [
+        sys.executable,
+        "-m",
+        "prism_experiments",
+        *args,
+        f"paths.runs_dir={runs_dir}",
+        "simulation.show_progress=false",
+    ]
+    return forked_run(argv, env=environment, cwd=cwd or ROOT, timeout=timeout)
 
 
 #: smoke, made long enough (about 5-10 s per job) to kill a job while it runs
@@ -157,7 +153,10 @@ def environment() -> dict[str, str]:
 
 
 def captured(argv: list[str], timeout: float = 600) -> subprocess.CompletedProcess:
-    """`argv` run to its end from the repository root in `environment()`, its output captured as text."""
+    """`argv` run to its end from the repository root in `environment()`, its output captured as text; a Python
+    entry point (`python -m ...`, `python -c ...`) is forked from the tests' fork server (`forked`)."""
+    if argv[0] == sys.executable and argv[1:2] in (["-m"], ["-c"]):
+        return forked_run(argv, timeout=timeout)
     return subprocess.run(argv, cwd=ROOT, env=environment(), capture_output=True, text=True, timeout=timeout)
 
 
@@ -165,19 +164,13 @@ def run(*args: str, runs_dir: Path, cache_dir: Path, timeout: int = 600) -> subp
     return captured(command(*args, runs_dir=runs_dir, cache_dir=cache_dir), timeout)
 
 
-def start(*args: str, runs_dir: Path, cache_dir: Path) -> subprocess.Popen:
-    return subprocess.Popen(
-        command(*args, runs_dir=runs_dir, cache_dir=cache_dir),
-        cwd=ROOT,
-        env=environment(),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+def start(*args: str, runs_dir: Path, cache_dir: Path) -> ForkedProcess:
+    """`prism-run <args>` started in the background (forked from the tests' fork server), its output in pipes."""
+    return forked(command(*args, runs_dir=runs_dir, cache_dir=cache_dir))
 
 
 @contextmanager
-def killed_if_left_running(process: subprocess.Popen) -> Iterator[subprocess.Popen]:
+def killed_if_left_running(process: Process) -> Iterator[Process]:
     """`process`, killed on the way out when a step inside failed before it ended (no sweep outlives its test)."""
     try:
         yield process
@@ -197,7 +190,7 @@ def all_runs(runs_dir: Path, kind: str = "simulation", store: str | None = None,
 
 def wait_for_running_job(
     runs_dir: Path,
-    sweep: subprocess.Popen,
+    sweep: Process,
     timeout: float = 120,
     store: str | None = None,
     experiment: str = "smoke",
@@ -211,7 +204,7 @@ def wait_for_running_job(
             raise AssertionError(f"the sweep ended (exit {sweep.returncode}) before a job was seen RUNNING")
         # the sweep file is written after the driver initialised the store: opening it earlier would race that
         if list(runs_dir.glob(f"hydra/{experiment}/*/prism_sweep.json")) and (
-            store is not None or _sqlite_has_running_job(runs_dir / "mlflow.db", experiment)
+            store is not None or sqlite_has_running_job(runs_dir / "mlflow.db", experiment)
         ):
             running = [
                 r
@@ -235,7 +228,7 @@ LIMIT 1
 """
 
 
-def _sqlite_has_running_job(database: Path, experiment: str) -> bool:
+def sqlite_has_running_job(database: Path, experiment: str) -> bool:
     """Whether the sqlite store shows a running job yet: a read-only query of about a millisecond, where a poll through
     a new MlflowClient costs 15-50 ms of the test's CPU, five times a second while a sweep starts. The run itself
     is then read through MLflow."""
@@ -252,7 +245,7 @@ def wait_for_run_status(
     runs_dir: Path,
     run_id: str,
     statuses: set[str],
-    sweep: subprocess.Popen,
+    sweep: Process,
     timeout: float = 300,
     store: str | None = None,
 ) -> object:
@@ -272,7 +265,7 @@ def wait_for_run_status(
 
 def _sqlite_status(database: Path, run_id: str) -> str | None:
     """A run's status read straight from the sqlite store (None if it cannot be read now): see
-    `_sqlite_has_running_job`."""
+    `sqlite_has_running_job`."""
     try:
         with closing(sqlite3.connect(f"file:{database}?mode=ro", uri=True, timeout=1)) as db:
             row = db.execute("SELECT status FROM runs WHERE run_uuid = ?", (run_id,)).fetchone()
@@ -361,3 +354,187 @@ class HeldEncoding(CacheLock):
             if missing:
                 held.add([key for key, _ in missing], warm.matrix()[[row for _, row in missing]])
         super().release()
+
+
+# ------------------------------------------------------------------ processes forked from the tests' fork server
+class ForkedProcess:
+    """A process forked by the tests' fork server (tests/zygote.py), with the parts of `subprocess.Popen` the tests
+    use: pid, returncode, poll, wait, communicate, send_signal, terminate, kill, and the stdout / stderr pipes."""
+
+    def __init__(
+        self, args: list[str], *, env: Mapping[str, str], cwd: Path, stdout: object, stderr: object, text: bool,
+        start_new_session: bool = False, stdin: object = None,
+    ) -> None:  # fmt: skip
+        import io
+        import socket
+
+        from zygote import send_message
+
+        self.args, self.returncode, self._text = args, None, text
+        self.stdin = self.stdout = self.stderr = None
+        ends: list[int] = []  # the descriptors the process gets, closed here once sent
+        if stdin is subprocess.PIPE:
+            read, write = os.pipe()
+            self.stdin = open(write, "w" if text else "wb")  # noqa: SIM115  (closed by communicate)
+            sent = [read]
+        else:
+            sent = [os.open(os.devnull, os.O_RDONLY)]
+        ends.append(sent[0])
+        for name, target in (("stdout", stdout), ("stderr", stderr)):
+            if target is subprocess.PIPE:
+                read, write = os.pipe()
+                stream = open(read, "rb")  # noqa: SIM115  (closed by communicate, or with the object)
+                setattr(self, name, io.TextIOWrapper(stream, errors="replace") if text else stream)
+                sent.append(write)
+                ends.append(write)
+            elif target is subprocess.STDOUT:
+                sent.append(sent[1])
+            elif target is None or target is subprocess.DEVNULL:
+                sent.append(os.open(os.devnull, os.O_WRONLY))
+                ends.append(sent[-1])
+            else:
+                sent.append(target.fileno())  # type: ignore[attr-defined]
+        self._socket = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self._socket.connect(str(_fork_server()))
+        header = {"argv": args[1:], "env": dict(env), "cwd": str(cwd), "new_session": start_new_session}
+        send_message(self._socket, header, tuple(sent))
+        for fd in ends:
+            os.close(fd)
+        self.pid = int(self._receive()["pid"])  # type: ignore[call-overload]
+
+    def _receive(self) -> dict[str, object]:
+        from zygote import receive_message
+
+        message, _ = receive_message(self._socket)
+        if message is None:
+            raise RuntimeError("the tests' fork server closed the connection")
+        return message
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            import select
+
+            if select.select([self._socket], [], [], 0)[0]:
+                self._ended()
+        return self.returncode
+
+    def _ended(self) -> None:
+        status = int(self._receive()["status"])  # type: ignore[call-overload]
+        self.returncode = os.waitstatus_to_exitcode(status)
+        self._socket.close()
+
+    def wait(self, timeout: float | None = None) -> int:
+        if self.returncode is None:
+            import select
+
+            if not select.select([self._socket], [], [], timeout)[0]:
+                raise subprocess.TimeoutExpired(self.args, timeout or 0)
+            self._ended()
+        assert self.returncode is not None
+        return self.returncode
+
+    def communicate(
+        self, input: str | bytes | None = None, timeout: float | None = None
+    ) -> tuple[str | bytes | None, str | bytes | None]:
+        """`input` written to stdin (then closed), both pipes read to their end (each in a thread, as `subprocess`
+        does), then the exit status."""
+        import threading
+
+        deadline = None if timeout is None else time.monotonic() + timeout
+        if self.stdin is not None:
+            with suppress(BrokenPipeError):
+                if input:
+                    self.stdin.write(input)  # type: ignore[arg-type]
+                self.stdin.close()
+        results: dict[str, object] = {}
+        readers = [
+            threading.Thread(target=lambda n=name, s=stream: results.__setitem__(n, s.read()), daemon=True)
+            for name, stream in (("stdout", self.stdout), ("stderr", self.stderr))
+            if stream is not None
+        ]
+        for reader in readers:
+            reader.start()
+        for reader in readers:
+            reader.join(None if deadline is None else max(0.0, deadline - time.monotonic()))
+            if reader.is_alive():
+                raise subprocess.TimeoutExpired(self.args, timeout or 0)
+        self.wait(None if deadline is None else max(0.0, deadline - time.monotonic()))
+        for stream in (self.stdout, self.stderr):
+            if stream is not None:
+                stream.close()
+        return results.get("stdout"), results.get("stderr")  # type: ignore[return-value]
+
+    def send_signal(self, sig: int) -> None:
+        if self.poll() is None:
+            with suppress(ProcessLookupError):
+                os.kill(self.pid, sig)
+
+    def terminate(self) -> None:
+        self.send_signal(signal.SIGTERM)
+
+    def kill(self) -> None:
+        self.send_signal(signal.SIGKILL)
+
+
+#: this test process's fork server: (its process, its socket); started at the first use, stopped at exit
+_FORK_SERVER: list[tuple[subprocess.Popen, Path]] = []
+
+
+def _fork_server() -> Path:
+    """The socket of this test process's fork server (tests/zygote.py), started on first use."""
+    if _FORK_SERVER and _FORK_SERVER[0][0].poll() is None:
+        return _FORK_SERVER[0][1]
+    import atexit
+
+    folder = Path(tempfile.mkdtemp(prefix="prism-zygote-"))
+    path = folder / "socket"
+    server = subprocess.Popen(
+        [sys.executable, str(Path(__file__).with_name("zygote.py")), str(path)],
+        cwd=ROOT,
+        env=environment(),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert server.stdout is not None and server.stdout.readline().strip() == "ready", "the fork server did not start"
+    _FORK_SERVER[:] = [(server, path)]
+
+    def stop() -> None:
+        if server.stdin is not None:
+            server.stdin.close()  # its end of the session: it exits
+        with suppress(subprocess.TimeoutExpired):
+            server.wait(timeout=10)
+        shutil.rmtree(folder, ignore_errors=True)
+
+    atexit.register(stop)
+    return path
+
+
+def forked(
+    argv: list[str], *, env: Mapping[str, str] | None = None, cwd: Path | None = None, stdout: object = subprocess.PIPE,
+    stderr: object = subprocess.PIPE, text: bool = True, start_new_session: bool = False, stdin: object = None,
+) -> ForkedProcess:  # fmt: skip
+    """`subprocess.Popen(argv, ...)` for `[python, -m module, ...]` or `[python, -c code, ...]`, forked from the tests'
+    fork server (tests/zygote.py) instead of a new interpreter importing the project again."""
+    if argv[0] != sys.executable or argv[1] not in ("-m", "-c"):
+        raise ValueError(f"argv: [sys.executable, -m|-c, ...] expected, got {argv[:2]}")
+    return ForkedProcess(
+        argv, env=env if env is not None else environment(), cwd=cwd or ROOT, stdout=stdout, stderr=stderr, text=text,
+        start_new_session=start_new_session, stdin=stdin,
+    )  # fmt: skip
+
+
+def forked_run(
+    argv: list[str], *, env: Mapping[str, str] | None = None, cwd: Path | None = None, timeout: float = 600,
+    input: str | None = None,
+) -> subprocess.CompletedProcess:  # fmt: skip
+    """`subprocess.run(argv, capture_output=True, text=True, timeout=..., input=...)` through the fork server
+    (`forked`)."""
+    process = forked(argv, env=env, cwd=cwd, stdin=subprocess.PIPE if input is not None else None)
+    try:
+        out, err = process.communicate(input, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.communicate()
+        raise
+    return subprocess.CompletedProcess(argv, process.wait(), out, err)

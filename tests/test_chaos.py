@@ -3,14 +3,13 @@ stack (a sweep, a fault at a job's run, the next command, a final clean re-run) 
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
 
 import pytest
 from mlflow.tracking import MlflowClient
-from process_helpers import ROOT, environment
+from process_helpers import environment, forked_run
 
 from prism_experiments.chaos.schedule import FAULTS, NEEDS_STORE, build_schedule
 
@@ -32,7 +31,7 @@ def test_the_default_schedule_has_every_fault_three_times_and_a_seed_reproduces_
 @pytest.mark.parametrize("fault", ["sigint"])
 def test_one_chaos_round_keeps_every_invariant(tmp_path: Path, warm_smoke_cache: Path, fault: str) -> None:
     runs_dir = tmp_path / "runs"
-    result = subprocess.run(
+    result = forked_run(
         [
             sys.executable,
             "-m",
@@ -44,10 +43,7 @@ def test_one_chaos_round_keeps_every_invariant(tmp_path: Path, warm_smoke_cache:
             f"--cache-from={warm_smoke_cache}",
             f"--work-dir={tmp_path / 'work'}",
         ],
-        cwd=ROOT,
         env=environment() | {"PRISM_RUNS_DIR": str(runs_dir)},
-        capture_output=True,
-        text=True,
         timeout=900,
     )
     output = result.stdout + result.stderr

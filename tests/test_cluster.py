@@ -18,10 +18,10 @@ from pathlib import Path
 import pytest
 from mlflow.tracking import MlflowClient
 from process_helpers import (
-    ROOT,
     CacheLock,
     all_runs,
-    environment,
+    forked,
+    forked_run,
     free_port,
     gone_or_zombie,
     killed_if_left_running,
@@ -194,7 +194,7 @@ def test_a_killed_raylet_fails_only_its_nodes_jobs_and_a_rerun_finishes_every_co
     env = {k: v for k, v in os.environ.items() if k not in ("MLFLOW_TRACKING_URI", "PRISM_RUNS_DIR")}
     env |= {"HF_HUB_OFFLINE": "1"} | ray_cluster.head.client_env()
     command = [sys.executable, "-m", "prism_experiments", *args, f"paths.runs_dir={runs_dir}"]
-    started = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    started = forked(command, env=env)
     with CacheLock(Path(ray_cluster.node.cache_dir)) as node_cache, killed_if_left_running(started):
         deadline = time.monotonic() + 300
         while not [
@@ -217,7 +217,7 @@ def test_a_killed_raylet_fails_only_its_nodes_jobs_and_a_rerun_finishes_every_co
     finished = Counter(r.data.tags[CONFIG_HASH_TAG] for r in runs if r.info.status == "FINISHED")
     assert max(finished.values(), default=1) == 1
 
-    rerun = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    rerun = forked_run(command, env=env)
     assert rerun.returncode == 0, (rerun.stdout + rerun.stderr)[-3000:]
     after = all_runs(runs_dir, store=uri, experiment=name)
     finished = Counter(r.data.tags[CONFIG_HASH_TAG] for r in after if r.info.status == "FINISHED")
@@ -269,13 +269,8 @@ def test_a_taken_port_is_one_line_and_the_password_stays_out_of_state_and_argv(p
 
 def make_tracking_server(home: Path, port: int, action: str = "start") -> subprocess.CompletedProcess:
     """What `make tracking-server PORT=<port>` runs, with its runs dir at `home`."""
-    return subprocess.run(
-        [sys.executable, "-m", "prism_experiments.ops.tracking_server", action, f"--port={port}", f"--runs-dir={home}"],
-        cwd=ROOT,
-        env=environment(),
-        capture_output=True,
-        text=True,
-        timeout=600,
+    return forked_run(
+        [sys.executable, "-m", "prism_experiments.ops.tracking_server", action, f"--port={port}", f"--runs-dir={home}"]
     )
 
 

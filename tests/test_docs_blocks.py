@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 from docs_blocks import MARKER, PAGES, ROOT, Block, all_blocks, blocks
+from process_helpers import forked_run
 
 #: a page's Python blocks, run in order in one fresh module (as a reader pastes them into one session); a traceback
 #: names the page and its line
@@ -78,15 +79,12 @@ def test_the_python_blocks_of_a_page_run(page: Path, tmp_path: Path, warm_smoke_
     """On the session's warm cache (the default pool's texts and the topic descriptions): a reader's second run,
     which encodes no text a page's small worlds draw, rather than a model load and a cold encoding per page."""
     code = [(str(block.page), block.line, block.text) for block in blocks(page) if block.kind == "python"]
-    result = subprocess.run(
+    result = forked_run(
         [sys.executable, "-c", RUNNER],
         input=json.dumps(code),
         cwd=tmp_path,
         env=environment(tmp_path, warm_smoke_cache),
-        capture_output=True,
-        text=True,
         timeout=600,
-        check=False,
     )
     assert result.returncode == 0, result.stderr[-4000:]
 

@@ -27,6 +27,7 @@ from process_helpers import (
     command,
     descendants,
     environment,
+    forked,
     free_port,
     gone_or_zombie,
     start_mlflow_server,
@@ -51,13 +52,11 @@ def _default_sigterm() -> None:
 def start_logged(log: Path, *args: str, runs_dir: Path, cache_dir: Path) -> subprocess.Popen:
     """`prism-run <args>` with stdout and stderr into `log`, SIGTERM at its default."""
     with log.open("wb") as sink:
-        return subprocess.Popen(
+        return forked(
             command(*args, runs_dir=runs_dir, cache_dir=cache_dir),
-            cwd=ROOT,
             env=environment(),
             stdout=sink,
             stderr=subprocess.STDOUT,
-            preexec_fn=_default_sigterm,
         )
 
 

@@ -118,7 +118,8 @@ SWEEPS = {  # experiment -> (jobs, keys that vary besides the seed, ranking mode
     "aa": (20, {"arm"}, {"x_algo"}),
     "ope_validation": (3, set(), {"x_algo"}),
     "ope_validation_wide": (3, set(), {"x_algo"}),
-    "replicate_chaney2018": (20, {"ranking.predictor"}, {"engagement"}),
+    # both modes have a retrain_every_steps, each at its own default (collaborative 6, engagement 1)
+    "replicate_chaney2018": (20, {"ranking.mode", "ranking.retrain_every_steps"}, {"collaborative", "engagement"}),
     "replicate_goel2016": (10, set(), {"x_algo"}),
     "replicate_juul_ugander2021": (20, {"ranking.mode"}, {"x_algo", "chronological"}),
     "replicate_guess2023": (20, {"ranking.mode"}, {"x_algo", "chronological"}),

@@ -19,7 +19,16 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from mlflow.tracking import MlflowClient
-from process_helpers import HeldEncoding, free_port, prism, start_mlflow_server, stop_server, wait_for_port
+from process_helpers import (
+    HeldEncoding,
+    forked,
+    forked_run,
+    free_port,
+    prism,
+    start_mlflow_server,
+    stop_server,
+    wait_for_port,
+)
 
 from prism_experiments.metrics import summary_metric_names
 from prism_experiments.tracking.experiment_views import view_state_of
@@ -147,9 +156,9 @@ def test_ui_prints_the_url_of_the_latest_experiments_runs_view(swept) -> None:
     runs_dir, _ = swept
     port = free_port()
     uri = f"sqlite:///{runs_dir}/mlflow.db"
-    ui = subprocess.Popen([sys.executable, "-m", "prism_experiments.ops.ui", "--port", str(port),
-                           "--tracking-uri", uri, "--no-browser"], cwd=ROOT, stdout=subprocess.PIPE,
-                          stderr=subprocess.DEVNULL, text=True, start_new_session=True)  # fmt: skip
+    ui = forked([sys.executable, "-m", "prism_experiments.ops.ui", "--port", str(port),
+                           "--tracking-uri", uri, "--no-browser"],
+                          stderr=subprocess.DEVNULL, start_new_session=True, env=dict(os.environ))  # fmt: skip
     try:
         lines = [ui.stdout.readline(), ui.stdout.readline()]
         match = re.search(
@@ -176,7 +185,7 @@ def test_ui_prints_the_url_of_the_latest_experiments_runs_view(swept) -> None:
         stop_server(ui)
     with socket.socket() as sock:  # the UI's own server went with it
         assert sock.connect_ex(("127.0.0.1", port)) != 0
-    unknown = subprocess.run(
+    unknown = forked_run(
         [
             sys.executable,
             "-m",
@@ -187,9 +196,7 @@ def test_ui_prints_the_url_of_the_latest_experiments_runs_view(swept) -> None:
             "nope",
             "--no-browser",
         ],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
+        env=dict(os.environ),
     )
     assert unknown.returncode == 2 and unknown.stderr.startswith("prism-ui: error: experiment: no experiment named")
 
@@ -291,7 +298,7 @@ def test_same_config_logged_twice_gives_identical_metrics_and_reproduce_agrees(s
     assert pair[0].data.tags["prism.config_hash"] == pair[1].data.tags["prism.config_hash"]
     for name in summary_metric_names():
         assert pair[0].data.metrics[name] == pytest.approx(pair[1].data.metrics[name], nan_ok=True, rel=0, abs=0)
-    reproduced = subprocess.run(
+    reproduced = forked_run(
         [
             sys.executable,
             "-m",
@@ -300,10 +307,8 @@ def test_same_config_logged_twice_gives_identical_metrics_and_reproduce_agrees(s
             "--tracking-uri",
             f"sqlite:///{runs_dir}/mlflow.db",
         ],
-        capture_output=True,
-        text=True,
         timeout=600,
-        cwd=ROOT,
+        env=dict(os.environ),
     )
     assert reproduced.returncode == 0, reproduced.stdout + reproduced.stderr
     n_metrics = len(summary_metric_names())
@@ -318,7 +323,7 @@ def test_compare_reports_on_the_smoke_sweep(swept, tmp_path: Path) -> None:
         client.search_runs([experiment_id], "tags.`prism.kind` = 'sweep'"), key=lambda run: run.info.start_time
     ).data.tags["prism.sweep_id"]
     out = tmp_path / "report"
-    process = subprocess.run(
+    process = forked_run(
         [
             sys.executable,
             "-m",
@@ -332,10 +337,8 @@ def test_compare_reports_on_the_smoke_sweep(swept, tmp_path: Path) -> None:
             "--out",
             str(out),
         ],
-        capture_output=True,
-        text=True,
         timeout=600,
-        cwd=ROOT,
+        env=dict(os.environ),
     )
     assert process.returncode == 0, process.stdout + process.stderr
     for name in ("report.md", "results.csv"):
@@ -466,13 +469,6 @@ def test_tracking_server_receives_the_run_and_its_artifacts(tmp_path: Path, warm
         stop_server(server)
 
 
-def _answer_ctrl_c() -> None:
-    """In the child before exec: SIGINT as a terminal's foreground job has it. A pytest-xdist worker can pass
-    SIGINT on ignored or blocked (seen in a fresh-clone `make test`: the run went on after its Ctrl-C)."""
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
 def _sigint_ignored_or_blocked(pid: int) -> bool:
     """From /proc/<pid>/status (proc(5)): SigIgn and SigBlk are masks with bit n-1 for signal n."""
     fields = dict(line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines() if ":" in line)
@@ -485,7 +481,7 @@ def test_ctrl_c_leaves_no_run_running(tmp_path: Path, held_cache: HeldEncoding) 
     environment = {k: v for k, v in os.environ.items() if k not in ("MLFLOW_TRACKING_URI", "PRISM_RUNS_DIR")}
     output = tmp_path / "output.log"
     with output.open("wb") as sink:
-        process = subprocess.Popen(
+        process = forked(
             [
                 sys.executable,
                 "-m",
@@ -494,11 +490,9 @@ def test_ctrl_c_leaves_no_run_running(tmp_path: Path, held_cache: HeldEncoding) 
                 f"paths.runs_dir={runs_dir}",
                 f"rag.cache_dir={held_cache.root}",
             ],
-            cwd=ROOT,
             env=environment,
             stdout=sink,
             stderr=subprocess.STDOUT,
-            preexec_fn=_answer_ctrl_c,
         )
     try:
         # Ctrl-C once the run exists (its line is logged after its creation) and waits on the held cache, however

@@ -32,11 +32,19 @@ ENTRY_POINT = f"{PACKAGE}.__main__"
 #: The only nodes that may import the harness: the `prism-run` entry point, `prism-calibrate`, whose
 #: trials compose configs and end runs the way a harness job does, and `prism-ope --validate`, which composes
 #: an experiment's config per seed the same way, and `make bench`, whose section 7 counts what a sweep's
-#: up-front embedding would embed and times the UI as `make ui` starts it, and `make chaos`, which starts
-#: `make ray-head`'s head for its Ray sweeps.
+#: up-front embedding would embed and times the UI as `make ui` starts it, `make chaos`, which starts
+#: `make ray-head`'s head for its Ray sweeps, and `prism-replicate`, which composes its findings' job configs once
+#: per shape of job as a sweep's driver does (`harness/sweep.py`, `validated_job_configs`).
 HARNESS = f"{PACKAGE}.harness"
 HARNESS_IMPORTERS: frozenset[str] = frozenset(
-    {f"{PACKAGE}.__main__", f"{PACKAGE}.calibration", f"{PACKAGE}.ope", f"{PACKAGE}.bench", f"{PACKAGE}.chaos"}
+    {
+        f"{PACKAGE}.__main__",
+        f"{PACKAGE}.calibration",
+        f"{PACKAGE}.ope",
+        f"{PACKAGE}.bench",
+        f"{PACKAGE}.chaos",
+        f"{PACKAGE}.replication",
+    }
 )
 #: The neutral package: everything may depend on it, it depends on no other package of ours.
 DOMAIN = f"{PACKAGE}.domain"

@@ -19,6 +19,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from process_helpers import forked
 from test_llm_run import llm_config
 
 from prism_experiments.config import ExperimentConfig
@@ -56,7 +57,7 @@ def test_an_unreachable_server_fails_the_run_with_one_line(tmp_path: Path, sessi
 @pytest.fixture(scope="module")
 def server() -> str:
     port = free_port()
-    process = subprocess.Popen(
+    process = forked(
         [
             sys.executable,
             "-m",
@@ -72,7 +73,6 @@ def server() -> str:
             "--backend",
             "llama_cpp",
         ],
-        cwd=ROOT,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )

@@ -16,12 +16,12 @@ from pathlib import Path
 
 import pytest
 from process_helpers import (
-    ROOT,
     HeldEncoding,
     all_runs,
     command,
     descendants,
     environment,
+    forked,
     gone_or_zombie,
     killed_if_left_running,
 )
@@ -39,13 +39,6 @@ RAY_SWEEP = (
 )
 #: the fault table's promise (docs/faults.md): an interrupted Ray sweep is gone within this many seconds
 STOP_BUDGET_S = 15
-
-
-def default_signals() -> None:
-    """In the child before exec: SIGINT and SIGTERM at their defaults and unblocked, as in a terminal."""
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM, signal.SIGINT})
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def wait_for_running_jobs(runs_dir: Path, sweep: subprocess.Popen, count: int, timeout: float = 600) -> list:
@@ -74,14 +67,12 @@ def test_an_interrupted_ray_sweep_stops_within_15_s_and_starts_no_job_after_it(
 ) -> None:
     runs_dir, cache_dir, log = tmp_path / "runs", held_cache.root, tmp_path / "sweep.log"
     with log.open("wb") as sink:
-        sweep = subprocess.Popen(
+        sweep = forked(
             command(*RAY_SWEEP, runs_dir=runs_dir, cache_dir=cache_dir),
-            cwd=ROOT,
             env=environment(),
             stdout=sink,
             stderr=subprocess.STDOUT,
-            start_new_session=True,  # its own process group, as a terminal's foreground job
-            preexec_fn=default_signals,
+            start_new_session=True,  # its own process group, as a terminal's foreground job,
         )
         with killed_if_left_running(sweep):
             running = wait_for_running_jobs(runs_dir, sweep, count=2)

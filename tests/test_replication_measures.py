@@ -15,9 +15,14 @@ from prism_experiments.analysis.compare import ComparisonSettings
 from prism_experiments.analysis.size_matched import disagreements, size_matched_comparison
 from prism_experiments.analysis.stats import bootstrap_ratio_ci
 from prism_experiments.metrics.cascades import analyse_forest
-from prism_experiments.metrics.consumption import consumption_jaccard_mean
+from prism_experiments.metrics.consumption import (
+    consumption_jaccard_mean,
+    most_similar_pairs,
+    pair_jaccards,
+    paired_jaccard_means,
+)
 from prism_experiments.metrics.size_matching import size_matched_difference
-from prism_experiments.replication.findings import gauthier2026, goel2016, guess2023, juul_ugander2021
+from prism_experiments.replication.findings import chaney2018, gauthier2026, goel2016, guess2023, juul_ugander2021
 from prism_experiments.replication.knobs import config_has, needs
 
 
@@ -28,6 +33,70 @@ def test_consumption_jaccard_is_the_mean_over_pairs_of_users() -> None:
     # a = {p1, p2}, b = {p2, p3}, c = {p4}: J(a, b) = 1/3, J(a, c) = J(b, c) = 0
     assert consumption_jaccard_mean(engagements) == pytest.approx((1 / 3) / 3)
     assert math.isnan(consumption_jaccard_mean(engagements.iloc[:2]))  # one user: no pair
+
+
+def test_each_user_is_paired_with_its_most_similar_user_by_factor_cosine() -> None:
+    # a and b point almost the same way (cos 0.99); c and d are the same vector (cos 1); z is zero (cos 0 to all)
+    ids = ["a", "b", "c", "d", "z"]
+    factors = np.array([[1.0, 0.0], [0.99, 0.141], [0.0, 2.0], [0.0, 2.0], [0.0, 0.0]])
+    pairs = most_similar_pairs(ids, factors, np.random.default_rng(0))
+    paired = dict(zip(pairs["agent_id"], pairs["paired_agent_id"]))
+    assert {k: paired[k] for k in "abcd"} == {"a": "b", "b": "a", "c": "d", "d": "c"}
+    assert pairs["cosine"].iloc[2] == 1.0 and pairs["cosine"].iloc[4] == 0.0 and paired["z"] != "z"
+    assert pairs["cosine"].iloc[0] == pytest.approx(0.99 / math.hypot(0.99, 0.141))
+
+
+def test_a_tie_is_broken_by_a_draw_from_the_seeded_stream() -> None:
+    # e = (1, 1) is equally similar (cos 1/sqrt 2) to a = (1, 0) and c = (0, 1): which one is a seeded draw
+    ids, factors = ["a", "c", "e"], np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+    partner = [
+        most_similar_pairs(ids, factors, np.random.default_rng(seed))["paired_agent_id"].iloc[2] for seed in range(20)
+    ]
+    assert set(partner) == {"a", "c"}
+    assert partner == [
+        most_similar_pairs(ids, factors, np.random.default_rng(s))["paired_agent_id"].iloc[2] for s in range(20)
+    ]
+    assert len(most_similar_pairs(["a"], np.ones((1, 2)), np.random.default_rng(0))) == 0
+
+
+def test_pair_jaccards_and_the_change_under_the_same_pairs_by_hand() -> None:
+    pairs = pd.DataFrame({"agent_id": ["a", "b", "c"], "paired_agent_id": ["b", "a", "d"]})
+    # recommender: a = {p1, p2}, b = {p2, p3}, c = {p4}, d = {p4}: J(a, b) = 1/3, J(c, d) = 1
+    recommender = pd.DataFrame({"agent_id": list("aabbcd"), "post_id": ["p1", "p2", "p2", "p3", "p4", "p4"]})
+    # ideal: a = {p1}, b = {p5}, c and d engaged with nothing: J(a, b) = 0, J(c, d) undefined (NaN)
+    ideal = pd.DataFrame({"agent_id": ["a", "b"], "post_id": ["p1", "p5"]})
+    assert pair_jaccards(pairs, recommender) == pytest.approx([1 / 3, 1 / 3, 1.0])
+    assert np.isnan(pair_jaccards(pairs, ideal)[2])
+    # the pair (c, d) is left out of both means: only pairs defined under both recommenders are compared
+    assert paired_jaccard_means(pairs, recommender, ideal) == pytest.approx((1 / 3, 0.0, 2))
+
+
+def test_chaney_measure_pairs_by_the_collaborative_arm_and_compares_with_the_oracle_on_the_same_pairs() -> None:
+    pairs = pd.DataFrame({"agent_id": ["a", "b"], "paired_agent_id": ["b", "a"]})
+    runs = {
+        "collaborative": {
+            "cf_user_pairs": pairs,
+            "engagements": pd.DataFrame({"agent_id": ["a", "a", "b"], "post_id": ["p1", "p2", "p1"]}),
+            "exposures": pd.DataFrame({"post_id": ["p1"] * 10}),
+        },
+        "oracle": {
+            "engagements": pd.DataFrame({"agent_id": ["a", "b", "c"], "post_id": ["p1", "p2", "p2"]}),
+            "exposures": pd.DataFrame({"post_id": ["p1"] * 5}),
+        },
+    }
+    claims, figures = chaney2018.measure(runs)
+    # collaborative: J(a, b) = |{p1}| / |{p1, p2}| = 1/2 for both pairs; oracle, same pairs: J({p1}, {p2}) = 0
+    assert (claims["homogeneity"].x, claims["homogeneity"].y) == (0.5, 0.0)
+    assert (claims["utility"].x, claims["utility"].y) == (0.3, 0.6)
+    # all pairs of engagers, descriptive: oracle a = {p1}, b = {p2}, c = {p2}: (0 + 0 + 1) / 3
+    assert figures["jaccard_all_pairs_oracle"] == pytest.approx(1 / 3) and figures["pairs"] == 2.0
+    assert "paired_change_random_offline" not in figures  # no random arm: no selection reference
+    # with a random arm, the same pairing rule on its engagements (ALS fitted after the run) is reported beside
+    random_arm = pd.DataFrame({"agent_id": ["a", "a", "b", "b", "c"], "post_id": ["p1", "p2", "p1", "p3", "p3"]})
+    runs["random"] = {"engagements": random_arm, "exposures": pd.DataFrame({"post_id": ["p1"] * 5})}
+    assert math.isfinite(chaney2018.measure(runs)[1]["paired_change_random_offline"])
+    assert chaney2018.FINDING.tables_of("collaborative")["cf_user_pairs"] == ("agent_id", "paired_agent_id")
+    assert "cf_user_pairs" not in chaney2018.FINDING.tables_of("oracle")
 
 
 def cascades(sizes: list[int], values: list[float], column: str = "structural_virality") -> pd.DataFrame:

@@ -22,10 +22,10 @@ def test_quick_sweeps_run_the_smoke_size_into_their_own_experiment() -> None:
     assert len(plan.jobs) == 8 and len({job.digest for job in plan.jobs}) == 8
     assert {job.experiment_name for job in plan.jobs} == {QUICK_EXPERIMENT}
     commands = [command[2:] for command in sweep_commands(plan.jobs)]
-    assert len(commands) == 2  # the two engagement arms in one sweep, the references in another
+    assert len(commands) == 2  # the arms that set only the mode in one sweep, the oracle (mode and predictor) alone
     first, second = commands
-    assert "ranking=engagement" in first and "ranking.predictor=learned,oracle" in first
-    assert "ranking=random,chronological" in second
+    assert "ranking=collaborative,random,chronological" in first
+    assert "ranking=engagement" in second and "ranking.predictor=oracle" in second
     for command in commands:
         assert command[:4] == [
             "prism_experiments",

@@ -15,11 +15,12 @@ from typing import cast
 import pytest
 from mlflow.entities import Run
 from process_helpers import (
-    ROOT,
     HeldEncoding,
     all_runs,
     command,
     environment,
+    forked,
+    forked_run,
     gone_or_zombie,
     killed_if_left_running,
     run,
@@ -68,25 +69,18 @@ def _cmdline(pid: int) -> str:
 def on_slurm(
     state: slurm_local.SlurmLocalState, *args: str, runs_dir: Path, cache_dir: Path
 ) -> subprocess.CompletedProcess:
-    return subprocess.run(
+    return forked_run(
         command(*args, *SLURM, runs_dir=runs_dir, cache_dir=cache_dir),
-        cwd=ROOT,
         env=environment() | state.client_env(),
-        capture_output=True,
-        text=True,
         timeout=600,
     )
 
 
 def start_on_slurm(state: slurm_local.SlurmLocalState, *args: str, runs_dir: Path, cache_dir: Path) -> subprocess.Popen:
     """`on_slurm`'s sweep, started in the background (a test acts on its jobs while it runs)."""
-    return subprocess.Popen(
+    return forked(
         command(*args, *SLURM, runs_dir=runs_dir, cache_dir=cache_dir),
-        cwd=ROOT,
         env=environment() | state.client_env(),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
     )
 
 

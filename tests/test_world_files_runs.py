@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from mlflow.tracking import MlflowClient
-from process_helpers import ROOT, environment, nan_comparable, prism
+from process_helpers import environment, forked_run, nan_comparable, prism
 
 from prism_experiments.example_world import main as example_world
 from prism_experiments.file_digest import file_sha256
@@ -79,10 +79,10 @@ def test_a_sweep_on_a_loaded_world_names_its_files_and_digests(joblib_sweep, wor
 def test_compare_works_unchanged_on_the_loaded_world(joblib_sweep, tmp_path: Path) -> None:
     runs_dir, process = joblib_sweep
     assert process.returncode == 0, process.stderr[-3000:]
-    compare = subprocess.run(
+    compare = forked_run(
         [sys.executable, "-m", "prism_experiments.analysis.cli", "--experiment", "smoke",
          "--tracking-uri", f"sqlite:///{runs_dir}/mlflow.db", "--out", str(tmp_path / "report"), "--no-cascades"],
-        cwd=ROOT, env=environment(), capture_output=True, text=True, timeout=600,
+        env=environment(), timeout=600,
     )  # fmt: skip
     assert compare.returncode == 0, compare.stderr[-3000:]
     assert "prism-compare: smoke: 4 runs, 2 conditions" in compare.stdout + compare.stderr
@@ -123,10 +123,9 @@ def test_reproduce_agrees_and_then_refuses_a_changed_file_in_one_line(joblib_swe
     )
 
     def reproduce() -> subprocess.CompletedProcess:
-        return subprocess.run(
+        return forked_run(
             [sys.executable, "-m", "prism_experiments.harness.reproduce", run.info.run_id,
-             "--tracking-uri", f"sqlite:///{runs_dir}/mlflow.db"],
-            cwd=ROOT, env=environment(), capture_output=True, text=True, timeout=600,
+             "--tracking-uri", f"sqlite:///{runs_dir}/mlflow.db"], env=environment(), timeout=600,
         )  # fmt: skip
 
     same = reproduce()

@@ -35,6 +35,9 @@ PRESETS: dict[str, tuple[str, ...]] = {
     "huge": ("experiment=huge",),
     # the default world ranked by the engagement mode's learned predictor: what the feedback loop costs
     "engagement_learned": ("ranking=engagement", "ranking.predictor=learned"),
+    # the collaborative filter (ALS refit every 6 steps on the run's engagements), at 200 and at 10,000 agents
+    "collaborative": ("ranking=collaborative",),
+    "large_collaborative": ("experiment=large", "ranking=collaborative"),
 }
 #: the targets of docs/bench.md (tightened from a first 30 s and 900 s, both met: 12.5 s and 393 s)
 WALL_TARGETS = {
@@ -96,6 +99,14 @@ def timed_run(
             agent_steps / loop_s if loop_s else None,
             "agent-steps/s",
             note="over the step loop: rank_s + decide_s + index_new_s",
+        ),
+        figure(
+            SECTION,
+            f"{prefix}.step_s",
+            loop_s / cfg.simulation.n_steps if loop_s else None,
+            "s",
+            note="the step loop per step: (rank_s + decide_s + index_new_s) / n_steps; a learning mode's refits are "
+            "in decide_s",
         ),
         figure(SECTION, f"{prefix}.run_encoded", probe.encoded_texts, "texts", note="texts the run sent to the model"),
         figure(SECTION, f"{prefix}.model_load_s", probe.model_load_s, "s"),
@@ -167,8 +178,21 @@ def simulation_section(inputs: SectionInputs) -> list[Figure]:
             note="ranking time of engagement (learned) / x_algo",
         ),
     ]
+    collaborative = run_preset(inputs, "collaborative", rerun=False)
+    collaborative_rank = {f.name: f.value for f in collaborative}.get("sim.collaborative.rank_s")
+    figures += [
+        *collaborative,
+        figure(
+            SECTION,
+            "sim.collaborative.rank_s_vs_x_algo",
+            collaborative_rank / default_rank if default_rank and collaborative_rank else None,
+            "x",
+            note="ranking time of collaborative (ALS refits included) / x_algo",
+        ),
+    ]
     if inputs.include_large:
         figures += run_preset(inputs, "large", rerun=False)
+        figures += run_preset(inputs, "large_collaborative", rerun=False)
     if inputs.include_huge:
         figures += run_preset(inputs, "huge", rerun=False)
     return figures

@@ -53,6 +53,7 @@ EXPOSURE_SOURCES: tuple[str, ...] = (
     "random",
     "recent",
     "backfill",
+    "collaborative",  # a collaborative-filtering pick (ranking mode `collaborative`); appended: codes stay stable
 )
 ENGAGEMENTS_COLUMNS: tuple[str, ...] = (
     "step",

@@ -101,24 +101,49 @@ def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
     the main thread again every 50 ms until the handler runs outside any finalizer and raises. Inside
     `interrupts_held`, noted and raised when its block exits."""
     name = signal.Signals(signum).name
-    again = signum in _DEFERRED  # counted (and passed on to the children) when it first came
+    with _RESIGNALLING:
+        echo = _RESIGNALLED.get(signum, 0) > 0  # one of `_signal_until_raised`'s own signals
+        if echo:
+            _RESIGNALLED[signum] -= 1
+        again = signum in _DEFERRED  # counted (and passed on to the children) when it first came
+    if echo and not again:
+        return  # sent just before the interrupt it repeated was raised: that one interrupt is all there is
     if not again:
         RECEIVED_SIGNALS.append(name)
     if _HELD is not None:
-        _DEFERRED.discard(signum)
+        _stop_resignalling(signum)
         _HELD.append(name)
         return
     if _inside_finalizer(frame):
         if not again:
             _defer(signum)
         return
-    _DEFERRED.discard(signum)
+    _stop_resignalling(signum)
     raise KeyboardInterrupt(name)
+
+
+#: the signals `_signal_until_raised` sent that the handler has not run for yet, by signal; and the lock between
+#: that thread's check-and-send and the handler's discard (re-entrant: a handler may run inside another's)
+_RESIGNALLED: dict[int, int] = {}
+_RESIGNALLING = threading.RLock()
+
+
+def _forget_echoes() -> None:
+    """A handler put in place starts with no repeat pending: one another handler took must not swallow a new signal."""
+    with _RESIGNALLING:
+        _RESIGNALLED.clear()
+
+
+def _stop_resignalling(signum: int) -> None:
+    with _RESIGNALLING:
+        _DEFERRED.discard(signum)
 
 
 def _defer(signum: int) -> None:
     """Mark `signum` as counted and passed on already, and have it signalled again until it is raised."""
-    _DEFERRED.add(signum)
+    with _RESIGNALLING:
+        _DEFERRED.add(signum)
+        _RESIGNALLED[signum] = 0  # a new round of repeats: none of an earlier round is still to come
     threading.Thread(target=_signal_until_raised, args=(signum,), daemon=True).start()
 
 
@@ -132,10 +157,12 @@ def _signal_until_raised(signum: int, attempts: int = 200) -> None:
     main = threading.main_thread().ident
     for _ in range(attempts):
         time.sleep(RESIGNAL_INTERVAL_S)
-        if signum not in _DEFERRED or main is None:
-            return
-        signal.pthread_kill(main, signum)
-    _DEFERRED.discard(signum)  # given up: the next signal of its kind counts as new
+        with _RESIGNALLING:  # never after the interrupt was raised: its repeat would count as a second signal
+            if signum not in _DEFERRED or main is None:
+                return
+            _RESIGNALLED[signum] = _RESIGNALLED.get(signum, 0) + 1
+            signal.pthread_kill(main, signum)
+    _stop_resignalling(signum)  # given up: the next signal of its kind counts as new
 
 
 def _rearm_swallowed_interrupt(unraisable: Any) -> None:
@@ -143,7 +170,9 @@ def _rearm_swallowed_interrupt(unraisable: Any) -> None:
     shows (a weakref callback during garbage collection) is delivered again, as `_raise_interrupt` does."""
     error = unraisable.exc_value
     if isinstance(error, KeyboardInterrupt) and error.args == ("SIGTERM",):
-        if signal.SIGTERM not in _DEFERRED:
+        with _RESIGNALLING:
+            deferred = signal.SIGTERM in _DEFERRED
+        if not deferred:
             _defer(signal.SIGTERM)
         return
     _previous_unraisable_hook(unraisable)
@@ -182,6 +211,7 @@ def interrupt_on_sigterm(forward_to_children: bool = False) -> None:
     argument is "SIGTERM", in the main thread; a driver passes the signal on to its child processes first,
     as a terminal passes Ctrl-C to its whole foreground group."""
     if threading.current_thread() is threading.main_thread():
+        _forget_echoes()
         signal.signal(signal.SIGTERM, _forward_and_raise_interrupt if forward_to_children else _raise_interrupt)
         _rearm_interrupts_lost_in_callbacks()
 
@@ -194,6 +224,7 @@ def sigterm_as_interrupt() -> Iterator[None]:
         return
     previous = signal.getsignal(signal.SIGTERM)
     if previous is not _forward_and_raise_interrupt:
+        _forget_echoes()
         signal.signal(signal.SIGTERM, _raise_interrupt)
     _rearm_interrupts_lost_in_callbacks()
     try:

@@ -21,6 +21,8 @@ from prism_experiments.ranking.sourcing import in_sorted, sorted_union
 from prism_experiments.ranking.step_feeds import StepFeeds
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from prism_experiments.agents import SocialAgent
     from prism_experiments.network import SocialGraph
     from prism_experiments.ranking.feedback import ServedFeedback
@@ -110,6 +112,10 @@ class Ranker(ABC, Generic[ConfigT]):
 
     def step_metrics(self) -> dict[str, dict[int, float]]:
         """Per-step figures the mode wants logged (name -> step -> value); none by default."""
+        return {}
+
+    def run_tables(self) -> dict[str, pd.DataFrame]:
+        """Tables the mode wants logged at the end of the run (`tables/<name>.parquet`); none by default."""
         return {}
 
     # ---------------------------------------------------------------- shared steps

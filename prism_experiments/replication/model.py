@@ -163,6 +163,12 @@ class Finding:
     untestable: Callable[[], str | None] = lambda: None
     #: the most likely reason a claim is not reproduced, given its result and the descriptive figures
     reason: Callable[[ClaimResult, Mapping[str, float]], str] = lambda result, figures: ""
+    #: tables only some arms' runs provide, by arm name (e.g. the tables one ranking mode logs), besides `tables`
+    arm_tables: Mapping[str, TableSpec] = field(default_factory=dict)
+
+    def tables_of(self, arm: str) -> TableSpec:
+        """The tables an arm's runs must provide: `tables`, and the arm's own `arm_tables`."""
+        return {**self.tables, **self.arm_tables.get(arm, {})}
 
     @property
     def experiment(self) -> str:

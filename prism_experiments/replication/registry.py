@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from prism_experiments.replication.findings import chaney2018, gauthier2026, goel2016, guess2023, juul_ugander2021
 from prism_experiments.replication.model import Finding
 
-REPLICATION_SET_VERSION = 4
+REPLICATION_SET_VERSION = 5
 FINDINGS: tuple[Finding, ...] = (
     goel2016.FINDING,
     juul_ugander2021.FINDING,

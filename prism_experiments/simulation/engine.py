@@ -496,6 +496,7 @@ class _Engine:
                 record for ranker in self.rankers.rankers for record in getattr(ranker, "debug_records", list)()
             ],
             ranker_series={name: s for ranker in self.rankers.rankers for name, s in ranker.step_metrics().items()},
+            ranker_tables={name: t for ranker in self.rankers.rankers for name, t in ranker.run_tables().items()},
             served_modes=self.rankers.served() if self.rankers.scheduled else [],
             timings=dict(self.timings),
             decider_stats=self.decider.stats()[0],

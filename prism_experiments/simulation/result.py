@@ -24,6 +24,8 @@ class SimulationResult(EventLog):
     ranker_debug: list[dict[str, Any]] = field(default_factory=list)
     #: per-step figures of the ranker (name -> step -> value), e.g. a learned predictor's AUC
     ranker_series: dict[str, dict[int, float]] = field(default_factory=dict)
+    #: the ranker's own end-of-run tables (name -> table), e.g. a collaborative filter's user factors
+    ranker_tables: dict[str, pd.DataFrame] = field(default_factory=dict)
     #: with a ranking schedule, one (mode, schedule entry) per step: the entry is 0 for `ranking`, i for the i-th
     #: entry of `simulation.schedule`; empty without a schedule
     served_modes: list[tuple[str, int]] = field(default_factory=list)

@@ -77,6 +77,8 @@ def write_run_files(
     series.to_csv(tables_dir / "step_series.csv")
     if result.served_modes:  # a ranking schedule: which mode served each step (docs/model.md, "Ranking schedules")
         served_modes_table(result.served_modes).to_parquet(tables_dir / SERVED_MODES_FILE, index=False)
+    for name, table in result.ranker_tables.items():  # small (one row per user) and what a finding reads
+        table.to_parquet(tables_dir / f"{name}.parquet", index=False)
     if tables:
         result.to_parquet(tables_dir)
         agents_table(result).to_parquet(tables_dir / "agents.parquet", index=False)

@@ -1,0 +1,216 @@
+"""`make test-cpu`: run a command (by default `make test`) and print where its CPU went, test file by test file.
+
+Two instruments, because neither alone sees everything:
+- each pytest worker logs, per test, its own CPU (PRISM_TEST_CPU_LOG, tests/conftest.py);
+- a sampler reads every process's CPU from /proc every 0.2 s (proc(5): utime + stime of /proc/<pid>/stat) and files
+  each process under the test in its PYTEST_CURRENT_TEST variable, which a process inherits from the test that
+  started it: sweeps, their workers and orphans, servers and daemons, whatever their parent.
+A process that lives less than 0.2 s may be missed (a few ms each); the machine's busy CPU (/proc/stat) is the
+total the table is checked against. The table is markdown, for docs/testing.md ("Where the time goes").
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+@dataclass
+class Sampled:
+    """A process seen by the sampler: its CPU so far, the test it belongs to and its command."""
+
+    cpu_s: float
+    test: str
+    command: str
+
+
+@dataclass
+class Sampler:
+    """Every process's CPU, sampled from /proc until `stop()`."""
+
+    interval_s: float = 0.2
+    seen: dict[tuple[int, str], Sampled] = field(default_factory=dict)
+    _stopped: threading.Event = field(default_factory=threading.Event)
+
+    def run(self) -> None:
+        while not self._stopped.is_set():
+            self.sample()
+            self._stopped.wait(self.interval_s)
+        self.sample()
+
+    def sample(self) -> None:
+        for entry in os.listdir("/proc"):
+            if entry.isdigit():
+                self._read(int(entry))
+
+    def _read(self, pid: int) -> None:
+        fields = _stat(pid)
+        if fields is None:
+            return
+        key, cpu = (pid, fields[19]), (int(fields[11]) + int(fields[12])) / TICK  # starttime tells reused pids apart
+        if key in self.seen:
+            self.seen[key].cpu_s = max(self.seen[key].cpu_s, cpu)
+        elif _descends_from(int(fields[1]), os.getpid()):  # only the command's processes, not the machine's others
+            self.seen[key] = Sampled(cpu, _current_test(pid), _command(pid))
+
+    def stop(self) -> None:
+        self._stopped.set()
+
+
+def _stat(pid: int) -> list[str] | None:
+    """The fields of /proc/<pid>/stat after the command name (proc(5)), None once the process is gone."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+
+
+def _descends_from(parent: int, ancestor: int) -> bool:
+    """Whether a process whose parent is `parent` descends from `ancestor` (orphans included: `ancestor` is their
+    subreaper, `become_subreaper`)."""
+    while parent > 1:
+        if parent == ancestor:
+            return True
+        fields = _stat(parent)
+        if fields is None:
+            return False
+        parent = int(fields[1])
+    return False
+
+
+def become_subreaper() -> None:
+    """Orphans of the command's processes (a killed sweep driver's workers, daemons) are re-parented to this process,
+    not to init, so the sampler still knows them as the command's (prctl(2), PR_SET_CHILD_SUBREAPER = 36)."""
+    import ctypes
+
+    ctypes.CDLL(None, use_errno=True).prctl(36, 1)
+
+
+def reap_orphans(keep: int) -> None:
+    """Collect the orphans that ended (they are this process's children now), never the command itself, whose exit
+    status `subprocess` reads."""
+    while True:
+        try:
+            found = os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+        except ChildProcessError:
+            return
+        if found is None or found.si_pid == keep:
+            return
+        os.waitpid(found.si_pid, 0)
+
+
+def _command(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
+    except OSError:
+        return ""
+
+
+def _current_test(pid: int) -> str:
+    try:
+        environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+    except OSError:
+        return ""
+    for entry in environ:
+        if entry.startswith(b"PYTEST_CURRENT_TEST="):
+            return entry.split(b"=", 1)[1].decode(errors="replace").split(" ")[0]
+    return ""
+
+
+def busy_cpu_s() -> float:
+    """The machine's busy CPU seconds so far, all cores (proc(5), /proc/stat: every column but idle and iowait)."""
+    columns = [int(value) for value in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    return (sum(columns) - columns[3] - columns[4]) / TICK
+
+
+def is_worker(command: str) -> bool:
+    """A pytest-xdist worker (execnet starts it with `-c import sys;exec(eval(sys.stdin.readline()))`)."""
+    return "exec(eval(sys.stdin.readline()))" in command
+
+
+def worker_cpu_by_file(log_dir: Path) -> dict[str, tuple[float, int]]:
+    """File -> (the workers' own CPU seconds in its tests, number of tests), from the per-test logs."""
+    table: dict[str, list[float]] = defaultdict(lambda: [0.0, 0])
+    for log in log_dir.glob("*.tsv"):
+        for line in log.read_text().splitlines():
+            test, own, *_ = line.split("\t")
+            row = table[test.split("::", 1)[0]]
+            row[0] += float(own)
+            row[1] += 1
+    return {name: (cpu, int(count)) for name, (cpu, count) in table.items()}
+
+
+def process_cpu_by_file(seen: dict[tuple[int, str], Sampled]) -> dict[str, tuple[float, int]]:
+    """File -> (CPU seconds of the processes its tests started, how many), workers left out."""
+    table: dict[str, list[float]] = defaultdict(lambda: [0.0, 0])
+    for process in seen.values():
+        if process.test and not is_worker(process.command):
+            row = table[process.test.split("::", 1)[0]]
+            row[0] += process.cpu_s
+            row[1] += 1
+    return {name: (cpu, int(count)) for name, (cpu, count) in table.items()}
+
+
+def markdown_table(workers: dict[str, tuple[float, int]], processes: dict[str, tuple[float, int]], top: int) -> str:
+    """The files by CPU, most first: tests, the workers' own CPU, the processes' and their number, the sum."""
+    files = set(workers) | set(processes)
+    rows = sorted(
+        ((workers.get(f, (0.0, 0)), processes.get(f, (0.0, 0)), f) for f in files),
+        key=lambda row: -(row[0][0] + row[1][0]),
+    )
+    lines = ["| file | tests | worker CPU-s | processes (CPU-s) | total CPU-s |", "|---|---|---|---|---|"]
+    for (own, tests), (started, count), name in rows[:top]:
+        lines.append(f"| `{name}` | {tests} | {own:.0f} | {count} ({started:.0f}) | {own + started:.0f} |")
+    rest = rows[top:]
+    if rest:
+        lines.append(
+            f"| {len(rest)} other files | {sum(r[0][1] for r in rest)} | {sum(r[0][0] for r in rest):.0f} | "
+            f"{sum(r[1][1] for r in rest)} ({sum(r[1][0] for r in rest):.0f}) | "
+            f"{sum(r[0][0] + r[1][0] for r in rest):.0f} |"
+        )
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n", 1)[0])
+    parser.add_argument("--top", type=int, default=25, help="files listed one by one (default 25)")
+    parser.add_argument("command", nargs="*", default=["make", "test"], help="what to run (default: make test)")
+    args = parser.parse_args(argv)
+    log_dir = Path(tempfile.mkdtemp(prefix="prism-test-cpu-"))
+    sampler = Sampler()
+    thread = threading.Thread(target=sampler.run, daemon=True)
+    become_subreaper()
+    busy, started = busy_cpu_s(), time.monotonic()
+    thread.start()
+    command = subprocess.Popen(args.command, env=os.environ | {"PRISM_TEST_CPU_LOG": str(log_dir)})
+    while (code := command.poll()) is None:
+        reap_orphans(keep=command.pid)
+        time.sleep(1)
+    sampler.stop()
+    thread.join()
+    reap_orphans(keep=0)
+    busy, wall = busy_cpu_s() - busy, time.monotonic() - started
+    workers, processes = worker_cpu_by_file(log_dir), process_cpu_by_file(sampler.seen)
+    worker_total = sum(p.cpu_s for p in sampler.seen.values() if is_worker(p.command))
+    print(
+        f"\n{' '.join(args.command)}: exit {code}, {wall:.0f} s wall; the machine busy {busy:.0f} CPU-s",
+        file=sys.stderr,
+    )
+    print(f"pytest workers {worker_total:.0f} CPU-s (in their tests {sum(c for c, _ in workers.values()):.0f}); "
+          f"processes the tests started {sum(c for c, _ in processes.values()):.0f} CPU-s\n")  # fmt: skip
+    print(markdown_table(workers, processes, args.top))
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())
