@@ -43,6 +43,9 @@ class CorpusConfig(SyntheticCorpusConfig):
     sha256: str | None = None
     #: each post's latent appeal on the engagement logits (off by default; docs/model.md, "Post appeal")
     appeal: PostAppealConfig = Field(default_factory=PostAppealConfig)
+    #: who wrote the synthetic starting corpus: uniform (every agent alike, as before) or authoring_rate (each agent
+    #: in proportion to the original posts it writes per step in the run, activity x post_rate; docs/corpus.md)
+    author_weights: Literal["uniform", "authoring_rate"] = "uniform"
 
     @model_validator(mode="after")
     def _file_needs_path(self) -> CorpusConfig:

@@ -81,6 +81,20 @@ def test_author_mapping_order_does_not_change_the_corpus() -> None:
     assert _dumps(generate_corpus(config, 3, forward)) == _dumps(generate_corpus(config, 3, backward))
 
 
+def test_author_weights_draw_each_author_in_proportion_and_none_draws_as_before() -> None:
+    config = SyntheticCorpusConfig(n_posts=3000)
+    authors = {"ann": ["music"], "bob": ["food"], "cat": ["travel"]}
+    plain = generate_corpus(config, 5, authors)
+    assert _dumps(generate_corpus(config, 5, authors, None)) == _dumps(plain)
+    weighted = generate_corpus(config, 5, authors, {"cat": 0.0, "ann": 3.0, "bob": 1.0})
+    counts = Counter(post.author_id for post in weighted)
+    assert counts["cat"] == 0 and counts["ann"] / len(weighted) == pytest.approx(0.75, abs=0.03)
+    with pytest.raises(ValueError, match="no weight for 1 author"):
+        generate_corpus(config, 5, authors, {"ann": 1.0, "bob": 1.0})
+    with pytest.raises(ValueError, match="positive sum"):
+        generate_corpus(config, 5, authors, {"ann": 0.0, "bob": 0.0, "cat": 0.0})
+
+
 def test_changing_media_fraction_leaves_texts_and_times_unchanged() -> None:
     # Independent streams per component: media draws do not shift text or time draws.
     low = generate_corpus(SyntheticCorpusConfig(n_posts=500, media_fraction=0.1), seed=5)

@@ -211,6 +211,15 @@ def _flatten(data: dict, prefix: str = "") -> dict:
         ("seed=-1", "seed"),
         ("corpus.appeal.sigma=0", r"corpus.appeal.sigma: must be in \(0, 3\]"),
         ("corpus.appeal.distribution=pareto", "corpus.appeal.distribution: Input should be 'none' or 'lognormal'"),
+        ("corpus.author_weights=posts", "corpus.author_weights: Input should be 'uniform' or 'authoring_rate'"),
+        (
+            "network.followee_post_rate_elasticity=-1",
+            r"network.followee_post_rate_elasticity: must be null \(off\) or a number in \[0, 5\]",
+        ),
+        (
+            "network.followee_post_rate_elasticity=many",
+            r"network.followee_post_rate_elasticity: must be null \(off\) or a number in \[0, 5\]",
+        ),
     ],
 )
 def test_bad_values_fail_validation_naming_the_field(compose_config: Compose, override: str, field: str) -> None:

@@ -161,6 +161,16 @@ def test_edges_are_sorted_and_networkx_agrees() -> None:
         ({"attachment_offset": 0}, "attachment_offset", "greater than 0"),
         ({"mean_out_degree": float("inf")}, "mean_out_degree", "finite number"),
         ({"reciprocity": 0.5}, "reciprocity", "Extra inputs are not permitted"),
+        (
+            {"followee_post_rate_elasticity": -0.5},
+            "followee_post_rate_elasticity",
+            "must be null (off) or a number in [0, 5]",
+        ),
+        (
+            {"followee_post_rate_elasticity": 6.0},
+            "followee_post_rate_elasticity",
+            "must be null (off) or a number in [0, 5]",
+        ),
     ],
 )
 def test_bad_network_config_values_are_rejected(overrides: dict, field: str, allowed: str) -> None:
@@ -345,6 +355,52 @@ def test_tree_draws_follow_the_successive_sampling_law(overdraw: int, monkeypatc
         assert _chi_square_p(counts, _ordered_pair_probabilities(wrong)) < 1e-6
     # the trees are back to the in-degrees after the draws (removals restored)
     assert trees.levels[trees.depth][0, 0] == pytest.approx(sum(d + 1 for d in _TREE_IN_DEGREES))
+
+
+def test_tree_draws_weigh_each_followee_by_its_post_rate_fitness() -> None:
+    """With a fitness per agent the trees draw by fitness_j x homophily^[shares] x (in_degree_j + 1): the exact law
+    with the fitness fits, the law without it does not."""
+    people = [SocialAgent(id=f"p{j}", interests=topics) for j, topics in enumerate(_TREE_INTERESTS)]
+    config = NetworkConfig(homophily=6.0, preferential_attachment=1.0, attachment_offset=1.0)
+    fitness = np.array([1.0, 0.2, 3.0, 1.0, 0.5, 2.0, 1.0, 4.0, 0.1, 1.5])
+    trees = follow_trees.FollowTrees(generate.interest_bitsets(people), config, fanout=2, fitness=fitness)
+    for j, times in enumerate(_TREE_IN_DEGREES):
+        for _ in range(times):
+            trees.followed(np.array([j]))
+    rng = np.random.default_rng(43)
+    counts = np.zeros((len(people), len(people)))
+    for _ in range(12_000):
+        first, second = trees.sample(rng, 0, 2)
+        counts[first, second] += 1
+    assert _chi_square_p(counts, _ordered_pair_probabilities(fitness * _tree_weights(6.0, 1.0))) > 1e-3
+    assert _chi_square_p(counts, _ordered_pair_probabilities(_tree_weights(6.0, 1.0))) < 1e-6
+
+
+def test_post_rate_fitness_is_the_relative_post_rate_to_the_elasticity() -> None:
+    rates = np.array([0.1, 0.2, 0.3])
+    assert follow_trees.post_rate_fitness(rates, NetworkConfig()) is None
+    assert follow_trees.post_rate_fitness(np.zeros(3), NetworkConfig(followee_post_rate_elasticity=1.0)) is None
+    fitness = follow_trees.post_rate_fitness(rates, NetworkConfig(followee_post_rate_elasticity=2.0))
+    assert fitness == pytest.approx([0.25, 1.0, 2.25])
+
+
+@pytest.mark.parametrize("direct_below", [generate.DIRECT_BELOW, 0], ids=["scan", "trees"])
+def test_elasticity_zero_draws_the_graph_without_it_and_a_positive_one_moves_followers_to_posters(
+    agents: list[SocialAgent], direct_below: int
+) -> None:
+    """At 0 every fitness is 1: the same draws as without the setting (today's graphs, bit for bit). Above 0 the
+    accounts that post most gain followers (Pew Research Center 2019's top tenth by tweets: 387 vs 19)."""
+    varied = [a.model_copy(update={"post_rate": rate}) for a, rate in zip(agents, np.linspace(0.001, 0.5, len(agents)))]
+    plain = generate_follow_graph(varied, NetworkConfig(), 7, direct_below=direct_below)
+    zero = generate_follow_graph(varied, NetworkConfig(followee_post_rate_elasticity=0.0), 7, direct_below=direct_below)
+    assert zero == plain
+    tied = generate_follow_graph(varied, NetworkConfig(followee_post_rate_elasticity=1.0), 7, direct_below=direct_below)
+    rates = np.array([a.post_rate for a in varied])
+    top = rates >= np.quantile(rates, 0.9)
+    before = np.array([len(plain.followers(a.id)) for a in varied])
+    after = np.array([len(tied.followers(a.id)) for a in varied])
+    assert after[top].mean() > 2 * before[top].mean()
+    assert [tied.out_degree(a.id) for a in varied] == [plain.out_degree(a.id) for a in varied]
 
 
 @pytest.mark.parametrize(

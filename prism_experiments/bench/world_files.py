@@ -14,31 +14,17 @@ import argparse
 import json
 import os
 import resource
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 from prism_experiments.bench.measure import run_child
 from prism_experiments.locations import RunLayout, default_runs_dir
+from prism_experiments.machine import cpu_model
 
 NODES, EDGES, SAMPLE = 1_000_000, 10_000_000, 10_000
 #: REQ-PERF-5: the load's wall time (s) and peak RSS (GB)
 WALL_TARGET_S, RSS_TARGET_GB = 120.0, 4.0
-
-
-def cpu_model() -> str:
-    """lscpu's "Model name", else the platform's processor."""
-    try:
-        out = subprocess.run(["lscpu"], capture_output=True, text=True, timeout=10).stdout
-    except (OSError, subprocess.SubprocessError):
-        out = ""
-    for line in out.splitlines():
-        if line.startswith("Model name:"):
-            return line.split(":", 1)[1].strip()
-    import platform
-
-    return platform.processor() or "unknown"
 
 
 def load_in_this_process(path: Path, sample: int) -> dict[str, float]:

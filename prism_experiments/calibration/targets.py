@@ -19,7 +19,7 @@ CALIBRATION_DIR = CONFIG_DIR / "calibration"
 FITTABLE_PREFIXES: tuple[str, ...] = ("agents.", "network.")
 #: numeric keys whose default is null (the mechanism off): fittable all the same, and the low end of the range
 #: (0: off) is their value in trial 0
-FITTABLE_WHEN_NULL: tuple[str, ...] = ("agents.reply_post_rate_elasticity",)
+FITTABLE_WHEN_NULL: tuple[str, ...] = ("agents.reply_post_rate_elasticity", "network.followee_post_rate_elasticity")
 
 
 def calibration_metrics() -> tuple[str, ...]:

@@ -122,6 +122,18 @@ class SyntheticCorpusConfig(BaseModel):
         return self
 
 
+def _author_probabilities(weights: Mapping[str, float], author_ids: Sequence[str]) -> np.ndarray:
+    """Each author's probability of writing a post, in `author_ids`' order: its weight over the total (checked: a
+    finite weight >= 0 for every author, some above 0)."""
+    missing = [author for author in author_ids if author not in weights]
+    if missing:
+        raise ValueError(f"author_weights: no weight for {len(missing)} author(s), e.g. {missing[0]!r}")
+    w = np.array([weights[author] for author in author_ids], dtype=float)
+    if not np.all(np.isfinite(w)) or np.any(w < 0) or w.sum() <= 0:
+        raise ValueError("author_weights: must be finite numbers >= 0 with a positive sum")
+    return w / w.sum()
+
+
 def _stream_generators(seed: int) -> dict[str, np.random.Generator]:
     children = np.random.SeedSequence(seed).spawn(len(_STREAMS))
     return {name: np.random.Generator(np.random.PCG64(child)) for name, child in zip(_STREAMS, children)}
@@ -213,12 +225,16 @@ def _engagement(is_reply: np.ndarray, parents: np.ndarray, rng: np.random.Genera
 
 
 def generate_corpus(
-    config: SyntheticCorpusConfig, seed: int, authors: Mapping[str, Sequence[str]] | None = None
+    config: SyntheticCorpusConfig,
+    seed: int,
+    authors: Mapping[str, Sequence[str]] | None = None,
+    author_weights: Mapping[str, float] | None = None,
 ) -> list[Post]:
-    """A reproducible corpus of `config.n_posts` posts; same (config, seed, authors) -> identical posts.
+    """A reproducible corpus of `config.n_posts` posts; same (config, seed, authors, weights) -> identical posts.
 
     `authors` maps author id -> topics (the simulation's agents and interests);
-    None generates `config.n_authors` authors with 1-3 topics each.
+    None generates `config.n_authors` authors with 1-3 topics each. `author_weights` (author id -> weight): each
+    post's author drawn in proportion to its weight; None: every author alike.
     """
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise ValueError(f"seed: must be a non-negative integer, got {seed!r}")
@@ -229,7 +245,10 @@ def generate_corpus(
 
     n = config.n_posts
     structure = streams["structure"]
-    author_index = structure.integers(0, len(author_ids), size=n)
+    if author_weights is None:  # the draws every corpus before author weights was made of
+        author_index = structure.integers(0, len(author_ids), size=n)
+    else:
+        author_index = structure.choice(len(author_ids), size=n, p=_author_probabilities(author_weights, author_ids))
     topic = _post_topics(author_topics, author_index, structure.random(n))
     parents = _reply_parents(topic, structure.random(n) < config.reply_fraction, structure.random(n))
     is_reply = parents >= 0

@@ -69,12 +69,18 @@ def _subtree_sizes(parent: np.ndarray, depth: np.ndarray) -> np.ndarray:
     return size
 
 
-def analyse_forest(roots: np.ndarray, parents: np.ndarray, children: np.ndarray) -> CascadeForest:
-    """Statistics of each cascade from aligned arrays of edges (cascade id, parent user, child user).
+@dataclass(frozen=True)
+class _ForestNodes:
+    """The nodes of a forest of reshare trees, numbered: each edge's child node, every node's parent and tree."""
 
-    Structural virality = 2 W / (n (n - 1)) with the tree's Wiener index W = sum over edges of
-    s (n - s), s the size of the subtree below the edge (Goel, Anderson, Hofman & Watts 2016).
-    """
+    cascade_ids: np.ndarray
+    child_codes: np.ndarray
+    parent: np.ndarray
+    node_cascade: np.ndarray
+
+
+def _forest_nodes(roots: np.ndarray, parents: np.ndarray, children: np.ndarray) -> _ForestNodes:
+    """Number the (cascade, user) nodes of aligned edge arrays and check that each cascade is one tree."""
     n_edges = roots.size
     cascade_codes, cascade_ids = pd.factorize(roots, sort=True)
     if (cascade_codes < 0).any():
@@ -97,13 +103,32 @@ def analyse_forest(roots: np.ndarray, parents: np.ndarray, children: np.ndarray)
     parent[child_codes] = parent_codes
     node_cascade = np.empty(n_nodes, dtype=np.int64)
     node_cascade[node_codes] = node_keys["cascade"].to_numpy()
-    n_cascades = cascade_ids.size
-    roots_per_cascade = np.bincount(node_cascade[parent < 0], minlength=n_cascades)
+    roots_per_cascade = np.bincount(node_cascade[parent < 0], minlength=cascade_ids.size)
     if (roots_per_cascade != 1).any():
         bad = cascade_ids[np.flatnonzero(roots_per_cascade != 1)[0]]
         raise ValueError(
             f"cascade_edges: root_post_id {bad!r} is not one tree (needs exactly one node that is never a child)"
         )
+    return _ForestNodes(np.asarray(cascade_ids), child_codes, parent, node_cascade)
+
+
+def edge_depths(roots: np.ndarray, parents: np.ndarray, children: np.ndarray) -> np.ndarray:
+    """The depth of each edge's child in its tree (a child of the root: 1), aligned with the edges."""
+    if roots.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    nodes = _forest_nodes(roots, parents, children)
+    return _node_depths(nodes.parent)[nodes.child_codes]
+
+
+def analyse_forest(roots: np.ndarray, parents: np.ndarray, children: np.ndarray) -> CascadeForest:
+    """Statistics of each cascade from aligned arrays of edges (cascade id, parent user, child user).
+
+    Structural virality = 2 W / (n (n - 1)) with the tree's Wiener index W = sum over edges of
+    s (n - s), s the size of the subtree below the edge (Goel, Anderson, Hofman & Watts 2016).
+    """
+    nodes = _forest_nodes(roots, parents, children)
+    cascade_ids, parent, node_cascade = nodes.cascade_ids, nodes.parent, nodes.node_cascade
+    n_cascades = cascade_ids.size
 
     depth = _node_depths(parent)
     subtree = _subtree_sizes(parent, depth)

@@ -8,20 +8,25 @@ Pure functions of the event log. The authorship and cascade-shape moments are ru
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 import pandas as pd
 
+from prism_experiments.agents.social_agent import SocialAgent
 from prism_experiments.metrics._tables import as_int, event_table, require_columns
+from prism_experiments.metrics.cascade_anatomy import top_decile_median_ratio
 from prism_experiments.metrics.cascades import cascade_table
-from prism_experiments.network.edge_stats import GRAPH_MOMENTS
+from prism_experiments.network.edge_stats import GRAPH_MOMENTS, agents_edge_arrays
 
 NAN = float("nan")
 #: a "large" cascade, whose structural virality is compared (Goel et al. 2016 study cascades of >= 100 adopters)
 LARGE_CASCADE_SIZE = 100
+#: the starting graph's median followers of the top tenth of agents by post rate / the other nine tenths' (Pew
+#: Research Center 2019: 387 / 19 between the top 10% of U.S. adult users by tweets and the bottom 90%)
+POSTER_FOLLOWER_RATIO = "graph_top_poster_follower_ratio"
 #: the moments the calibration adds to the run summary (the others are summary metrics)
-EXTRA_MOMENTS: tuple[str, ...] = GRAPH_MOMENTS
+EXTRA_MOMENTS: tuple[str, ...] = (*GRAPH_MOMENTS, POSTER_FOLLOWER_RATIO)
 
 
 def top_share(values: Iterable[float], fraction: float = 0.1) -> float:
@@ -89,3 +94,13 @@ def large_cascade_virality(cascades: pd.DataFrame, min_size: int = LARGE_CASCADE
     """Mean structural virality of the cascades of at least `min_size` accounts; NaN when there is none."""
     large = cascades.loc[cascades["size"] >= min_size, "structural_virality"]
     return float(large.mean()) if len(large) else NAN
+
+
+def poster_follower_ratio(agents: Sequence[SocialAgent]) -> float:
+    """`top_decile_median_ratio` of the agents' followers in their `following` sets, by post rate; NaN for fewer
+    than 10 agents."""
+    n, _, followee = agents_edge_arrays(agents)
+    if n < 10:
+        return NAN
+    followers = np.bincount(followee, minlength=n).astype(float)
+    return top_decile_median_ratio(followers, np.array([agent.post_rate for agent in agents]))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from prism_experiments.metrics._tables import require_columns
 from prism_experiments.metrics.feeds import DEFAULT_MAX_FEEDS_FOR_JACCARD
+from prism_experiments.metrics.moments import POSTER_FOLLOWER_RATIO, poster_follower_ratio
 from prism_experiments.metrics.registry import registered_metrics
 from prism_experiments.metrics.run_tables import RunTables
 from prism_experiments.network.edge_stats import agents_graph_moments
@@ -29,5 +30,7 @@ def summarize(result: object, *, max_feeds_for_jaccard: int = DEFAULT_MAX_FEEDS_
 
 def calibration_moments(result: object) -> dict[str, float]:
     """The run summary (the authorship and cascade-shape moments included) plus the starting graph's moments
-    (`network/edge_stats.py`); `result` carries the event log and `agents`, whose `following` is the initial graph."""
-    return summarize(result) | agents_graph_moments(getattr(result, "agents", []))
+    (`network/edge_stats.py`, and the followers of the most prolific posters: `moments.poster_follower_ratio`);
+    `result` carries the event log and `agents`, whose `following` is the initial graph."""
+    agents = getattr(result, "agents", [])
+    return summarize(result) | agents_graph_moments(agents) | {POSTER_FOLLOWER_RATIO: poster_follower_ratio(agents)}

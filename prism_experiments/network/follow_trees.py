@@ -33,9 +33,25 @@ _OVERDRAW = 8
 _WORD_BITS = 64
 
 
-def follow_attractiveness(in_degree: np.ndarray, config: NetworkConfig) -> np.ndarray:
-    """A_j = (in_degree_j + attachment_offset)^preferential_attachment (Price 1976; Krapivsky et al. 2000)."""
-    return (in_degree + config.attachment_offset) ** config.preferential_attachment
+def follow_attractiveness(
+    in_degree: np.ndarray, config: NetworkConfig, fitness: np.ndarray | None = None
+) -> np.ndarray:
+    """A_j = fitness_j x (in_degree_j + attachment_offset)^preferential_attachment (Price 1976; Krapivsky et al.
+    2000; a fitness per node as in Bianconi & Barabasi 2001); without `fitness`, every fitness is 1."""
+    attractiveness = (in_degree + config.attachment_offset) ** config.preferential_attachment
+    # no multiplication without a fitness: the graphs drawn before it existed stay bit for bit
+    return attractiveness if fitness is None else attractiveness * fitness
+
+
+def post_rate_fitness(post_rates: np.ndarray, config: NetworkConfig) -> np.ndarray | None:
+    """Each account's fitness (post_rate / mean post rate)^k, k = `followee_post_rate_elasticity` (Pew Research
+    Center 2019: the top tenth of users by tweets have a median of 387 followers, the other nine tenths 19);
+    None when k is unset (or no account posts)."""
+    elasticity = config.followee_post_rate_elasticity
+    rates = np.asarray(post_rates, dtype=float)
+    if elasticity is None or rates.size == 0 or rates.mean() <= 0:
+        return None
+    return (rates / rates.mean()) ** elasticity
 
 
 def topic_membership(bits: np.ndarray) -> np.ndarray:
@@ -52,7 +68,9 @@ def topic_membership(bits: np.ndarray) -> np.ndarray:
 class FollowTrees:
     """Every agent's follow weights as sum trees, so that a draw costs O(log n) and an update O(k log n)."""
 
-    def __init__(self, bits: np.ndarray, config: NetworkConfig, fanout: int = FANOUT):
+    def __init__(
+        self, bits: np.ndarray, config: NetworkConfig, fanout: int = FANOUT, fitness: np.ndarray | None = None
+    ):
         n = bits.shape[0]
         topics = topic_membership(bits)
         n_topics = topics.shape[1]
@@ -68,7 +86,8 @@ class FollowTrees:
         self.bits = np.zeros((sizes[1] * fanout, bits.shape[1]), dtype=bits.dtype)  # padding leaves: no topics
         self.bits[:n] = bits
         self.in_degree = np.zeros(n)
-        self.attractiveness = follow_attractiveness(self.in_degree, config)
+        self.fitness = fitness
+        self.attractiveness = follow_attractiveness(self.in_degree, config, fitness)
         self.positive = int(np.count_nonzero(self.attractiveness > 0))
         # per agent, its trees: 0, then 1 + each of its topics, padded with the scratch row to one width
         width = 1 + int(topics.sum(axis=1).max(initial=0))
@@ -179,7 +198,8 @@ class FollowTrees:
         """In-degrees, attractiveness and the trees after `followees` gained a follower each."""
         before = self.attractiveness[followees]
         self.in_degree[followees] += 1.0
-        after = follow_attractiveness(self.in_degree[followees], self.config)
+        fitness = None if self.fitness is None else self.fitness[followees]
+        after = follow_attractiveness(self.in_degree[followees], self.config, fitness)
         self.positive += int(np.count_nonzero(after > 0)) - int(np.count_nonzero(before > 0))
         self.attractiveness[followees] = after
         self._add(followees, after - before)

@@ -9,7 +9,7 @@ import numpy as np
 from prism_experiments.agents.seeding import Seed, stream_rng
 from prism_experiments.agents.social_agent import SocialAgent
 from prism_experiments.network.config import NetworkConfig
-from prism_experiments.network.follow_trees import FollowTrees, follow_attractiveness
+from prism_experiments.network.follow_trees import FollowTrees, follow_attractiveness, post_rate_fitness
 from prism_experiments.network.graph import DictSocialGraph, SocialGraph
 from prism_experiments.network.successive import weighted_sample_without_replacement
 
@@ -54,12 +54,13 @@ class _FollowWeights:
     shared-interest mask per distinct interest set (at most a few thousand sets of n booleans).
     """
 
-    def __init__(self, agents: Sequence[SocialAgent], config: NetworkConfig):
+    def __init__(self, agents: Sequence[SocialAgent], config: NetworkConfig, fitness: np.ndarray | None = None):
         self.bits = interest_bitsets(agents)
         self.n = len(self.bits)
         self.config = config
+        self.fitness = fitness
         self.in_degree = np.zeros(self.n)
-        self.attractiveness = follow_attractiveness(self.in_degree, config)
+        self.attractiveness = follow_attractiveness(self.in_degree, config, fitness)
         self.attractiveness_shared = self.attractiveness * config.homophily
         self.positive = int(np.count_nonzero(self.attractiveness > 0))
         self.masks: dict[bytes, np.ndarray] = {}
@@ -88,7 +89,8 @@ class _FollowWeights:
         """In-degrees and attractiveness after `followees` gained a follower each."""
         before = self.attractiveness[followees]
         self.in_degree[followees] += 1.0
-        after = follow_attractiveness(self.in_degree[followees], self.config)
+        fitness = None if self.fitness is None else self.fitness[followees]
+        after = follow_attractiveness(self.in_degree[followees], self.config, fitness)
         self.attractiveness[followees] = after
         self.attractiveness_shared[followees] = after * self.config.homophily
         self.positive += int(np.count_nonzero(after > 0)) - int(np.count_nonzero(before > 0))
@@ -101,10 +103,12 @@ def generate_follow_graph(
 
     Agents are visited in a seeded random order; each follows out_degree others drawn
     without replacement with weight
-        homophily^[shares >= 1 interest] * (in_degree + attachment_offset)^preferential_attachment,
+        homophily^[shares >= 1 interest] * (in_degree + attachment_offset)^preferential_attachment
+        [* (post_rate / mean post rate)^followee_post_rate_elasticity, when set],
     in-degrees updated after each agent (directed preferential attachment with initial
     attractiveness: Price 1976; Dorogovtsev, Mendes & Samukhin 2000; exponent as in
-    Krapivsky, Redner & Leyvraz 2000). No self-follows. Below `direct_below` agents each draw scans every
+    Krapivsky, Redner & Leyvraz 2000; the post-rate factor a fitness as in Bianconi & Barabasi 2001). No
+    self-follows. Below `direct_below` agents each draw scans every
     weight; from it on, sum trees draw from the same law in O(log n) (`follow_trees.py`).
     """
     ids = [agent.id for agent in agents]
@@ -116,8 +120,11 @@ def generate_follow_graph(
     degrees = draw_out_degrees(stream_rng(seed, _NAMESPACE, _DEGREES), config, n)
     order = stream_rng(seed, _NAMESPACE, _ORDER).permutation(n)
     rng = stream_rng(seed, _NAMESPACE, _FOLLOWEES)
+    fitness = post_rate_fitness(np.array([agent.post_rate for agent in agents]), config)
     weights: _FollowWeights | FollowTrees = (
-        _FollowWeights(agents, config) if n < direct_below else FollowTrees(interest_bitsets(agents), config)
+        _FollowWeights(agents, config, fitness)
+        if n < direct_below
+        else FollowTrees(interest_bitsets(agents), config, fitness=fitness)
     )
     followees = [np.empty(0, dtype=np.int64)] * n
     for i in order.tolist():

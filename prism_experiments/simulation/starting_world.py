@@ -64,6 +64,16 @@ def build_corpus(corpus: CorpusSettings, seed: int, agents: list[SocialAgent]) -
     if corpus.source == "file":
         assert corpus.path is not None
         return load_posts(corpus.path)  # the loader classifies posts that come without a format
-    synthetic = SyntheticCorpusConfig(**corpus.model_dump(exclude={"source", "path", "sha256", "appeal"}))
+    synthetic = SyntheticCorpusConfig(
+        **corpus.model_dump(exclude={"source", "path", "sha256", "appeal", "author_weights"})
+    )
     corpus_seed = int(component_seed(seed, Stream.CORPUS).generate_state(1, dtype=np.uint32)[0])
-    return generate_corpus(synthetic, corpus_seed, authors={agent.id: agent.interests for agent in agents})
+    # authoring_rate: the corpus written by the agents who write in the run, at the run's rate (docs/corpus.md)
+    weights = (
+        {agent.id: agent.activity * agent.post_rate for agent in agents}
+        if corpus.author_weights == "authoring_rate"
+        else None
+    )
+    return generate_corpus(
+        synthetic, corpus_seed, authors={agent.id: agent.interests for agent in agents}, author_weights=weights
+    )

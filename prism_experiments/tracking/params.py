@@ -26,6 +26,8 @@ OMITTED_AT_FORMER_VALUE: Mapping[str, Any] = {
     "serving": None,
     "world": None,
     "agents.reply_post_rate_elasticity": None,
+    "network.followee_post_rate_elasticity": None,
+    "corpus.author_weights": "uniform",
     "rag.encoder_backend": "torch",
     # the world files (docs/world_files.md): a generated world's runs keep their hash
     "corpus.sha256": None,
