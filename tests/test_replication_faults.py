@@ -1,4 +1,4 @@
-"""`make replicate` under faults, on the real stack at smoke size (`--quick`, one finding, 2 seeds): Ctrl-C during
+"""`make replicate` under faults (REQ-FAULT-3), on the real stack at smoke size (`--quick`, 2 seeds): Ctrl-C during
 one of its sweeps, then a resume that gives the numbers of an uninterrupted suite; a job that dies inside a
 finding's sweep; a tracking store that does not answer at the start."""
 

@@ -144,7 +144,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return replicate(args)
     except SystemExit as exit_:
         return int(exit_.code or 0) if isinstance(exit_.code, int | None) else EXIT_FAILED
-    except KeyboardInterrupt as interrupt:
+    except KeyboardInterrupt as interrupt:  # REQ-FAULT-3: one line, no traceback, no report
         name = interrupt_name(interrupt)
         say(f"interrupted ({name}): the sweep in flight marked its runs KILLED and no report was written; "
             "`make replicate` again runs only the jobs not FINISHED")  # fmt: skip
