@@ -204,7 +204,7 @@ def wait_for_running_job(
             raise AssertionError(f"the sweep ended (exit {sweep.returncode}) before a job was seen RUNNING")
         # the sweep file is written after the driver initialised the store: opening it earlier would race that
         if list(runs_dir.glob(f"hydra/{experiment}/*/prism_sweep.json")) and (
-            store is not None or _sqlite_has_running_job(runs_dir / "mlflow.db", experiment)
+            store is not None or sqlite_has_running_job(runs_dir / "mlflow.db", experiment)
         ):
             running = [
                 r
@@ -228,7 +228,7 @@ LIMIT 1
 """
 
 
-def _sqlite_has_running_job(database: Path, experiment: str) -> bool:
+def sqlite_has_running_job(database: Path, experiment: str) -> bool:
     """Whether the sqlite store shows a running job yet: a read-only query of about a millisecond, where a poll through
     a new MlflowClient costs 15-50 ms of the test's CPU, five times a second while a sweep starts. The run itself
     is then read through MLflow."""
@@ -265,7 +265,7 @@ def wait_for_run_status(
 
 def _sqlite_status(database: Path, run_id: str) -> str | None:
     """A run's status read straight from the sqlite store (None if it cannot be read now): see
-    `_sqlite_has_running_job`."""
+    `sqlite_has_running_job`."""
     try:
         with closing(sqlite3.connect(f"file:{database}?mode=ro", uri=True, timeout=1)) as db:
             row = db.execute("SELECT status FROM runs WHERE run_uuid = ?", (run_id,)).fetchone()

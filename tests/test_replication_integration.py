@@ -38,11 +38,12 @@ QUICK_JUUL = ("--quick", "--only", "juul_ugander2021", "--seeds", "2")
 
 @pytest.fixture(scope="module")
 def quick(
-    tmp_path_factory: pytest.TempPathFactory, warm_pool_cache: Path
+    tmp_path_factory: pytest.TempPathFactory, warm_smoke_cache: Path
 ) -> tuple[Path, subprocess.CompletedProcess[str]]:
-    """`prism-replicate --quick --only juul_ugander2021 --seeds 2`: x_algo and chronological, 2 seeds, 60 agents."""
+    """`prism-replicate --quick --only juul_ugander2021 --seeds 2`: x_algo and chronological, 2 seeds, 60 agents, on
+    the session's warm cache (the pool's texts and the topic descriptions: no job loads the model)."""
     runs_dir = tmp_path_factory.mktemp("replicate") / "runs"
-    return runs_dir, replicate(runs_dir, warm_pool_cache, *QUICK_JUUL)
+    return runs_dir, replicate(runs_dir, warm_smoke_cache, *QUICK_JUUL)
 
 
 def sweeps(runs_dir: Path) -> int:
@@ -79,10 +80,10 @@ def test_quick_runs_the_finding_through_the_harness_and_gives_no_verdict(quick) 
     assert "smoke" in process.stdout
 
 
-def test_a_second_run_finds_the_runs_by_config_hash_and_sweeps_nothing(quick, warm_pool_cache: Path) -> None:  # type: ignore[no-untyped-def]
+def test_a_second_run_finds_the_runs_by_config_hash_and_sweeps_nothing(quick, warm_smoke_cache: Path) -> None:  # type: ignore[no-untyped-def]
     runs_dir, _ = quick
     before = sweeps(runs_dir)
-    process = replicate(runs_dir, warm_pool_cache, *QUICK_JUUL)
+    process = replicate(runs_dir, warm_smoke_cache, *QUICK_JUUL)
     assert process.returncode == 0, process.stderr[-3000:]
     assert sweeps(runs_dir) == before  # every job's run was found: no sweep started
     assert "virality_at_matched_size" in process.stdout and "runs missing" not in process.stdout

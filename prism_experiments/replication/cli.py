@@ -7,6 +7,7 @@ pandas take seconds to import on a loaded machine, and the console must never st
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from collections.abc import Sequence
 from datetime import datetime
@@ -86,7 +87,7 @@ def _run(options: object, out: Path | None, planned: object) -> int:
     from prism_experiments.analysis.experiment_comparison import report_directory
     from prism_experiments.composition import compose_experiment
     from prism_experiments.replication.report import console_summary, write_report
-    from prism_experiments.replication.suite import SuiteOptions, run_suite
+    from prism_experiments.replication.suite import StoreUnreachable, SuiteOptions, run_suite
     from prism_experiments.replication.tracking import (
         REPLICATION_EXPERIMENT,
         finish_replication_run,
@@ -95,7 +96,11 @@ def _run(options: object, out: Path | None, planned: object) -> int:
     from prism_experiments.tracking.store import resolve_tracking_uri
 
     assert isinstance(options, SuiteOptions) and isinstance(planned, tuple)
-    result = run_suite(options, planned, say)
+    try:
+        result = run_suite(options, planned, say)
+    except StoreUnreachable as error:
+        say(f"error: {error}; no sweep started and no report written")
+        return EXIT_FAILED
     now = datetime.now()
     directory = report_directory(out, REPLICATION_EXPERIMENT + ("_quick" if options.quick else ""), now)
     run_id = None
@@ -131,11 +136,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     arguments = list(sys.argv[1:] if argv is None else argv)
     if not {"-h", "--help"} & set(arguments):
         print(STARTING_LINE, file=sys.stderr, flush=True)
+    from prism_experiments.ops.processes import interrupt_name, interrupt_on_sigterm
+
+    interrupt_on_sigterm(forward_to_children=True)  # `timeout`, scancel: the sweep in flight hears it too
     try:
         args = build_parser().parse_args(arguments)
+        return replicate(args)
     except SystemExit as exit_:
-        return int(exit_.code or 0)
-    return replicate(args)
+        return int(exit_.code or 0) if isinstance(exit_.code, int | None) else EXIT_FAILED
+    except KeyboardInterrupt as interrupt:
+        name = interrupt_name(interrupt)
+        say(f"interrupted ({name}): the sweep in flight marked its runs KILLED and no report was written; "
+            "`make replicate` again runs only the jobs not FINISHED")  # fmt: skip
+        return 128 + (signal.SIGTERM if name == "SIGTERM" else signal.SIGINT)
 
 
 if __name__ == "__main__":

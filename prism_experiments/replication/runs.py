@@ -154,13 +154,31 @@ def arm_sweeps(arms: Sequence[Arm]) -> list[list[str]]:
     return sweeps
 
 
+#: how long an interrupted suite waits for its sweep to mark its runs KILLED and exit before it stops it
+SWEEP_STOP_WAIT_S = 120.0
+
+
 def run_sweeps(commands: Sequence[Sequence[str]], say: Callable[[str], None] = log.info) -> list[str]:
     """Run each sweep in turn, its output on this console; the commands that failed (a sweep exits non-zero when
-    any job failed; the others' runs are still used). `say` tells which sweep starts."""
+    any job failed; the others' runs are still used). `say` tells which sweep starts.
+
+    Interrupted (Ctrl-C reaches the sweep from the terminal too; SIGTERM is passed on to it by this process's
+    handler), the sweep is given time to mark its runs KILLED and exit, then the interrupt goes on: never
+    `subprocess.run`'s SIGKILL a quarter second after a Ctrl-C, which would leave its runs RUNNING."""
     failed = []
     for number, command in enumerate(commands, start=1):
         say(f"sweep {number} of {len(commands)}: {' '.join(command[2:])}")
-        if subprocess.run(list(command), check=False).returncode != 0:
+        sweep = subprocess.Popen(list(command))
+        try:
+            code = sweep.wait()
+        except KeyboardInterrupt:
+            try:
+                sweep.wait(timeout=SWEEP_STOP_WAIT_S)
+            except subprocess.TimeoutExpired:
+                sweep.kill()  # its runs are reaped by the next sweep (docs/faults.md)
+                sweep.wait()
+            raise
+        if code != 0:
             failed.append(" ".join(command[2:]))
     return failed
 

@@ -97,7 +97,11 @@ def run_suite(
     findings, plan = planned or plan_suite(options)
     uris = sorted({job.tracking_uri for job in plan.jobs})
     say(f"looking up the runs of {len(plan.jobs)} jobs in {', '.join(uris) or 'no store'}")
-    find_runs(plan)
+    _check_stores(uris)
+    try:
+        find_runs(plan)
+    except (MlflowException, OSError) as error:  # a store that answered its health check but fails its first query
+        raise StoreUnreachable(f"tracking store {', '.join(uris)}: {str(error).splitlines()[0]}") from None
     failed: list[str] = []
     missing = list({job.digest: job for job in plan.missing()}.values())  # a run two findings share, once
     if missing and options.run:
@@ -123,6 +127,23 @@ def run_suite(
             result.verdict, result.reason = SMOKE, f"smoke size (--quick): checks the plumbing, never a verdict{why}"
     verdicts = {f.name: finding_verdict(f.claims, [r for r in results if r.finding == f.name]) for f in findings}
     return SuiteResult(options, findings, results, verdicts, figures, pd.DataFrame(rows), plan, failed)
+
+
+class StoreUnreachable(Exception):
+    """The tracking store cannot be read at the start: the suite stops before any sweep, with no report."""
+
+
+def _check_stores(uris: Sequence[str]) -> None:
+    """StoreUnreachable unless every tracking server answers its health check (a sqlite store is a file: MLflow
+    creates it). Asked before any sweep: MLflow's own retries would take minutes to give up."""
+    from prism_experiments.config import ConfigError
+    from prism_experiments.harness.preflight import check_tracking_server
+
+    for uri in uris:
+        try:
+            check_tracking_server(uri)
+        except ConfigError as error:
+            raise StoreUnreachable(str(error).removeprefix("config error: ")) from None
 
 
 def evaluate_finding(
@@ -182,4 +203,4 @@ def _nanmean(values: Sequence[float]) -> float:
     return float(np.mean(finite)) if finite else math.nan
 
 
-__all__ = ["Job", "SuiteOptions", "SuiteResult", "plan_suite", "run_suite"]
+__all__ = ["Job", "StoreUnreachable", "SuiteOptions", "SuiteResult", "plan_suite", "run_suite"]
