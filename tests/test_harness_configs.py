@@ -122,12 +122,13 @@ SWEEPS = {  # experiment -> (jobs, keys that vary besides the seed, ranking mode
     "replicate_chaney2018": (20, {"ranking.mode", "ranking.retrain_every_steps"}, {"collaborative", "engagement"}),
     "replicate_goel2016": (10, set(), {"x_algo"}),
     "replicate_juul_ugander2021": (20, {"ranking.mode"}, {"x_algo", "chronological"}),
+    "replicate_huszar2022": (20, {"ranking.mode"}, {"x_algo", "chronological"}),
     "replicate_guess2023": (20, {"ranking.mode"}, {"x_algo", "chronological"}),
     "replicate_gauthier2026": (20, {"ranking.mode"}, {"x_algo", "chronological"}),
 }
 #: experiments whose runs go to another MLflow experiment than their file's name: the replication suite's files
-#: share one (docs/validation.md), so a run two findings need (the x_algo arm of goel2016 and juul_ugander2021) is
-#: one config and one run
+#: share one (docs/validation.md), so a run several findings need (the x_algo arm of goel2016, juul_ugander2021 and
+#: huszar2022; the chronological arm of the last two) is one config and one run
 EXPERIMENT_NAMES = {name: "replication" for name in SWEEPS if name.startswith("replicate_")}
 
 

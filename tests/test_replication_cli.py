@@ -13,6 +13,7 @@ import pytest
 
 from prism_experiments.harness import sweep
 from prism_experiments.replication.cli import STARTING_LINE, main
+from prism_experiments.replication.registry import FINDINGS
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -59,12 +60,14 @@ def test_the_first_line_and_a_progress_bar_come_before_the_first_composition(
 
     monkeypatch.setattr(sweep._Shape, "composed", classmethod(first_composition))
     with pytest.raises(Stop):
-        main(["--quick", "--seeds", "2", "--no-run"])  # every finding: 26 jobs, enough for the bar
+        main(["--quick", "--seeds", "2", "--no-run"])  # every finding: 30 jobs in v6, enough for the bar
     [shown] = seen
     lines = shown.splitlines()
+    # one job per finding, arm and seed (runs two findings share are composed once each, then found once by hash)
+    jobs = sum(2 * len(finding.arms) for finding in FINDINGS)
     assert lines[0] == STARTING_LINE
-    assert lines[1].startswith("prism-replicate: set v") and "composing the configs of 26 jobs" in lines[1]
-    assert "composing jobs:" in shown and "0/26" in shown  # tqdm draws its bar when it starts
+    assert lines[1].startswith("prism-replicate: set v") and f"composing the configs of {jobs} jobs" in lines[1]
+    assert "composing jobs:" in shown and f"0/{jobs}" in shown  # tqdm draws its bar when it starts
 
 
 def test_bad_input_is_one_error_line_after_the_first_line_and_exit_2(capsys: pytest.CaptureFixture[str]) -> None:

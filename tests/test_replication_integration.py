@@ -120,14 +120,22 @@ def test_compare_adds_amplification_and_the_size_matched_comparison(quick, tmp_p
     assert set(amplification["condition"]) == {"mode=x_algo"} and set(amplification["control"]) == {
         "mode=chronological"
     }
-    assert {"topic", "follower_decile", "archetype"} == set(amplification["grouping"])
-    assert (amplification["n_seeds"] == 2).all()
-    row = amplification.iloc[0]
+    groups = amplification.loc[amplification["statistic"] == "ratio"]
+    assert {"topic", "follower_decile", "archetype"} == set(groups["grouping"])
+    assert (groups["n_seeds"] == 2).all()
+    row = groups.iloc[0]
     assert row["amplification"] == pytest.approx(row["reach"] / row["reach_control"] - 1)
+    # 60 agents: the top 1 % is one account, the top decile (6) too small for a group of 10
+    distribution = amplification.loc[amplification["statistic"] != "ratio"]
+    assert set(distribution["grouping"]) == {"account_top_1pct", "random_10_all"}
+    units = pd.read_csv(tmp_path / "report" / "amplification_units.csv")
+    assert (units.loc[units["grouping"] == "account_top_1pct"].groupby("seed").size() == 1).all()
+    assert (tmp_path / "report" / "figures" / "amplification_top_accounts.png").is_file()
     matched = pd.read_csv(tmp_path / "report" / "size_matched.csv")
     assert sorted(matched["property"]) == ["depth", "structural_virality"] and (matched["n_seeds"] >= 1).all()
     text = outcome.files.report.read_text()
     assert "## Amplification ratio (Huszár et al. 2022)" in text and "at matched size" in text
     assert "size-matched vs pooled" in outcome.summary
     sections = html_sections(tmp_path / "report")
-    assert "Amplification ratio" in sections and "matched size" in sections
+    assert "Amplification ratio" in sections and "matched size" in sections and "single accounts" in sections
+    assert sections in (tmp_path / "report" / "report.html").read_text()  # report.html shows the field sections

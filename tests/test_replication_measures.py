@@ -22,8 +22,16 @@ from prism_experiments.metrics.consumption import (
     paired_jaccard_means,
 )
 from prism_experiments.metrics.size_matching import size_matched_difference
-from prism_experiments.replication.findings import chaney2018, gauthier2026, goel2016, guess2023, juul_ugander2021
+from prism_experiments.replication.findings import (
+    chaney2018,
+    gauthier2026,
+    goel2016,
+    guess2023,
+    huszar2022,
+    juul_ugander2021,
+)
 from prism_experiments.replication.knobs import config_has, needs
+from prism_experiments.replication.verdicts import empty_result
 
 
 def test_consumption_jaccard_is_the_mean_over_pairs_of_users() -> None:
@@ -295,3 +303,59 @@ def test_size_matched_comparison_flags_a_pooled_difference_that_is_only_size() -
     assert abs(virality["matched"]) < 0.02 and virality["matched_p_holm"] > 0.05
     assert bool(virality["disagree"])
     assert len(disagreements(table)) == 1  # depth is 1 everywhere: no difference either way, no disagreement
+
+
+def huszar_tables() -> dict[str, dict[str, pd.DataFrame]]:
+    """200 accounts, of which a (50 followers) and b (40) are the top 1 %, c (1 follower) is in the top decile; 4
+    viewers. Chronological: u1 sees a; u2 a and b; u3 c; u4 a (reach a 3/4, b 1/4). x_algo: u1 sees a and b; u2 b;
+    u3 b (out of network) and c; u4 c (reach a 1/4, b 3/4)."""
+    ids = ["a", "b", "c", "u1", "u2", "u3", "u4", *(f"x{i}" for i in range(193))]
+    agents = pd.DataFrame({"agent_id": ids, "n_followers_at_start": [50, 40, 1, *[0] * 197]})
+
+    def exposures(seen: dict[str, list[str]], out_of_network: set[tuple[str, str]]) -> pd.DataFrame:
+        rows = [(viewer, author, (viewer, author) not in out_of_network) for viewer, authors in seen.items()
+                for author in authors]  # fmt: skip
+        return pd.DataFrame(rows, columns=["agent_id", "author_id", "in_network"])
+
+    control = exposures({"u1": ["a"], "u2": ["a", "b"], "u3": ["c"], "u4": ["a"]}, set())
+    ranked = exposures({"u1": ["a", "b"], "u2": ["b"], "u3": ["b", "c"], "u4": ["c"]}, {("u3", "b")})
+    return {"x_algo": {"exposures": ranked, "agents": agents},
+            "chronological": {"exposures": control, "agents": agents}}  # fmt: skip
+
+
+def test_huszar_measure_is_the_group_and_the_share_of_top_accounts_amplified_by_hand() -> None:
+    claims, figures = huszar2022.measure(huszar_tables())
+    # a: (1/4) / (3/4) - 1 = -2/3, b: (3/4) / (1/4) - 1 = 2: one of the two top accounts is amplified
+    assert claims["top_accounts_amplified"].x == pytest.approx(0.5)
+    assert figures["account_top_1pct_median"] == pytest.approx((-2 / 3 + 2) / 2)
+    assert figures["account_top_1pct_max"] == pytest.approx(2.0)
+    assert figures["account_top_1pct_share_below_0"] == pytest.approx(0.5)
+    assert figures["account_top_1pct_with_ratio"] == 2
+    # where the reach comes from (medians over a and b, shares of the 4 viewers): x_algo in network a 1/4, b 2/4;
+    # out of network a 0, b 1/4 (u3); chronological shows everything in network: a 3/4, b 1/4
+    assert figures["top_accounts_in_network_reach_x_algo"] == pytest.approx(3 / 8)
+    assert figures["top_accounts_out_of_network_reach_x_algo"] == pytest.approx(1 / 8)
+    assert figures["top_accounts_in_network_reach_chronological"] == pytest.approx(1 / 2)
+    # a and b as one group: u1, u2, u4 under chronological, u1, u2, u3 under x_algo: 3/4 both, ratio 0 (a's loss is
+    # b's gain), not saturated
+    assert claims["top_group_amplified"].x == pytest.approx(0.0)
+    assert figures["top_group_reach_x_algo"] == figures["top_group_reach_chronological"] == pytest.approx(3 / 4)
+    assert figures["top_group_saturated"] == 0.0
+    # the top decile (a, b, c and 17 silent accounts) is seen by every viewer under both: saturated, ratio 0
+    assert figures["top_decile_reach_x_algo"] == 1.0 and figures["top_decile_reach_chronological"] == 1.0
+    assert figures["top_decile_amplification"] == 0.0 and figures["top_decile_saturated"] == 1.0
+    assert figures["population_x_algo"] == 4 and figures["population_chronological"] == 4
+    # groups of 10 random accounts: most hold none of a, b, c and have no ratio (the control never showed them)
+    assert figures["random_10_all_with_ratio"] < 100 and figures["random_10_top_decile_with_ratio"] > 0
+    group, accounts = huszar2022.CLAIMS
+    assert "fewer agents in network" in huszar2022.reason(empty_result(huszar2022.FINDING, accounts), figures)
+    # the group claim's miss: the group's reach, or, when nearly every agent sees it under both arms, saturation
+    assert "fewer agents in network" in huszar2022.reason(empty_result(huszar2022.FINDING, group), figures)
+    saturated = figures | {"top_group_saturated": 1.0, "top_group_reach_x_algo": 0.99}
+    assert "saturates" in huszar2022.reason(empty_result(huszar2022.FINDING, group), saturated)
+
+
+def test_huszar_reads_the_runs_juul_ugander_and_goel_make() -> None:
+    assert huszar2022.FINDING.arms == juul_ugander2021.FINDING.arms
+    assert huszar2022.FINDING.quick_overrides == juul_ugander2021.FINDING.quick_overrides
+    assert huszar2022.FINDING.seeds == juul_ugander2021.FINDING.seeds

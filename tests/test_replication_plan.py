@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from prism_experiments.composition import compose_experiment
-from prism_experiments.replication.findings import chaney2018, gauthier2026, goel2016, juul_ugander2021
+from prism_experiments.replication.findings import chaney2018, gauthier2026, goel2016, huszar2022, juul_ugander2021
 from prism_experiments.replication.model import Arm
 from prism_experiments.replication.runs import QUICK_EXPERIMENT, arm_sweeps, plan_jobs, sweep_commands
 from prism_experiments.tracking.params import config_hash
@@ -17,6 +17,17 @@ def test_a_run_two_findings_need_is_one_config() -> None:
     assert by_key[("goel2016", "x_algo")].digest == by_key[("juul_ugander2021", "x_algo")].digest
     assert by_key[("juul_ugander2021", "chronological")].digest != by_key[("goel2016", "x_algo")].digest
     assert {job.experiment_name for job in plan.jobs} == {"replication"} and not by_key[("goel2016", "x_algo")].size
+
+
+def test_huszar2022_reads_the_runs_of_juul_ugander2021_and_goel2016_at_both_sizes() -> None:
+    findings = [goel2016.FINDING, juul_ugander2021.FINDING, huszar2022.FINDING]
+    for quick in (False, True):
+        plan = plan_jobs(findings, {finding.name: 1 for finding in findings}, quick)
+        by_key = {(job.finding, job.arm.name): job.digest for job in plan.jobs}
+        assert (
+            by_key[("huszar2022", "x_algo")] == by_key[("juul_ugander2021", "x_algo")] == by_key[("goel2016", "x_algo")]
+        )
+        assert by_key[("huszar2022", "chronological")] == by_key[("juul_ugander2021", "chronological")]
 
 
 def test_quick_sweeps_run_the_smoke_size_into_their_own_experiment() -> None:

@@ -172,7 +172,7 @@ def test_the_set_is_versioned_and_every_value_says_where_it_was_verified() -> No
     assert REPLICATION_SET_VERSION >= 1
     assert FAMILY_SIZE == sum(c.evidence for f in FINDINGS for c in f.claims) >= 5
     names = [f.name for f in FINDINGS]
-    assert {"goel2016", "juul_ugander2021", "chaney2018", "guess2023", "gauthier2026"} <= set(names)
+    assert {"goel2016", "juul_ugander2021", "huszar2022", "chaney2018", "guess2023", "gauthier2026"} <= set(names)
     for finding in FINDINGS:
         for claim in finding.claims:
             assert claim.source.verification in ("source text", "quoted source text", "secondary summary")
@@ -274,6 +274,8 @@ ROLES = {
     ("goel2016", "virality_flat"): "evidence",
     ("juul_ugander2021", "virality_at_matched_size"): "evidence",
     ("juul_ugander2021", "depth_at_matched_size"): "evidence",
+    ("huszar2022", "top_group_amplified"): "evidence",
+    ("huszar2022", "top_accounts_amplified"): "evidence",
     ("chaney2018", "homogeneity"): "evidence",
     ("chaney2018", "utility"): "consistency",  # the oracle is the behaviour model
     ("guess2023", "time_on_platform"): "consistency",  # signs fixed by the activity response and x_algo's rate

@@ -93,3 +93,34 @@ def series_figure(bands: pd.DataFrame, conditions: Sequence[str], ylabel: str, t
     axes.set_title(title)
     figure.savefig(path)
     return path
+
+
+def account_amplification_figure(units: pd.DataFrame, conditions: Sequence[str], path: Path) -> Path:
+    """Per condition, the amplification of each top-1 % account (every seed's accounts pooled) as points over a box,
+    against the dashed line at 0 (the reach chronological order gives; Huszár et al. 2022's individual
+    amplification); `units` holds one row per account and seed (`amplification.UNIT_COLUMNS`, NaN rows dropped)."""
+    present = units.dropna(subset=["amplification"])
+    shown = [c for c in conditions if (present["condition"] == c).any()]
+    figure = new_figure(3)
+    figure.set_figheight(max(3.0, 1.1 * len(shown) + 1.6))
+    axes = figure.add_subplot()
+    styles = condition_styles(conditions)
+    positions = np.arange(len(shown))[::-1]
+    for position, condition in zip(positions, shown, strict=True):
+        values = present.loc[present["condition"] == condition, "amplification"].to_numpy(dtype=float)
+        axes.boxplot([values], positions=[position], vert=False, widths=0.5, showfliers=False)
+        # fixed offsets by rank, not random jitter, so the figure is identical on every run
+        offsets = 0.3 * ((np.arange(values.size) % 7) / 6 - 0.5)
+        style = styles[condition]
+        axes.scatter(values, position + offsets, s=9, color=style.color, marker=style.marker, alpha=0.5, zorder=2)
+        below = float(np.mean(values < 0))
+        axes.annotate(f"{below:.0%} below 0 (n = {values.size})", (1.0, position), xycoords=("axes fraction", "data"),
+                      xytext=(-4, 10), textcoords="offset points", ha="right", fontsize="small")  # fmt: skip
+    axes.axvline(0.0, color="0.4", linestyle="--", linewidth=1)
+    axes.set_yticks(positions, shown)
+    if not shown:
+        axes.text(0.5, 0.5, "no account with a ratio", ha="center", va="center", transform=axes.transAxes)
+    axes.set_xlabel("amplification: reach ÷ reach under chronological − 1 (0 = same reach, 1 = double)")
+    axes.set_title("Top 1 % of accounts by followers, each alone (all seeds)")
+    figure.savefig(path)
+    return path

@@ -10,6 +10,7 @@ from pathlib import Path
 import pandas as pd
 
 from prism_experiments.analysis.compare import Comparison
+from prism_experiments.analysis.field_sections import html_sections
 from prism_experiments.analysis.report import (
     CascadeComparison,
     ReportProvenance,
@@ -197,7 +198,8 @@ def excluded_section(provenance: ReportProvenance, warnings: list[str]) -> str:
 
 def render_html(directory: Path, provenance: ReportProvenance, comparison: Comparison, n_runs: int,
                 figures: Mapping[str, str], cascades: CascadeComparison | None) -> str:  # fmt: skip
-    """The whole page: summary, conditions, per metric tables and figures, per-step series, CCDF, exclusions."""
+    """The whole page: summary, conditions, per metric tables and figures, per-step series, CCDF, the field-study
+    sections, exclusions."""
     warnings = [*provenance.warnings, *comparison.design.warnings, *comparison.warnings]
     sentences = [summary_sentence(row, comparison)
                  + (f" (and {int(row['more'])} more significant pairs in its table)" if row["more"] else "")
@@ -237,6 +239,8 @@ def render_html(directory: Path, provenance: ReportProvenance, comparison: Compa
         "<h2>Per-step series</h2>",
         series or "<p>No per-step series (the runs logged no <code>step/</code> metrics).</p>",
         cascade_section(directory, cascades, figures),
+        # the field-study sections (amplification, size-matched, crossover) from the CSVs written beside this page
+        html_sections(directory),
         excluded_section(provenance, warnings),
         "</body></html>",
     ]

@@ -8,13 +8,21 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from prism_experiments.replication.findings import chaney2018, gauthier2026, goel2016, guess2023, juul_ugander2021
+from prism_experiments.replication.findings import (
+    chaney2018,
+    gauthier2026,
+    goel2016,
+    guess2023,
+    huszar2022,
+    juul_ugander2021,
+)
 from prism_experiments.replication.model import Finding
 
-REPLICATION_SET_VERSION = 5
+REPLICATION_SET_VERSION = 6
 FINDINGS: tuple[Finding, ...] = (
     goel2016.FINDING,
     juul_ugander2021.FINDING,
+    huszar2022.FINDING,
     chaney2018.FINDING,
     guess2023.FINDING,
     gauthier2026.FINDING,
