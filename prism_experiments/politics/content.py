@@ -15,7 +15,6 @@ from collections.abc import Sequence
 
 import numpy as np
 from scipy.special import ndtri
-from scipy.stats import poisson
 
 from prism_experiments.corpus.appeal import post_keys
 from prism_experiments.domain import Post
@@ -55,6 +54,20 @@ def post_draws(seed: int, post_ids: Sequence[str]) -> np.ndarray:
     return keyed_uniforms(seed, Stream.POLITICS, 0, post_keys(post_ids), np.arange(_DRAWS, dtype=np.uint64))
 
 
+def capped_poisson(uniforms: np.ndarray, rates: np.ndarray) -> np.ndarray:
+    """min(Poisson(rate) inverse CDF at u, MAX_TERMS): the number of k < MAX_TERMS whose CDF is below u (written out,
+    not scipy.stats: a run's start-up does not import it)."""
+    rates = np.asarray(rates, dtype=float)
+    term = np.exp(-rates)
+    cdf = term.copy()
+    count = np.zeros(len(rates), dtype=np.int64)
+    for k in range(MAX_TERMS):
+        count += uniforms > cdf
+        term = term * rates / (k + 1)
+        cdf = cdf + term
+    return count
+
+
 def political_probability(config: PoliticsConfig) -> float:
     """P(a political author's post is political): the political share of all posts over the political agents'
     share (every political post has a political author), at most 1."""
@@ -73,10 +86,8 @@ def draw_attributes(
     strength = np.abs(np.nan_to_num(positions))
     noise = config.slant_noise_sd * ndtri(draws[:, _SLANT] + _HALF_STEP)
     slant = np.where(political, np.clip(np.nan_to_num(positions) + noise, -1.0, 1.0), np.nan)
-    outgroup = poisson.ppf(draws[:, _OUTGROUP], config.outgroup_rate * strength)
-    moral = poisson.ppf(draws[:, _MORAL], np.full(len(positions), config.moral_rate))
-    outgroup = np.where(political, np.minimum(np.nan_to_num(outgroup), MAX_TERMS), 0).astype(np.int64)
-    moral = np.where(political, np.minimum(np.nan_to_num(moral), MAX_TERMS), 0).astype(np.int64)
+    outgroup = np.where(political, capped_poisson(draws[:, _OUTGROUP], config.outgroup_rate * strength), 0)
+    moral = np.where(political, capped_poisson(draws[:, _MORAL], np.full(len(positions), config.moral_rate)), 0)
     return political, slant, outgroup, moral
 
 

@@ -11,7 +11,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import minimize
 
 from prism_experiments.politics.config import PoliticsConfig
 
@@ -74,6 +73,8 @@ def fit_homophily(config: PoliticsConfig) -> Homophily:
     an input): two multipliers, two targets, so the fit is exact unless `config.homophily` pins `same`.
 
     With `config.homophily` set, `same` is that value and only `neutral` is fitted."""
+    from scipy.optimize import minimize  # here: a run's start-up imports this module, and not scipy.optimize
+
     shares = (config.left_share, config.right_share, 1.0 - config.political_agent_share)
     targets = np.array([config.like_minded_target, config.cross_cutting_target])
     if min(config.left_share, config.right_share) <= 0.0:
