@@ -29,6 +29,7 @@ class Stream(IntEnum):
     DECIDER = 9
     SERVING = 10  # stochastic serving's draws (simulation/serving.py)
     APPEAL = 11  # each post's latent appeal (corpus/appeal.py)
+    POLITICS = 12  # each post's political attributes (politics/content.py)
 
 
 #: Slots of the behaviour stream for feed position i: BEHAVIOUR_SLOTS * i + offset.

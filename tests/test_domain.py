@@ -231,6 +231,7 @@ def test_object_columns_are_what_the_pandas_round_trip_gives_and_share_the_strin
 def test_posts_given_every_field_share_one_fields_set_and_copies_keep_sharing_it() -> None:
     every = dict(has_media=False, media_type="none", media_description=None, likes=0, reshares=0)
     every |= dict(replies=0, velocity=0.0, parent_id=None, format="list")
+    every |= dict(political=None, slant=None, animosity=None, moral_emotion=None)  # REQ-POL-4's fields
     a, b = post("p1", **every), post("p2", **every)
     assert a.__pydantic_fields_set__ is b.__pydantic_fields_set__ and a.model_fields_set == set(Post.model_fields)
     partial = post("p3")

@@ -89,13 +89,20 @@ def test_the_same_sweep_started_twice_runs_every_job_once(tmp_path: Path, cache_
         (("ranking=collaborative", "ranking.retrain_every_steps=0"), "ranking.retrain_every_steps"),
         (("ranking=collaborative", "ranking.factors=0"), "ranking.factors"),
         (("ranking=collaborative", "ranking.regularization=-0.1"), "ranking.regularization"),
+        # politics (REQ-POL-3, docs/politics.md): a position off the axis, a homophily or animosity setting out of range
+        (("agents=file", "agents.path={bad_positions}", "agents.politics.enabled=true"), "agents.path"),
+        (("agents.politics.enabled=true", "agents.politics.homophily=0.5"), "agents.politics.homophily"),
+        (("agents.politics.enabled=true", "agents.politics.outgroup_log_odds=-1"), "agents.politics.outgroup_log_odds"),
+        (("agents.politics.left_share=0.7", "agents.politics.right_share=0.5"), "agents.politics.left_share"),
     ],
 )
 def test_startup_errors_are_one_line_and_exit_2(tmp_path: Path, args: tuple[str, ...], field: str) -> None:
     runs_dir = tmp_path / "new" / "runs"  # neither exists yet: the command must not leave them behind
     empty_csv = tmp_path / "empty.csv"
     empty_csv.write_text("")
-    args = tuple(arg.format(empty_csv=empty_csv) for arg in args)
+    bad_positions = tmp_path / "positions.csv"
+    bad_positions.write_text("agent_id,position\na,2\n")
+    args = tuple(arg.format(empty_csv=empty_csv, bad_positions=bad_positions) for arg in args)
     own_runs_dir = () if any(a.startswith("paths.") for a in args) else (f"paths.runs_dir={runs_dir}",)
     process = captured(python_module("prism_experiments", *args, f"rag.cache_dir={tmp_path}", *own_runs_dir), 120)
     assert process.returncode == 2, process.stderr[-2000:]

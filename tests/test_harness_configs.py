@@ -116,6 +116,11 @@ SWEEPS = {  # experiment -> (jobs, keys that vary besides the seed, ranking mode
     "llm_vs_rules": (4, {"agents.decider.kind"}, {"x_algo"}),
     "engagement_vs_chronological": (30, {"ranking.mode"}, {"engagement", "chronological", "x_algo"}),
     "aa": (20, {"arm"}, {"x_algo"}),
+    "divisive_content": (
+        50,
+        {"ranking.mode"},
+        {"chronological", "x_algo", "engagement", "bridging", "stated_preference"},
+    ),
     "ope_validation": (3, set(), {"x_algo"}),
     "ope_validation_wide": (3, set(), {"x_algo"}),
     # both modes have a retrain_every_steps, each at its own default (collaborative 6, engagement 1)

@@ -14,6 +14,7 @@ from prism_experiments.agents.archetypes import (
     DEFAULT_FORMAT_ARCHETYPE_BIAS,
     POST_FORMATS,
 )
+from prism_experiments.politics.config import PoliticsConfig
 
 
 class EngagementCoefficients(BaseModel):
@@ -157,6 +158,8 @@ class AgentsConfig(BaseModel):
         default_factory=lambda: {k: list(v) for k, v in DEFAULT_ARCHETYPE_DISLIKED_FORMATS.items()}
     )
     behaviour: BehaviourConfig = Field(default_factory=BehaviourConfig)
+    #: politics in the world (docs/politics.md, REQ-POL-1..7); off by default: every existing world is unchanged
+    politics: PoliticsConfig = Field(default_factory=PoliticsConfig)
 
     @field_validator("interest_count_weights")
     @classmethod

@@ -15,5 +15,5 @@ class PopulationFileOptions(InputFileOptions):
     WHAT: ClassVar[str] = "population"
 
     #: CSV / Parquet / JSONL with agent_id and any of interests, activity, post_rate, like_bias, reshare_bias,
-    #: reply_bias, archetype_<name>; required when source is file
+    #: reply_bias, archetype_<name>, position (docs/politics.md); required when source is file
     path: Path | None = None

@@ -11,10 +11,11 @@ from prism_experiments.agents.archetypes import ARCHETYPES
 from prism_experiments.agents.config import AgentsConfig
 from prism_experiments.agents.seeding import Seed, stream_rng
 from prism_experiments.agents.social_agent import MAX_INTERESTS, SocialAgent
+from prism_experiments.politics.identity import draw_positions
 
 _NAMESPACE = "agents.population"
 # One stream per attribute: changing e.g. archetype_concentration leaves interests unchanged.
-_INTERESTS, _ACTIVITY, _POST_RATE, _PROPENSITY, _ARCHETYPES = range(5)
+_INTERESTS, _ACTIVITY, _POST_RATE, _PROPENSITY, _ARCHETYPES, _POSITIONS = range(6)
 
 
 def agent_id_width(n_agents: int) -> int:
@@ -113,6 +114,12 @@ def generate_population(config: AgentsConfig, topics: Sequence[str], seed: Seed)
     if config.reply_post_rate_elasticity is not None:
         biases[:, 2] += reply_talkativeness_offset(post_rate, config)
     archetypes = draw_archetype_weights(stream_rng(seed, _NAMESPACE, _ARCHETYPES), config.archetype_concentration, n)
+    # politics draws from a stream of its own, only when on: every other attribute is the same either way (REQ-POL-1)
+    positions = (
+        draw_positions(stream_rng(seed, _NAMESPACE, _POSITIONS), config.politics, n)
+        if config.politics.enabled
+        else np.full(n, np.nan)
+    )
     return [
         SocialAgent(
             id=agent_id,
@@ -124,6 +131,7 @@ def generate_population(config: AgentsConfig, topics: Sequence[str], seed: Seed)
             reshare_bias=float(biases[i, 1]),
             reply_bias=float(biases[i, 2]),
             archetype_weights=dict(zip(ARCHETYPES, archetypes[i].tolist())),
+            position=None if np.isnan(positions[i]) else float(positions[i]),
         )
         for i, agent_id in enumerate(agent_ids(n))
     ]
@@ -144,6 +152,8 @@ class PopulationArrays:
     biases: np.ndarray
     #: (n, n_archetypes): archetype weights (`archetype_matrix`)
     archetypes: np.ndarray
+    #: (n,): left-right positions, NaN for the non-political (REQ-POL-1); None: no agent has one
+    positions: np.ndarray | None = None
 
 
 def population_arrays(agents: Sequence[SocialAgent]) -> PopulationArrays:
@@ -153,4 +163,10 @@ def population_arrays(agents: Sequence[SocialAgent]) -> PopulationArrays:
         post_rate=np.array([a.post_rate for a in agents], dtype=float),
         biases=np.array([[a.like_bias, a.reshare_bias, a.reply_bias] for a in agents], dtype=float).reshape(-1, 3),
         archetypes=archetype_matrix(agents),
+        positions=agent_positions(agents) if any(a.position is not None for a in agents) else None,
     )
+
+
+def agent_positions(agents: Sequence[SocialAgent]) -> np.ndarray:
+    """(n,) positions, NaN for an agent without one."""
+    return np.array([np.nan if a.position is None else a.position for a in agents], dtype=float)

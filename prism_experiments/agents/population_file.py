@@ -40,8 +40,12 @@ NUMBERS: dict[str, tuple[float, float] | None] = {
 }
 ARCHETYPE_PREFIX = "archetype_"
 ARCHETYPE_COLUMNS: tuple[str, ...] = tuple(f"{ARCHETYPE_PREFIX}{name}" for name in ARCHETYPES)
+#: the political position column (REQ-POL-3): a number on the left-right axis, -1 (left) to 1 (right); read by a
+#: world with `agents.politics.enabled`; an empty cell keeps the drawn position (or none)
+POSITION = "position"
+POSITION_BOUNDS = (-1.0, 1.0)
 #: what a population file may give, besides agent_id (the archetype weights count as one attribute)
-ATTRIBUTES: tuple[str, ...] = (INTERESTS, *NUMBERS, "archetype_weights")
+ATTRIBUTES: tuple[str, ...] = (INTERESTS, *NUMBERS, "archetype_weights", POSITION)
 _SEPARATORS = re.compile(r"[|;,]")
 _WHITESPACE = re.compile(r"\s")
 
@@ -125,7 +129,7 @@ def read_population_file(path: str | Path, topics: Sequence[str]) -> PopulationT
     ids: list[str] = []
     first_row_of: dict[str, int] = {}
     interests: list[list[str] | None] = [None] * n
-    numbers = {name: np.full(n, np.nan) for name in NUMBERS}
+    numbers = {name: np.full(n, np.nan) for name in (*NUMBERS, POSITION)}
     archetypes = np.zeros((n, len(ARCHETYPES)))
     given = {name: np.zeros(n, dtype=bool) for name in ATTRIBUTES}
     present_archetypes = [column for column in ARCHETYPE_COLUMNS if column in columns]
@@ -150,7 +154,7 @@ def read_population_file(path: str | Path, topics: Sequence[str]) -> PopulationT
             if not is_missing(value := record.get(INTERESTS)):
                 interests[index] = _interests(value, topics)
                 given[INTERESTS][index] = True
-            for column, bounds in NUMBERS.items():
+            for column, bounds in (*NUMBERS.items(), (POSITION, POSITION_BOUNDS)):
                 if not is_missing(value := record.get(column)):
                     numbers[column][index] = _number(value, bounds)
                     given[column][index] = True
@@ -165,7 +169,7 @@ def read_population_file(path: str | Path, topics: Sequence[str]) -> PopulationT
             if total <= 0:
                 raise fail(present_archetypes[0], "archetype weights must have a positive sum, got all 0")
             archetypes[index] /= total
-    known = {ID_COLUMN, INTERESTS, *NUMBERS, *ARCHETYPE_COLUMNS}
+    known = {ID_COLUMN, INTERESTS, *NUMBERS, *ARCHETYPE_COLUMNS, POSITION}
     return PopulationTable(
         path=path,
         ids=ids,
@@ -194,7 +198,7 @@ def overlay(
         update: dict[str, Any] = {}
         if table.given[INTERESTS][row]:
             update["interests"] = list(table.interests[row] or [])
-        for name in NUMBERS:
+        for name in (*NUMBERS, POSITION):
             if table.given[name][row]:
                 update[name] = float(table.numbers[name][row])
         if table.given["archetype_weights"][row]:

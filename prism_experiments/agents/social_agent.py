@@ -36,6 +36,8 @@ class SocialAgent(BaseModel):
     reshare_bias: float = 0.0
     reply_bias: float = 0.0
     archetype_weights: dict[str, float] = Field(default_factory=uniform_archetype_weights)
+    #: left-right position in [-1, 1] (left negative); None: non-political, or a world without politics (REQ-POL-1)
+    position: float | None = Field(default=None, ge=-1.0, le=1.0)
 
     @field_validator("interests")
     @classmethod

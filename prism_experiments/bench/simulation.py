@@ -38,6 +38,18 @@ PRESETS: dict[str, tuple[str, ...]] = {
     # the collaborative filter (ALS refit every 6 steps on the run's engagements), at 200 and at 10,000 agents
     "collaborative": ("ranking=collaborative",),
     "large_collaborative": ("experiment=large", "ranking=collaborative"),
+    # politics on (docs/politics.md): x_algo as the reference, and the two modes of a political world (REQ-POL-11,
+    # REQ-POL-12), at 200 and at 10,000 agents
+    "politics": ("agents.politics.enabled=true",),
+    "politics_bridging": ("agents.politics.enabled=true", "ranking=bridging"),
+    "politics_stated_preference": ("agents.politics.enabled=true", "ranking=stated_preference"),
+    "large_politics": ("experiment=large", "agents.politics.enabled=true"),
+    "large_politics_bridging": ("experiment=large", "agents.politics.enabled=true", "ranking=bridging"),
+    "large_politics_stated_preference": (
+        "experiment=large",
+        "agents.politics.enabled=true",
+        "ranking=stated_preference",
+    ),
 }
 #: the targets of docs/bench.md (tightened from a first 30 s and 900 s, both met: 12.5 s and 393 s)
 WALL_TARGETS = {
@@ -190,9 +202,34 @@ def simulation_section(inputs: SectionInputs) -> list[Figure]:
             note="ranking time of collaborative (ALS refits included) / x_algo",
         ),
     ]
+    figures += political_modes(inputs, "")
     if inputs.include_large:
         figures += run_preset(inputs, "large", rerun=False)
         figures += run_preset(inputs, "large_collaborative", rerun=False)
+        figures += political_modes(inputs, "large_")
     if inputs.include_huge:
         figures += run_preset(inputs, "huge", rerun=False)
+    return figures
+
+
+def political_modes(inputs: SectionInputs, prefix: str) -> list[Figure]:
+    """x_algo, bridging and stated_preference with politics on, and each mode's time over x_algo's (the target: within
+    2x at 10,000 agents, docs/politics.md)."""
+    reference = run_preset(inputs, f"{prefix}politics", rerun=False)
+    figures = list(reference)
+    reference_s = {f.name: f.value for f in reference}.get(f"sim.{prefix}politics.step_s")
+    for mode in ("bridging", "stated_preference"):
+        name = f"{prefix}politics_{mode}"
+        runs = run_preset(inputs, name, rerun=False)
+        step_s = {f.name: f.value for f in runs}.get(f"sim.{name}.step_s")
+        figures += [
+            *runs,
+            figure(
+                SECTION,
+                f"sim.{name}.step_s_vs_x_algo",
+                step_s / reference_s if step_s and reference_s else None,
+                "x",
+                note=f"step-loop time of {mode} / x_algo's, politics on",
+            ),
+        ]
     return figures

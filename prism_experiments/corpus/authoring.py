@@ -100,4 +100,8 @@ def authored_post(
         velocity=0.0,
         parent_id=parent_id,
         format=classify_tweet_format(text),
+        political=None,
+        slant=None,
+        animosity=None,
+        moral_emotion=None,
     )

@@ -131,6 +131,24 @@ def _rate(value: Any) -> float:
     return number
 
 
+def _bounded(low: float, high: float) -> Callable[[Any], float]:
+    """A parser of a number in [low, high] (a political column, REQ-POL-5)."""
+
+    def parse(value: Any) -> float:
+        allowed = f"must be a number in [{low:g}, {high:g}]"
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (Real, str)):
+            raise _CellError(f"{allowed}, got {value!r}")
+        try:
+            number = float(value)
+        except ValueError:
+            raise _CellError(f"{allowed}, got {value!r}") from None
+        if not math.isfinite(number) or not low <= number <= high:
+            raise _CellError(f"{allowed}, got {value!r}")
+        return number
+
+    return parse
+
+
 def _media_type(value: Any) -> str:
     label = _string(value).strip().lower()
     if label not in MEDIA_TYPES:
@@ -165,6 +183,11 @@ _OPTIONAL_PARSERS: dict[str, Callable[[Any], Any]] = {
     "velocity": _rate,
     "parent_id": _identifier,
     "format": _format_label,
+    # politics (REQ-POL-5, docs/politics.md): read by a world with agents.politics.enabled
+    "political": _boolean,
+    "slant": _bounded(-1.0, 1.0),
+    "animosity": _bounded(0.0, 1.0),
+    "moral_emotion": _bounded(0.0, 1.0),
 }
 _REQUIRED_PARSERS: dict[str, Callable[[Any], Any]] = {
     "id": _identifier,

@@ -291,6 +291,10 @@ def generate_corpus(
                 velocity=float(velocity[i]),
                 parent_id=ids[parents[i]] if is_reply[i] else None,
                 format=classify_tweet_format(text),
+                political=None,
+                slant=None,
+                animosity=None,
+                moral_emotion=None,
             )
         )
     return posts

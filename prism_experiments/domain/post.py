@@ -43,6 +43,14 @@ class Post(BaseModel):
     velocity: float = Field(default=0.0, ge=0.0)
     parent_id: str | None = None
     format: str = "storytelling"
+    #: politics (REQ-POL-4, docs/politics.md); None: the world has no politics (or the corpus file gives none)
+    political: bool | None = None
+    #: left-right slant in [-1, 1] of a political post (author position plus noise); None otherwise
+    slant: float | None = Field(default=None, ge=-1.0, le=1.0, allow_inf_nan=False)
+    #: out-group animosity in [0, 1]: out-group terms / MAX_TERMS (Rathje et al. 2021)
+    animosity: float | None = Field(default=None, ge=0.0, le=1.0, allow_inf_nan=False)
+    #: moral-emotional intensity in [0, 1]: moral-emotional words / MAX_TERMS (Brady et al. 2017)
+    moral_emotion: float | None = Field(default=None, ge=0.0, le=1.0, allow_inf_nan=False)
 
     @field_validator("timestamp")
     @classmethod

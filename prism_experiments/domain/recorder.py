@@ -140,6 +140,7 @@ class EventRecorder:
         self._exposures = {column: array(code) for column, code in _EXPOSURE_ARRAYS.items()}
         self._components = SparseFloatColumns()  # one row per exposure row
         self._serving = SparseFloatColumns()  # one row per exposure row; no columns without serving
+        self._politics = SparseFloatColumns()  # one row per exposure row; no columns without politics (REQ-POL-8)
         self._candidates: dict[str, list] = {column: [] for column in SERVING_CANDIDATES_COLUMNS}
         self._candidate_targets = SparseFloatColumns()
         self._created_step: dict[str, int] = {post_id: -1 for post_id in starting_post_ids}
@@ -166,10 +167,12 @@ class EventRecorder:
         similarity: np.ndarray,
         components: Mapping[str, np.ndarray],
         serving: Mapping[str, np.ndarray] | None = None,
+        politics: Mapping[str, np.ndarray] | None = None,
     ) -> None:
         """A step's impressions: each one's agent (index into `tables`' agent ids), store row (into its posts), feed
         position, scores, in-network flag, source (code into `SOURCES`) and interest similarity; `components` are the
-        ranker's score parts, stored as `comp_<name>` columns; `serving` the propensity columns (stochastic serving)."""
+        ranker's score parts, stored as `comp_<name>` columns; `serving` the propensity columns (stochastic serving);
+        `politics` the political columns (`politics.behaviour.impression_columns`; None: politics off)."""
         n = len(rows)
         values = {
             "step": np.full(n, step),
@@ -186,6 +189,7 @@ class EventRecorder:
             self._exposures[column].frombytes(np.ascontiguousarray(values[column], dtype=_DTYPES[code]).tobytes())
         self._components.extend_columns(components, n)
         self._serving.extend_columns(serving or {}, n)
+        self._politics.extend_columns(politics or {}, n)
 
     def serving_candidate(
         self,
@@ -221,9 +225,15 @@ class EventRecorder:
         """`child_id` reshared `root_post_id`, seen through `parent_id`."""
         self._append("cascade_edges", (root_post_id, parent_id, child_id, step))
 
-    def tables(self, posts: Sequence[Post], agent_ids: Sequence[str] = ()) -> dict[str, pd.DataFrame]:
+    def tables(
+        self,
+        posts: Sequence[Post],
+        agent_ids: Sequence[str] = (),
+        author_positions: Mapping[str, float | None] | None = None,
+    ) -> dict[str, pd.DataFrame]:
         """The five event-log tables, built once at the end of a run; `posts` are every post of the run by store row
-        with their final counters, `agent_ids` the ids of the agents by index.
+        with their final counters, `agent_ids` the ids of the agents by index, `author_positions` (politics on) each
+        agent's position, for the posts table's `author_position` column.
 
         The tables view or take over what was recorded, and what they do not hold is released (the exposures' agent
         indices, store rows and sources, the other events' column lists: about 0.1 GB of the 100,000-agent world,
@@ -232,7 +242,7 @@ class EventRecorder:
             raise RuntimeError("EventRecorder.tables: the tables are built once, at the end of a run")
         self._built = True
         tables = {
-            "posts": self._posts_table(posts),
+            "posts": self._posts_table(posts, author_positions),
             "exposures": typed(self._exposures_table(posts, agent_ids), "exposures"),
         }
         for name in ("engagements", "follows", "cascade_edges"):
@@ -268,6 +278,7 @@ class EventRecorder:
         for name in sorted(components):  # absent in a row -> NaN
             columns[f"{COMPONENT_PREFIX}{name}"] = components[name]
         columns |= self._serving.views()  # propensity, propensity_conditional, target_<name>...
+        columns |= self._politics.views()  # reader_position, post_slant, satisfaction... (politics on)
         for column in ("agent", "row", "source"):  # only read to build the id columns above: freed on return
             self._exposures[column] = array(self._exposures[column].typecode)
         # one DataFrame over every column (copy=False keeps the views): a column set afterwards would be copied
@@ -280,7 +291,20 @@ class EventRecorder:
             table[name] = values
         return typed(table, SERVING_CANDIDATES)
 
-    def _posts_table(self, posts: Sequence[Post]) -> pd.DataFrame:
+    def _posts_table(
+        self, posts: Sequence[Post], author_positions: Mapping[str, float | None] | None = None
+    ) -> pd.DataFrame:
+        table = self._plain_posts_table(posts)
+        if author_positions is None:  # politics off: the table as it always was
+            return table
+        position = {author: (np.nan if value is None else value) for author, value in author_positions.items()}
+        table["author_position"] = np.array([position.get(p.author_id, np.nan) for p in posts], dtype=float)
+        for column in ("political", "slant", "animosity", "moral_emotion"):
+            values = [getattr(p, column) for p in posts]
+            table[column] = np.array([np.nan if v is None else float(v) for v in values], dtype=float)
+        return table
+
+    def _plain_posts_table(self, posts: Sequence[Post]) -> pd.DataFrame:
         return pd.DataFrame(
             {
                 "post_id": [p.id for p in posts],

@@ -72,7 +72,7 @@ def post_to_metadata(post: Post) -> dict[str, str | int | float | bool]:
         "replies": post.replies,
         "velocity": float(post.velocity),
     }
-    for key in ("topic", "media_description", "parent_id"):
+    for key in ("topic", "media_description", "parent_id", "political", "slant", "animosity", "moral_emotion"):
         value = getattr(post, key)
         if value is not None:
             metadata[key] = value
@@ -96,4 +96,8 @@ def metadata_to_post(post_id: str, document: str, metadata: dict[str, Any]) -> P
         velocity=float(metadata.get("velocity", 0.0)),
         parent_id=metadata.get("parent_id"),
         format=str(metadata.get("format", "storytelling")),
+        political=metadata.get("political"),
+        slant=metadata.get("slant"),
+        animosity=metadata.get("animosity"),
+        moral_emotion=metadata.get("moral_emotion"),
     )

@@ -6,12 +6,15 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from prism_experiments.agents.population import agent_positions
 from prism_experiments.agents.seeding import Seed, stream_rng
 from prism_experiments.agents.social_agent import SocialAgent
 from prism_experiments.network.config import NetworkConfig
 from prism_experiments.network.follow_trees import FollowTrees, follow_attractiveness, post_rate_fitness
 from prism_experiments.network.graph import DictSocialGraph, SocialGraph
 from prism_experiments.network.successive import weighted_sample_without_replacement
+from prism_experiments.politics.config import PoliticsConfig
+from prism_experiments.politics.identity import fit_homophily, follow_multipliers, sides
 
 _NAMESPACE = "network.follow_graph"
 _DEGREES, _ORDER, _FOLLOWEES = range(3)
@@ -54,8 +57,17 @@ class _FollowWeights:
     shared-interest mask per distinct interest set (at most a few thousand sets of n booleans).
     """
 
-    def __init__(self, agents: Sequence[SocialAgent], config: NetworkConfig, fitness: np.ndarray | None = None):
+    def __init__(
+        self,
+        agents: Sequence[SocialAgent],
+        config: NetworkConfig,
+        fitness: np.ndarray | None = None,
+        political: dict[int, np.ndarray] | None = None,
+    ):
         self.bits = interest_bitsets(agents)
+        #: politics on: a political follower's side -> every followee's weight multiplier (REQ-POL-2); None: off
+        self.political = political
+        self.sides = sides(agent_positions(agents)) if political is not None else None
         self.n = len(self.bits)
         self.config = config
         self.fitness = fitness
@@ -77,6 +89,9 @@ class _FollowWeights:
         if key not in self.masks:
             self.masks[key] = self.shares(np.arange(self.n), i)
         weights = np.where(self.masks[key], self.attractiveness_shared, self.attractiveness)
+        # multiplied only when politics is on: without it the weights (and the draws) are the same as ever
+        if self.political is not None and self.sides is not None and self.sides[i] != 0:
+            weights = weights * self.political[int(self.sides[i])]
         weights[i] = 0.0
         return weights
 
@@ -97,7 +112,12 @@ class _FollowWeights:
 
 
 def generate_follow_graph(
-    agents: Sequence[SocialAgent], config: NetworkConfig, seed: Seed, *, direct_below: int = DIRECT_BELOW
+    agents: Sequence[SocialAgent],
+    config: NetworkConfig,
+    seed: Seed,
+    *,
+    direct_below: int = DIRECT_BELOW,
+    politics: PoliticsConfig | None = None,
 ) -> DictSocialGraph:
     """Initial follow graph over `agents`, deterministic in `seed`.
 
@@ -110,6 +130,10 @@ def generate_follow_graph(
     Krapivsky, Redner & Leyvraz 2000; the post-rate factor a fitness as in Bianconi & Barabasi 2001). No
     self-follows. Below `direct_below` agents each draw scans every
     weight; from it on, sum trees draw from the same law in O(log n) (`follow_trees.py`).
+
+    `politics` (enabled): a political follower's weights are also multiplied by the fitted homophily
+    (`politics.identity.fit_homophily`: same side x same, non-political x neutral), REQ-POL-2; every draw then scans
+    all weights (the sum trees do not know sides).
     """
     ids = [agent.id for agent in agents]
     if len(set(ids)) != len(ids):
@@ -121,9 +145,12 @@ def generate_follow_graph(
     order = stream_rng(seed, _NAMESPACE, _ORDER).permutation(n)
     rng = stream_rng(seed, _NAMESPACE, _FOLLOWEES)
     fitness = post_rate_fitness(np.array([agent.post_rate for agent in agents]), config)
+    political = None
+    if politics is not None and politics.enabled:
+        political = follow_multipliers(agent_positions(agents), fit_homophily(politics))
     weights: _FollowWeights | FollowTrees = (
-        _FollowWeights(agents, config, fitness)
-        if n < direct_below
+        _FollowWeights(agents, config, fitness, political)
+        if n < direct_below or political is not None
         else FollowTrees(interest_bitsets(agents), config, fitness=fitness)
     )
     followees = [np.empty(0, dtype=np.int64)] * n

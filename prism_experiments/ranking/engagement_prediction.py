@@ -46,17 +46,25 @@ def oracle_probabilities(
     formats: Sequence[str],
     agents: AgentsConfig,
     appeal: np.ndarray | None = None,
+    politics: np.ndarray | None = None,
 ) -> np.ndarray:
     """(n, 4): the behaviour model's own P(like), P(reshare), P(reply) of a looked-at post for this agent, and
     P(follow) = follow_probability * P(any of the three) for an author the agent does not follow yet.
 
     Conditional on a look: P(look) depends only on the position, which the ranking decides. `appeal` is each
-    post's log-appeal, the rule model's per-post logit term (None: appeal off).
+    post's log-appeal, the rule model's per-post logit term (None: appeal off); `politics` the (n, 3) political
+    like, reshare and reply logit terms (`politics.behaviour.engagement_offsets`; None: politics off).
     """
     n = len(similarity)
     like_bias, reshare_bias, reply_bias = (np.asarray(bias, dtype=np.float64) for bias in biases[:3])
     if appeal is not None:  # skipped when off, so that the probabilities stay bit-identical
         like_bias, reshare_bias, reply_bias = like_bias + appeal, reshare_bias + appeal, reply_bias + appeal
+    if politics is not None:  # likewise skipped when off
+        like_bias, reshare_bias, reply_bias = (
+            like_bias + politics[:, 0],
+            reshare_bias + politics[:, 1],
+            reply_bias + politics[:, 2],
+        )
     affinity = format_affinity_for(agents, np.tile(np.asarray(archetype_weights, dtype=float), (n, 1)), formats)
     p = engagement_probabilities(
         similarity,

@@ -28,6 +28,8 @@ from prism_experiments.feed_store import FeedRetriever, format_feed_for_prompt
 from prism_experiments.feed_store.vector_table import ROW_BITS
 from prism_experiments.memory import peak_rss_bytes
 from prism_experiments.network import DictSocialGraph
+from prism_experiments.politics.behaviour import impression_columns
+from prism_experiments.politics.content import politicized
 from prism_experiments.random_streams import LIKE, RESHARE, Stream, component_seed, keyed_generator, keyed_uniforms
 from prism_experiments.ranking import RankerInputs, ReshareLog
 from prism_experiments.ranking.feedback import ServedFeedback
@@ -161,6 +163,10 @@ class _Engine:
         self.events = EventRecorder(post.id for post in retriever.posts)
         self.activity = FeedResponsiveActivity.of(arrays.activity, settings.agents, retriever.config.feed_size)
         self.post_rate = arrays.post_rate
+        #: politics (REQ-POL-*): its settings when on, else None; agents' positions (NaN: non-political)
+        self.politics = settings.agents.politics if settings.agents.politics.enabled else None
+        self.positions = arrays.positions if arrays.positions is not None else np.full(len(agents), np.nan)
+        self.position_of = {agent.id: agent.position for agent in agents}
         self.decider = decider
         self.server = server
         self.agent_ids = [agent.id for agent in agents]
@@ -340,16 +346,19 @@ class _Engine:
                 parent.topic or author.interests[0],
                 parent_id=parent.id,
             )
-        return reply_post(
-            f"r{step:04d}-{author.id}-{position}",
-            author.id,
-            author.interests[0],
-            parent,
-            rng,
-            now,
-            self.step_delta,
-            self.settings.hashtag_fraction,
-            self.settings.text_pool_size,
+        return self._politicized(
+            reply_post(
+                f"r{step:04d}-{author.id}-{position}",
+                author.id,
+                author.interests[0],
+                parent,
+                rng,
+                now,
+                self.step_delta,
+                self.settings.hashtag_fraction,
+                self.settings.text_pool_size,
+            ),
+            agent,
         )
 
     def _author(self, step: int, now: datetime, active: np.ndarray, actions: StepActions | None) -> list[Post]:
@@ -364,17 +373,20 @@ class _Engine:
             agent = self.agents[a]
             rng = keyed_generator(self.seed, Stream.TEXT, step, a, 0)
             posts.append(
-                original_post(
-                    f"s{step:04d}-{agent.id}",
-                    agent.id,
-                    agent.interests,
-                    draws[row],
-                    rng,
-                    now,
-                    self.step_delta,
-                    self.settings.agents.behaviour.media_post_probability,
-                    self.settings.hashtag_fraction,
-                    self.settings.text_pool_size,
+                self._politicized(
+                    original_post(
+                        f"s{step:04d}-{agent.id}",
+                        agent.id,
+                        agent.interests,
+                        draws[row],
+                        rng,
+                        now,
+                        self.step_delta,
+                        self.settings.agents.behaviour.media_post_probability,
+                        self.settings.hashtag_fraction,
+                        self.settings.text_pool_size,
+                    ),
+                    a,
                 )
             )
         for a, text in sorted((actions.new_posts if actions is not None else {}).items()):
@@ -439,7 +451,30 @@ class _Engine:
             similarity,
             feeds.components,
             serving,
+            self._political_columns(agent_idx, feeds.rows, similarity),
         )
+
+    def _political_columns(
+        self, agent_idx: np.ndarray, rows: np.ndarray, similarity: np.ndarray
+    ) -> dict[str, np.ndarray] | None:
+        """The impressions' political columns and satisfaction (REQ-POL-7, REQ-POL-8); None when politics is off."""
+        if self.politics is None:
+            return None
+        shown = [self.retriever.posts[row] for row in rows.tolist()]
+        authors = [self.position_of.get(post.author_id) for post in shown]
+        return impression_columns(
+            self.positions[agent_idx],
+            np.array([np.nan if a is None else a for a in authors], dtype=float),
+            shown,
+            similarity,
+            self.politics,
+        )
+
+    def _politicized(self, post: Post, author: int) -> Post:
+        """A new post with its political attributes (politics on), drawn from its author's position."""
+        if self.politics is None:
+            return post
+        return politicized([post], [float(self.positions[author])], self.seed, self.politics)[0]
 
     def _record_serving_candidates(self, step: int, active: np.ndarray, served: list[ServedFeed]) -> None:
         """Every (candidate, position) cell a policy could fill, with P_A and each target's P_B (docs/ope.md)."""
@@ -488,7 +523,9 @@ class _Engine:
 
     def _result(self) -> SimulationResult:
         return SimulationResult(
-            **self.events.tables(self.retriever.posts, self.agent_ids),
+            **self.events.tables(
+                self.retriever.posts, self.agent_ids, self.position_of if self.politics is not None else None
+            ),
             agents=self.agents,
             final_graph=self.graph,
             rendered_feeds=self.rendered,

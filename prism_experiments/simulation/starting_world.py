@@ -16,6 +16,8 @@ from prism_experiments.agents import SocialAgent, generate_population
 from prism_experiments.corpus import SyntheticCorpusConfig, generate_corpus, load_posts
 from prism_experiments.domain import TOPICS, Post
 from prism_experiments.network import DictSocialGraph, generate_follow_graph
+from prism_experiments.politics.config import PoliticsConfig
+from prism_experiments.politics.content import politicized
 from prism_experiments.random_streams import Stream, component_seed
 from prism_experiments.simulation.settings import CorpusSettings, StartingWorldSettings
 from prism_experiments.simulation.world_files import corpus_authors_line, population_and_graph, world_accounts
@@ -42,7 +44,9 @@ def build_starting_world(cfg: StartingWorldSettings) -> StartingWorld:
     accounts = world_accounts(cfg.network, cfg.agents, topics, cfg.seed)
     if accounts is None:
         population = generate_population(cfg.agents, topics, component_seed(cfg.seed, Stream.POPULATION))
-        graph = generate_follow_graph(population, cfg.network, component_seed(cfg.seed, Stream.NETWORK))
+        graph = generate_follow_graph(
+            population, cfg.network, component_seed(cfg.seed, Stream.NETWORK), politics=cfg.agents.politics
+        )
     else:
         population, graph = population_and_graph(accounts, cfg.agents, cfg.network, topics, cfg.seed)
     # each agent's follow set is a view of the graph's starting rows, not a set of ids (2 KB an agent); a generated
@@ -54,9 +58,21 @@ def build_starting_world(cfg: StartingWorldSettings) -> StartingWorld:
     else:
         agents = [agent.model_copy(update={"following": graph.starting_following(agent.id)}) for agent in population]
     corpus = build_corpus(cfg.corpus, cfg.seed, agents)
+    if cfg.agents.politics.enabled:  # only when on: a world without politics keeps its corpus as it was (REQ-POL-4)
+        corpus = politicized_corpus(corpus, agents, cfg.seed, cfg.agents.politics)
     if accounts is not None and cfg.corpus.source == "file":
         log.info("%s", corpus_authors_line(accounts.ids, corpus))
     return StartingWorld(agents=agents, graph=graph, corpus=corpus)
+
+
+def politicized_corpus(
+    corpus: list[Post], agents: list[SocialAgent], seed: int, politics: PoliticsConfig
+) -> list[Post]:
+    """The corpus with each post's political attributes drawn from its author's position (`politics.content`); a
+    loaded corpus's own `political` values are kept."""
+    position = {agent.id: agent.position for agent in agents}
+    authors = [position.get(post.author_id) for post in corpus]
+    return politicized(corpus, [np.nan if p is None else p for p in authors], seed, politics)
 
 
 def build_corpus(corpus: CorpusSettings, seed: int, agents: list[SocialAgent]) -> list[Post]:

@@ -37,6 +37,7 @@ _WORLD_CODE = (
     "corpus",
     "domain",
     "network",
+    "politics",
     "random_streams.py",
     "simulation/starting_world.py",
     "simulation/world_files.py",

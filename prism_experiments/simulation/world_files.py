@@ -222,7 +222,9 @@ def population_and_graph(
     if accounts.table is not None and accounts.rows is not None:
         population = overlay(population, accounts.table, accounts.rows, agents)
     if accounts.edges is None:
-        graph = generate_follow_graph(population, network, component_seed(seed, Stream.NETWORK))
+        graph = generate_follow_graph(
+            population, network, component_seed(seed, Stream.NETWORK), politics=agents.politics
+        )
     else:
         ids = np.array(accounts.ids, dtype=object)
         follower, followee = accounts.edges
@@ -238,7 +240,8 @@ def population_columns_line(table: PopulationTable, rows: np.ndarray, seed: int)
     """`agents.path: from the file: interests (60 of 60 accounts), activity (48 of 60); drawn with seed 0: ...`."""
     report = column_report(table, rows)
     from_file = [f"{name} ({given:,} of {total:,} accounts)" for name, (given, total) in report.items() if given]
-    drawn = [name for name, (given, _) in report.items() if not given]
+    # a position no row gives is not named: a file without politics logs the line it always did
+    drawn = [name for name, (given, _) in report.items() if not given and name != "position"]
     ignored = f"; columns ignored: {', '.join(table.ignored_columns)}" if table.ignored_columns else ""
     return (
         f"agents.path: from the file: {', '.join(from_file) or 'ids only'}; drawn with seed {seed}: "

@@ -18,6 +18,7 @@ from prism_experiments.agents import (
 from prism_experiments.corpus.appeal import PostAppeal
 from prism_experiments.deciders.base import BaseDeciderConfig, DeciderInputs, Decisions, Impressions, StepActions
 from prism_experiments.deciders.registry import register_decider
+from prism_experiments.politics.behaviour import engagement_offsets, post_columns
 from prism_experiments.random_streams import BEHAVIOUR_SLOTS, FOLLOW, LIKE, LOOK, REPLY, RESHARE, Stream, keyed_uniforms
 from prism_experiments.ranking.step_feeds import StepFeeds
 
@@ -32,17 +33,25 @@ def rule_decisions(
     agents: AgentsConfig,
     feed_size: int,
     appeal: np.ndarray | None = None,
+    politics: np.ndarray | None = None,
 ) -> Decisions:
     """Each impression's looks and engagements, from the behaviour model and the (step, agent, slot) uniforms.
 
     `active` are the step's active agents in ascending order; `biases` and `archetypes` have one row per agent;
-    `appeal` is each impression's post log-appeal, added to the three engagement logits (None: no appeal term).
+    `appeal` is each impression's post log-appeal, added to the three engagement logits (None: no appeal term);
+    `politics` each impression's (like, reshare, reply) political logit terms (None: politics off, REQ-POL-6).
     """
     agent_idx, positions, posts = impressions.agent_idx, impressions.positions, impressions.posts
     behaviour = agents.behaviour
     like_bias, reshare_bias, reply_bias = biases[agent_idx, 0], biases[agent_idx, 1], biases[agent_idx, 2]
     if appeal is not None:  # skipped when off, so that the logits stay bit-identical
         like_bias, reshare_bias, reply_bias = like_bias + appeal, reshare_bias + appeal, reply_bias + appeal
+    if politics is not None:  # likewise skipped when off
+        like_bias, reshare_bias, reply_bias = (
+            like_bias + politics[:, 0],
+            reshare_bias + politics[:, 1],
+            reply_bias + politics[:, 2],
+        )
     probabilities = engagement_probabilities(
         impressions.similarity,
         np.array([p.has_media for p in posts]),
@@ -100,8 +109,17 @@ class RulesDecider:
                 inputs.feed_size,
                 # the ids only when appeal is on: `of` answers None otherwise
                 self.appeal.of([post.id for post in impressions.posts]) if self.appeal.config.enabled else None,
+                self._politics(impressions),
             )
         )
+
+    def _politics(self, impressions: Impressions) -> np.ndarray | None:
+        """The impressions' political logit terms; None when politics is off."""
+        config, positions = self.inputs.agents.politics, self.inputs.arrays.positions
+        if not config.enabled or positions is None:
+            return None
+        political, slant, animosity, moral = post_columns(impressions.posts)
+        return engagement_offsets(positions[impressions.agent_idx], political, slant, animosity, moral, config)
 
     def rule_authors(self, active: np.ndarray) -> np.ndarray:
         return np.ones(len(active), dtype=bool)

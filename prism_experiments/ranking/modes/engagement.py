@@ -18,7 +18,8 @@ import numpy as np
 from pydantic import Field
 
 from prism_experiments.agents import AgentsConfig
-from prism_experiments.domain import epoch_microseconds
+from prism_experiments.domain import Post, epoch_microseconds
+from prism_experiments.politics.behaviour import engagement_offsets, post_columns
 from prism_experiments.ranking.base import AgentView
 from prism_experiments.ranking.candidate import RankedCandidate
 from prism_experiments.ranking.engagement_prediction import (
@@ -140,7 +141,17 @@ class EngagementRanker(NetworkSourcedRanker[EngagementConfig]):
             [p.format for p in posts],
             self.agents_config,
             self.appeal.of([p.id for p in posts]) if self.appeal is not None else None,
+            self._politics(agent.position, posts),
         )
+
+    def _politics(self, position: float | None, posts: list[Post]) -> np.ndarray | None:
+        """The behaviour model's political logit terms for this reader (None when politics is off)."""
+        config = self.agents_config.politics
+        if not config.enabled:
+            return None
+        political, slant, animosity, moral = post_columns(posts)
+        reader = np.full(len(posts), np.nan if position is None else position)
+        return engagement_offsets(reader, political, slant, animosity, moral, config)
 
     def _features(self, view: AgentView, pool: CandidatePool, now: datetime) -> np.ndarray:
         posts = [self.retriever.posts[r] for r in pool.rows]

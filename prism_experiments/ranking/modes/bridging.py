@@ -1,0 +1,142 @@
+"""bridging: x_algo's candidates ranked by the Community Notes bridging score, learned from the run's own feedback
+(REQ-POL-11; docs/politics.md).
+
+1. candidates: x_algo's in-network and out-of-network sources (so the scorer is the only difference);
+2. log every impression this ranker served as a rating: 1 if liked, reshared or replied, else 0;
+3. every `retrain_every_steps` observed steps, fit r̂ = μ + i_u + i_n + f_u·f_n (`bridging_model.fit_bridging`,
+   λ_i 0.15, λ_f 0.03: X's Community Notes); the one factor takes up approval that splits readers along an axis
+   (in a political world, mostly left-right), so the post intercept i_n is approval across it (Ovadya & Thorburn
+   2023, "Bridging Systems", arXiv 2301.09976: "bridging-based ranking");
+4. score: i_n for a post with at least `min_ratings` ratings, minus `polarity_penalty` x |f_n| above
+   `max_abs_factor` (Community Notes requires |f_n| < 0.5 of a helpful note); 0 for a post not yet rated enough
+   (Community Notes' "Needs More Ratings"); ties by interest similarity.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+import numpy as np
+from pydantic import Field
+
+from prism_experiments.ranking.base import AgentView
+from prism_experiments.ranking.bridging_model import (
+    FACTOR_LAMBDA,
+    INTERCEPT_LAMBDA,
+    MIN_RATINGS,
+    BridgingFit,
+    RatingLog,
+    fit_bridging,
+)
+from prism_experiments.ranking.candidate import RankedCandidate
+from prism_experiments.ranking.feedback import ServedFeedback
+from prism_experiments.ranking.modes.x_algo import XAlgoConfig
+from prism_experiments.ranking.network_sources import CandidatePool, NetworkSourcedRanker
+from prism_experiments.ranking.ranker_inputs import RankerInputs
+from prism_experiments.ranking.registry import register_mode
+
+#: spawn key of a fit's initial factors in the ranker's own stream
+_FIT_KEY = 1
+
+
+class BridgingConfig(XAlgoConfig):
+    """Community Notes' matrix-factorisation bridging score on the run's own feedback, over x_algo's candidates."""
+
+    mode: Literal["bridging"] = "bridging"  # type: ignore[assignment]
+    #: refit on every rating logged so far every K observed steps (6 hourly steps: as `collaborative`)
+    retrain_every_steps: int = Field(default=6, ge=1)
+    #: λ_i, the intercepts' L2 penalty (Community Notes: 0.15)
+    intercept_lambda: float = Field(default=INTERCEPT_LAMBDA, gt=0.0)
+    #: λ_f, the factors' L2 penalty (Community Notes: 0.03)
+    factor_lambda: float = Field(default=FACTOR_LAMBDA, gt=0.0)
+    #: ALS sweeps per fit
+    iterations: int = Field(default=30, ge=1)
+    #: ratings a post needs before its intercept ranks it (Community Notes: 5)
+    min_ratings: int = Field(default=MIN_RATINGS, ge=1)
+    #: |f_n| from which a post counts as polarising (Community Notes: a helpful note has |f_n| < 0.5)
+    max_abs_factor: float = Field(default=0.5, gt=0.0)
+    #: score taken off per unit of |f_n| above max_abs_factor (0: the intercept alone)
+    polarity_penalty: float = Field(default=1.0, ge=0.0)
+
+
+@register_mode
+class BridgingRanker(NetworkSourcedRanker[BridgingConfig]):
+    """x_algo's sources ordered by the bridging intercept; base_score is the interest similarity."""
+
+    config_model = BridgingConfig
+
+    def __init__(self, config: BridgingConfig, inputs: RankerInputs) -> None:
+        super().__init__(config, inputs)
+        self.log = RatingLog()
+        self.fit: BridgingFit | None = None
+        self.fits = 0
+        self._observed_steps = 0
+        self._score_of_row = np.zeros(0)
+
+    def observe(self, feedback: ServedFeedback) -> None:
+        """Log the step's impressions as ratings; refit every K observed steps."""
+        if len(feedback.rows) == 0:
+            return
+        engaged = np.asarray(feedback.liked) | np.asarray(feedback.reshared) | np.asarray(feedback.replied)
+        self.log.add(feedback.agent_ids, feedback.rows, engaged.astype(float))
+        self._observed_steps += 1
+        if self._observed_steps % self.config.retrain_every_steps == 0:
+            self.refit()
+
+    def refit(self) -> None:
+        """The fit on everything logged; its initial factors from the ranker's stream, keyed by the fit's number."""
+        users, rows, ratings = self.log.arrays()
+        cfg = self.config
+        rng = np.random.default_rng(np.random.SeedSequence(self._entropy, spawn_key=(_FIT_KEY, self.fits)))
+        self.fits += 1
+        fit = fit_bridging(
+            users,
+            rows,
+            ratings,
+            rng,
+            intercept_lambda=cfg.intercept_lambda,
+            factor_lambda=cfg.factor_lambda,
+            iterations=cfg.iterations,
+        )
+        if fit is None:
+            return
+        self.fit = fit
+        score = bridging_scores(fit, cfg)
+        by_row = np.zeros(int(fit.item_rows.max()) + 1)
+        by_row[fit.item_rows] = score
+        self._score_of_row = by_row
+
+    def scores(self, rows: np.ndarray) -> np.ndarray:
+        """Each row's bridging score (0: not rated enough, or not yet fitted)."""
+        table = self._score_of_row
+        inside = rows < len(table)
+        return np.where(inside, table[np.minimum(rows, max(len(table) - 1, 0))] if len(table) else 0.0, 0.0)
+
+    def _rank_views(self, views: list[AgentView], now: datetime) -> list[list[RankedCandidate]]:
+        out_of_network = self.out_of_network_candidates(views, now)
+        pools = [self.candidate_pool(view, now, oon) for view, oon in zip(views, out_of_network)]
+        return [self._rank_pool(view, pool) for view, pool in zip(views, pools)]
+
+    def _rank_pool(self, view: AgentView, pool: CandidatePool) -> list[RankedCandidate]:
+        rows, similarity = pool.rows, pool.similarity
+        score = self.scores(rows)
+        # best score first; ties (the unrated posts' 0) by interest similarity, then the lower row
+        order = np.lexsort((rows, -similarity, -score))[: self.feed_size]
+        return self.candidates(
+            view,
+            rows[order],
+            similarity[order],
+            score[order],
+            pool.sources(order),
+            {"similarity": similarity[order], "bridging_score": score[order]},
+            in_network=~pool.is_oon[order],
+            via=[pool.via[i] for i in order],
+        )
+
+
+def bridging_scores(fit: BridgingFit, cfg: BridgingConfig) -> np.ndarray:
+    """Per fitted item: its intercept less the polarity penalty, 0 below `min_ratings` ratings."""
+    excess = np.maximum(np.abs(fit.item_factors) - cfg.max_abs_factor, 0.0)
+    score = fit.item_intercepts - cfg.polarity_penalty * excess
+    return np.where(fit.item_ratings >= cfg.min_ratings, score, 0.0)
