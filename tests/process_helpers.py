@@ -395,6 +395,7 @@ class ForkedProcess:
             else:
                 sent.append(target.fileno())  # type: ignore[attr-defined]
         self._socket = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self._pending = bytearray()  # the server's messages as read, not yet parsed (zygote.receive_message)
         self._socket.connect(str(_fork_server()))
         header = {"argv": args[1:], "env": dict(env), "cwd": str(cwd), "new_session": start_new_session}
         send_message(self._socket, header, tuple(sent))
@@ -405,7 +406,7 @@ class ForkedProcess:
     def _receive(self) -> dict[str, object]:
         from zygote import receive_message
 
-        message, _ = receive_message(self._socket)
+        message, _ = receive_message(self._socket, pending=self._pending)
         if message is None:
             raise RuntimeError("the tests' fork server closed the connection")
         return message

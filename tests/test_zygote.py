@@ -104,3 +104,20 @@ def test_input_reaches_stdin() -> None:
 def test_a_preloaded_entry_point_runs_without_a_warning_a_new_interpreter_would_not_print() -> None:
     result = forked_run([PYTHON, "-m", "prism_experiments.analysis.cli", "--help"])
     assert result.returncode == 0 and "usage" in result.stdout and result.stderr == "", result.stderr
+
+
+def test_a_process_that_ends_at_once_is_read_whole_when_its_pid_and_status_arrive_together() -> None:
+    """The server's two messages (pid, then status) can reach the client in one read: each is still read apart."""
+    import socket
+
+    from zygote import receive_message, send_message
+
+    server, client = socket.socketpair()
+    with server, client:
+        send_message(server, {"pid": 7})
+        send_message(server, {"status": 3})
+        server.shutdown(socket.SHUT_WR)
+        pending = bytearray()
+        assert receive_message(client, pending=pending)[0] == {"pid": 7}
+        assert receive_message(client, pending=pending)[0] == {"status": 3}
+        assert receive_message(client, pending=pending)[0] is None

@@ -53,18 +53,25 @@ def send_message(connection: socket.socket, message: dict[str, object], fds: tup
     connection.sendmsg([data], ancillary)
 
 
-def receive_message(connection: socket.socket, max_fds: int = 0) -> tuple[dict[str, object] | None, list[int]]:
-    """One JSON message and the descriptors sent with it; (None, []) when the peer closed."""
-    data, fds = b"", []
-    while not data.endswith(b"\n"):
+def receive_message(
+    connection: socket.socket, max_fds: int = 0, pending: bytearray | None = None
+) -> tuple[dict[str, object] | None, list[int]]:
+    """One JSON message and the descriptors sent with it; (None, []) when the peer closed. Two messages can arrive in
+    one read (a process that ends at once: its pid and its status): `pending` keeps what follows the first."""
+    buffer = pending if pending is not None else bytearray()
+    fds: list[int] = []
+    while b"\n" not in buffer:
         chunk, ancillary, _, _ = connection.recvmsg(MAX_HEADER, socket.CMSG_SPACE(max_fds * 4) if max_fds else 0)
         if not chunk:
             return None, fds
-        data += chunk
+        buffer += chunk
         for level, kind, payload in ancillary:
             if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
                 fds += list(array.array("i", payload[: len(payload) - len(payload) % 4]))
-    return json.loads(data), fds
+    end = buffer.index(b"\n") + 1
+    message = json.loads(bytes(buffer[:end]))
+    del buffer[:end]
+    return message, fds
 
 
 def _run_forked(header: dict[str, object], fds: list[int]) -> int:
