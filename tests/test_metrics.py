@@ -345,7 +345,9 @@ def test_summarize_keys_and_safety_override_rate() -> None:
     plain = summarize(hand_built_log())
     assert list(plain) == list(SUMMARY_METRICS) == list(expected_summary())
     with_safety = summarize(hand_built_log(with_safety=True))
-    assert list(with_safety) == [metric.name for metric in registered_metrics()]  # the optional one applies
+    # the safety metric applies; the political ones do not (no political column in this log)
+    applies = [m.name for m in registered_metrics() if not m.optional or m.name == "safety_override_rate"]
+    assert list(with_safety) == applies
     assert set(with_safety) - set(plain) == {"safety_override_rate"}
     assert with_safety["safety_override_rate"] == pytest.approx(1 / 4)
 

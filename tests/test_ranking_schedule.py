@@ -21,7 +21,7 @@ def _schedule(entries: list[dict], n_steps: int = 48) -> list[ScheduleEntry]:
         ([{"step": -1, "mode": "x_algo"}], "simulation.schedule.0.step: Input should be greater than or equal to 0"),
         ([{"step": 5, "mode": "x_algo"}, {"step": 2, "mode": "random"}], "got [5, 2]"),
         ([{"step": 5, "mode": "x_algo"}, {"step": 5, "mode": "random"}], "got [5, 5]"),
-        ([{"step": 1, "mode": "bogus"}], "simulation.schedule.0.mode: unknown mode 'bogus'; allowed: chronological"),
+        ([{"step": 1, "mode": "bogus"}], "schedule.0.mode: unknown mode 'bogus'; allowed: bridging, chronological"),
         ([{"step": 1, "mode": "x_algo", "reply_scale": 2}], "simulation.schedule.0.reply_scale: Input should be"),
         ([{"step": 1, "mode": "random", "reply_scale": 0.5}], "simulation.schedule.0.reply_scale: Extra inputs"),
         ([{"mode": "x_algo"}], "simulation.schedule.0.step: Field required"),

@@ -35,7 +35,7 @@ class ScheduleEntry(BaseModel):
     @model_validator(mode="after")
     def _a_known_mode_and_its_settings(self) -> ScheduleEntry:
         if self.mode not in KNOWN_MODES:
-            raise ValueError(f"mode: unknown mode {self.mode!r}; allowed: {', '.join(KNOWN_MODES)}")
+            raise ValueError(f"mode: unknown mode {self.mode!r}; allowed: {', '.join(sorted(KNOWN_MODES))}")
         try:
             ranking_config(self.mode, **self.settings)
         except ValidationError as error:
