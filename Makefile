@@ -97,7 +97,7 @@ test-cpu: $(STAMP) ## `make test` with its CPU counted per test file, every proc
 test-fast: $(STAMP) ## Run the unit tests only (no model, no Chroma, no MLflow), on 2 workers: about 45 s
 	$(BIN)/python -m pytest -n 2 -m "not integration and not slow" $(ARGS)
 
-chaos: $(STAMP) ## Sweeps under a seeded schedule of random faults, then the invariants (ARGS="--seed 7 --rounds 40"; about 10 min)
+chaos: $(STAMP) ## Sweeps under a seeded schedule of random faults, then the invariants (ARGS="--seed 7 --rounds 40"; about 25 min)
 	$(BIN)/python -m prism_experiments.chaos $(ARGS)
 
 clean: ## Remove caches and outputs under runs/ (keeps runs/README.md) and the built documentation site
