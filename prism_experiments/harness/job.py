@@ -45,7 +45,7 @@ from prism_experiments.tracking.llm_metrics import llm_metrics
 from prism_experiments.tracking.params import config_hash, to_params
 from prism_experiments.tracking.provenance import git_commit, package_versions
 from prism_experiments.tracking.run_logger import log_files, log_metric_entries, log_metrics, log_params, set_tags
-from prism_experiments.tracking.store import client_for, ensure_experiment, resolve_tracking_uri
+from prism_experiments.tracking.store import claim_lock, client_for, ensure_experiment, resolve_tracking_uri
 from prism_experiments.tracking.tags import (
     CACHE_DIR_TAG,
     CONDITION_TAG,
@@ -208,29 +208,30 @@ def _open_run(
     tags = run_tags(cfg, overrides, sweep, digest) | liveness_tags()
     if job_num is not None:
         tags[JOB_NUM_TAG] = str(job_num)
-    with interrupts_held():  # a signal between the two would leave a run in the store that this job cannot name
-        run_id = client.create_run(
-            experiment_id, run_name=f"{tags[CONDITION_TAG]} seed={cfg.seed}", tags=tags
-        ).info.run_id
-        created(run_id)
-    holder = live_holder(client, experiment_id, digest, run_id)
-    if holder is not None:
-        _withdraw_claim(client, run_id, f"run {holder.info.run_id} of another process holds this config", created)
-        log.warning(
-            "skipping: run %s (pid %s on %s) is running this config (hash %s) right now",
-            holder.info.run_id,
-            holder.data.tags.get(PID_TAG, "?"),
-            holder.data.tags.get(HOST_TAG, "?"),
-            digest,
-        )
-        return None, JobOutcome(holder.info.run_id, "SKIPPED", {})
-    # a run of this config may have FINISHED between the first look and this run's creation: live_holder
-    # sees only RUNNING runs, so look again now that this run is visible to any later job
-    finished = None if cfg.force else find_finished_run(client, experiment_id, digest)
-    if finished:
-        _withdraw_claim(client, run_id, f"run {finished} of this config FINISHED while this job started", created)
-        log.info("skipping: run %s of this config (hash %s) FINISHED while this job started", finished, digest)
-        return None, JobOutcome(finished, "SKIPPED", {})
+    with claim_lock(client.tracking_uri):  # the claim and its checks in one step among the store's jobs
+        with interrupts_held():  # a signal between the two would leave a run in the store that this job cannot name
+            run_id = client.create_run(
+                experiment_id, run_name=f"{tags[CONDITION_TAG]} seed={cfg.seed}", tags=tags
+            ).info.run_id
+            created(run_id)
+        holder = live_holder(client, experiment_id, digest, run_id)
+        if holder is not None:
+            _withdraw_claim(client, run_id, f"run {holder.info.run_id} of another process holds this config", created)
+            log.warning(
+                "skipping: run %s (pid %s on %s) is running this config (hash %s) right now",
+                holder.info.run_id,
+                holder.data.tags.get(PID_TAG, "?"),
+                holder.data.tags.get(HOST_TAG, "?"),
+                digest,
+            )
+            return None, JobOutcome(holder.info.run_id, "SKIPPED", {})
+        # a run of this config may have FINISHED between the first look and this run's creation: live_holder
+        # sees only RUNNING runs, so look again now that this run is visible to any later job
+        finished = None if cfg.force else find_finished_run(client, experiment_id, digest)
+        if finished:
+            _withdraw_claim(client, run_id, f"run {finished} of this config FINISHED while this job started", created)
+            log.info("skipping: run %s of this config (hash %s) FINISHED while this job started", finished, digest)
+            return None, JobOutcome(finished, "SKIPPED", {})
     close_own_duplicates(client, experiment_id, digest, run_id)
     log.info(
         "MLflow run %s (%s) in experiment %r at %s",

@@ -89,6 +89,25 @@ def store_lock(uri: str, lock_dir: Path) -> Iterator[None]:
 
 
 @contextmanager
+def claim_lock(uri: str) -> Iterator[None]:
+    """An exclusive lock, beside a sqlite store, around a job's claim of its config (create its run, look for a live
+    holder or a FINISHED run). Without it a run whose creation waited on the store's write lock becomes visible
+    after another job of the same config has looked and found no holder, and both run it (`make chaos`, two
+    sweeps on one store). A server store has no shared folder to lock: the race stays possible there (faults.md)."""
+    path = sqlite_path(uri)
+    if path is None:
+        yield
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path.parent / ".prism-claims.lock", "w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+@contextmanager
 def _written_atomically(target: Path) -> Iterator[Path]:
     """A temporary path beside `target`, moved onto it when the block ends without error and removed otherwise:
     a reader sees a whole file or none (a full disk, a crash, a concurrent writer of the same content)."""
