@@ -161,6 +161,21 @@ def process_cpu_by_file(seen: dict[tuple[int, str], Sampled]) -> dict[str, tuple
     return {name: (cpu, int(count)) for name, (cpu, count) in table.items()}
 
 
+def per_test_tsv(log_dir: Path, seen: dict[tuple[int, str], Sampled]) -> str:
+    """One line per test, most CPU first: the test, its worker's own CPU-s, its processes' CPU-s."""
+    own: dict[str, float] = defaultdict(float)
+    started: dict[str, float] = defaultdict(float)
+    for log in log_dir.glob("*.tsv"):
+        for line in log.read_text().splitlines():
+            test, cpu, *_ = line.split("\t")
+            own[test] += float(cpu)
+    for process in seen.values():
+        if process.test and not is_worker(process.command):
+            started[process.test] += process.cpu_s
+    tests = sorted(set(own) | set(started), key=lambda t: -(own[t] + started[t]))
+    return "".join(f"{t}\t{own[t]:.1f}\t{started[t]:.1f}\n" for t in tests)
+
+
 def markdown_table(workers: dict[str, tuple[float, int]], processes: dict[str, tuple[float, int]], top: int) -> str:
     """The files by CPU, most first: tests, the workers' own CPU, the processes' and their number, the sum."""
     files = set(workers) | set(processes)
@@ -184,6 +199,7 @@ def markdown_table(workers: dict[str, tuple[float, int]], processes: dict[str, t
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n", 1)[0])
     parser.add_argument("--top", type=int, default=25, help="files listed one by one (default 25)")
+    parser.add_argument("--per-test", type=Path, help="also write every test's CPU here (TSV: test, worker, processes)")
     parser.add_argument("command", nargs="*", default=["make", "test"], help="what to run (default: make test)")
     args = parser.parse_args(argv)
     log_dir = Path(tempfile.mkdtemp(prefix="prism-test-cpu-"))
@@ -209,6 +225,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"pytest workers {worker_total:.0f} CPU-s (in their tests {sum(c for c, _ in workers.values()):.0f}); "
           f"processes the tests started {sum(c for c, _ in processes.values()):.0f} CPU-s\n")  # fmt: skip
     print(markdown_table(workers, processes, args.top))
+    if args.per_test:
+        args.per_test.write_text(per_test_tsv(log_dir, sampler.seen))
     return code
 
 
