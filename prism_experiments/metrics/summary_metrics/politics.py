@@ -3,116 +3,106 @@
 
 from __future__ import annotations
 
-from prism_experiments.metrics.registry import register_metric
+from prism_experiments.metrics.registry import MetricFunction, register_metric
 from prism_experiments.metrics.run_tables import RunTables
 from prism_experiments.politics import measures
 
 NYHAN = "Nyhan et al. 2023 (Nature 620:137), source classes"
+RATHJE = "Rathje, Van Bavel & van der Linden 2021 (PNAS 118:e2024292118), out-group terms"
+HUSZAR = "Huszár et al. 2022 (PNAS 119:e2025334119), reach"
 NAN = float("nan")
-
-
-def _impression_share(tables: RunTables, name: str) -> float | None:
-    shares = measures.impression_class_shares(tables.exposures)
-    if shares is None:
-        return None if not measures.has_politics(tables.exposures) else NAN
-    return shares[name]
-
-
-def _engagement_share(tables: RunTables, name: str) -> float | None:
-    if not measures.has_politics(tables.exposures):
-        return None
-    shares = measures.engagement_class_shares(tables.exposures, tables.engagements, tables.posts)
-    return NAN if shares is None else shares[name]
-
-
-@register_metric(
-    "like_minded_impression_share",
-    description="political readers' impressions of posts by authors on their side / their impressions",
-    source=NYHAN,
-    columns="exposures.reader_position, author_position",
-    optional=True,
+#: Nyhan et al.'s source classes (`measures.EXPOSURE_CLASSES`) and the authors each counts, in summary order
+SOURCE_CLASSES: tuple[tuple[str, str], ...] = (
+    ("like_minded", "authors on their side"),
+    ("cross_cutting", "authors on the other side"),
+    ("neutral", "non-political authors"),
 )
-def like_minded_impression_share(tables: RunTables) -> float | None:
-    return _impression_share(tables, "like_minded")
 
 
-@register_metric(
-    "cross_cutting_impression_share",
-    description="political readers' impressions of posts by authors on the other side / their impressions",
-    source=NYHAN,
-    columns="exposures.reader_position, author_position",
-    optional=True,
-)
-def cross_cutting_impression_share(tables: RunTables) -> float | None:
-    return _impression_share(tables, "cross_cutting")
+def _register(name: str, compute: MetricFunction, *, description: str, source: str, columns: str) -> None:
+    """Register `compute` as the optional metric `name`; the function takes that name too (`Metric.origin`)."""
+    compute.__name__ = compute.__qualname__ = name
+    register_metric(name, description=description, source=source, columns=columns, optional=True)(compute)
 
 
-@register_metric(
-    "neutral_impression_share",
-    description="political readers' impressions of posts by non-political authors / their impressions",
-    source=NYHAN,
-    columns="exposures.reader_position, author_position",
-    optional=True,
-)
-def neutral_impression_share(tables: RunTables) -> float | None:
-    return _impression_share(tables, "neutral")
+def _impression_share(source_class: str) -> MetricFunction:
+    """The class's share of political readers' impressions (Nyhan et al. 2023); NaN when they had none."""
+
+    def share(tables: RunTables) -> float | None:
+        shares = measures.impression_class_shares(tables.exposures)
+        if shares is None:
+            return None if not measures.has_politics(tables.exposures) else NAN
+        return shares[source_class]
+
+    return share
 
 
-@register_metric(
-    "like_minded_engagement_share",
-    description="political readers' engagements with posts by authors on their side / their engagements",
-    source=NYHAN,
-    columns="engagements.agent_id, post_id; exposures.reader_position; posts.author_position",
-    optional=True,
-)
-def like_minded_engagement_share(tables: RunTables) -> float | None:
-    return _engagement_share(tables, "like_minded")
+def _engagement_share(source_class: str) -> MetricFunction:
+    """The class's share of political readers' engagements (Nyhan et al. 2023); NaN when they had none."""
+
+    def share(tables: RunTables) -> float | None:
+        if not measures.has_politics(tables.exposures):
+            return None
+        shares = measures.engagement_class_shares(tables.exposures, tables.engagements, tables.posts)
+        return NAN if shares is None else shares[source_class]
+
+    return share
 
 
-@register_metric(
-    "cross_cutting_engagement_share",
-    description="political readers' engagements with posts by authors on the other side / their engagements",
-    source=NYHAN,
-    columns="engagements.agent_id, post_id; exposures.reader_position; posts.author_position",
-    optional=True,
-)
-def cross_cutting_engagement_share(tables: RunTables) -> float | None:
-    return _engagement_share(tables, "cross_cutting")
+def _animosity_share(index: int) -> MetricFunction:
+    """Item `index` of `measures.animosity_shares`: 0 the impressions' hostile share, 1 the posts' (Rathje 2021)."""
+
+    def share(tables: RunTables) -> float | None:
+        shares = measures.animosity_shares(tables.exposures, tables.posts)
+        return None if shares is None else shares[index]
+
+    return share
 
 
-@register_metric(
-    "neutral_engagement_share",
-    description="political readers' engagements with posts by non-political authors / their engagements",
-    source=NYHAN,
-    columns="engagements.agent_id, post_id; exposures.reader_position; posts.author_position",
-    optional=True,
-)
-def neutral_engagement_share(tables: RunTables) -> float | None:
-    return _engagement_share(tables, "neutral")
+def _side_reach(side: int) -> MetricFunction:
+    """Impressions per post of the side's (-1 left, +1 right) authors (Huszár et al. 2022); NaN without such posts."""
+
+    def reach(tables: RunTables) -> float | None:
+        if not measures.has_politics(tables.exposures):
+            return None
+        value = measures.side_reach(tables.exposures, tables.posts, side)
+        return NAN if value is None else value
+
+    return reach
 
 
-@register_metric(
+for events, verb, columns, class_share in (
+    ("impression", "of", "exposures.reader_position, author_position", _impression_share),
+    (
+        "engagement",
+        "with",
+        "engagements.agent_id, post_id; exposures.reader_position; posts.author_position",
+        _engagement_share,
+    ),
+):
+    for source_class, authors in SOURCE_CLASSES:
+        _register(
+            f"{source_class}_{events}_share",
+            class_share(source_class),
+            description=f"political readers' {events}s {verb} posts by {authors} / their {events}s",
+            source=NYHAN,
+            columns=columns,
+        )
+
+_register(
     "animosity_impression_share",
+    _animosity_share(0),
     description="impressions of posts with at least one out-group term (animosity > 0) / impressions",
-    source="Rathje, Van Bavel & van der Linden 2021 (PNAS 118:e2024292118), out-group terms",
+    source=RATHJE,
     columns="exposures.post_animosity",
-    optional=True,
 )
-def animosity_impression_share(tables: RunTables) -> float | None:
-    shares = measures.animosity_shares(tables.exposures, tables.posts)
-    return None if shares is None else shares[0]
-
-
-@register_metric(
+_register(
     "animosity_available_share",
+    _animosity_share(1),
     description="posts with at least one out-group term / every post of the run (the supply the feeds drew from)",
-    source="Rathje, Van Bavel & van der Linden 2021 (PNAS 118:e2024292118), out-group terms",
+    source=RATHJE,
     columns="posts.animosity",
-    optional=True,
 )
-def animosity_available_share(tables: RunTables) -> float | None:
-    shares = measures.animosity_shares(tables.exposures, tables.posts)
-    return None if shares is None else shares[1]
 
 
 @register_metric(
@@ -152,34 +142,15 @@ def satisfaction_per_impression(tables: RunTables) -> float | None:
     return measures.satisfaction_per_impression(tables.exposures)
 
 
-@register_metric(
-    "left_reach_per_post",
-    description="impressions of left authors' posts / left authors' posts; Huszár amplification = this under a "
-    "ranker / under chronological − 1",
-    source="Huszár et al. 2022 (PNAS 119:e2025334119), reach",
-    columns="exposures.author_position; posts.author_position",
-    optional=True,
-)
-def left_reach_per_post(tables: RunTables) -> float | None:
-    if not measures.has_politics(tables.exposures):
-        return None
-    value = measures.side_reach(tables.exposures, tables.posts, -1)
-    return NAN if value is None else value
-
-
-@register_metric(
-    "right_reach_per_post",
-    description="impressions of right authors' posts / right authors' posts; Huszár amplification = this under a "
-    "ranker / under chronological − 1",
-    source="Huszár et al. 2022 (PNAS 119:e2025334119), reach",
-    columns="exposures.author_position; posts.author_position",
-    optional=True,
-)
-def right_reach_per_post(tables: RunTables) -> float | None:
-    if not measures.has_politics(tables.exposures):
-        return None
-    value = measures.side_reach(tables.exposures, tables.posts, 1)
-    return NAN if value is None else value
+for side, position in (("left", -1), ("right", 1)):
+    _register(
+        f"{side}_reach_per_post",
+        _side_reach(position),
+        description=f"impressions of {side} authors' posts / {side} authors' posts; Huszár amplification = this "
+        "under a ranker / under chronological − 1",
+        source=HUSZAR,
+        columns="exposures.author_position; posts.author_position",
+    )
 
 
 @register_metric(
