@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TypeVar
@@ -10,7 +11,7 @@ from typing import TypeVar
 import numpy as np
 
 from prism_experiments.ranking.base import AgentView, Ranker
-from prism_experiments.ranking.candidate import IN_NETWORK, IN_NETWORK_RESHARE, OUT_OF_NETWORK
+from prism_experiments.ranking.candidate import IN_NETWORK, IN_NETWORK_RESHARE, OUT_OF_NETWORK, RankedCandidate
 from prism_experiments.ranking.flat import (
     Pairs,
     StepFilters,
@@ -101,6 +102,32 @@ class NetworkSourcedRanker(Ranker[SourcingT], ABC):
             similarity=np.concatenate([inn_scores, oon_scores[fresh]]),
             is_oon=np.concatenate([np.zeros(len(inn_rows), bool), np.ones(int(fresh.sum()), bool)]),
             via=inn_via + [None] * int(fresh.sum()),
+        )
+
+    def candidate_pools(self, views: list[AgentView], now: datetime) -> list[CandidatePool]:
+        """`candidate_pool` of every view, the out-of-network sources searched for all views at once."""
+        out_of_network = self.out_of_network_candidates(views, now)
+        return [self.candidate_pool(view, now, oon) for view, oon in zip(views, out_of_network)]
+
+    def pool_feed(
+        self,
+        view: AgentView,
+        pool: CandidatePool,
+        order: np.ndarray,
+        final: np.ndarray,
+        components: Mapping[str, np.ndarray],
+    ) -> list[RankedCandidate]:
+        """The pool's entries in `order` as the feed: base score the similarity, `final` and `components` (aligned
+        with the pool) taken in that order, source and resharer the pool's."""
+        return self.candidates(
+            view,
+            pool.rows[order],
+            pool.similarity[order],
+            final[order],
+            pool.sources(order),
+            {name: values[order] for name, values in components.items()},
+            in_network=~pool.is_oon[order],
+            via=[pool.via[i] for i in order],
         )
 
     def flat_pools(self, views: StepViews, now: datetime) -> FlatPools:

@@ -114,25 +114,14 @@ class BridgingRanker(NetworkSourcedRanker[BridgingConfig]):
         return np.where(inside, table[np.minimum(rows, max(len(table) - 1, 0))] if len(table) else 0.0, 0.0)
 
     def _rank_views(self, views: list[AgentView], now: datetime) -> list[list[RankedCandidate]]:
-        out_of_network = self.out_of_network_candidates(views, now)
-        pools = [self.candidate_pool(view, now, oon) for view, oon in zip(views, out_of_network)]
-        return [self._rank_pool(view, pool) for view, pool in zip(views, pools)]
+        return [self._rank_pool(view, pool) for view, pool in zip(views, self.candidate_pools(views, now))]
 
     def _rank_pool(self, view: AgentView, pool: CandidatePool) -> list[RankedCandidate]:
         rows, similarity = pool.rows, pool.similarity
         score = self.scores(rows)
         # best score first; ties (the unrated posts' 0) by interest similarity, then the lower row
         order = np.lexsort((rows, -similarity, -score))[: self.feed_size]
-        return self.candidates(
-            view,
-            rows[order],
-            similarity[order],
-            score[order],
-            pool.sources(order),
-            {"similarity": similarity[order], "bridging_score": score[order]},
-            in_network=~pool.is_oon[order],
-            via=[pool.via[i] for i in order],
-        )
+        return self.pool_feed(view, pool, order, score, {"similarity": similarity, "bridging_score": score})
 
 
 def bridging_scores(fit: BridgingFit, cfg: BridgingConfig) -> np.ndarray:

@@ -86,28 +86,18 @@ class EngagementRanker(NetworkSourcedRanker[EngagementConfig]):
 
     def _rank_views(self, views: list[AgentView], now: datetime) -> list[list[RankedCandidate]]:
         self._served = {}
-        out_of_network = self.out_of_network_candidates(views, now)
-        pools = [self.candidate_pool(view, now, oon) for view, oon in zip(views, out_of_network)]
+        pools = self.candidate_pools(views, now)
         predicted = self.predict_many(views, pools, now)
         return [self._rank_pool(view, pool, p) for view, pool, p in zip(views, pools, predicted)]
 
     def _rank_pool(self, view: AgentView, pool: CandidatePool, probabilities: np.ndarray) -> list[RankedCandidate]:
-        rows, similarity, is_oon, via = pool.rows, pool.similarity, pool.is_oon, pool.via
+        rows, similarity, is_oon = pool.rows, pool.similarity, pool.is_oon
         score = weighted_engagement_score(probabilities, self.weights)
         final, parts = rescored(score, is_oon, rows, self.retriever, self.config)
         order = descending_order(final, rows)[: self.feed_size]
         parts = {"similarity": similarity, "engagement_score": score} | parts
         parts |= {f"p_{name}": probabilities[:, i] for i, name in enumerate(PREDICTED_ACTIONS)}
-        return self.candidates(
-            view,
-            rows[order],
-            similarity[order],
-            final[order],
-            pool.sources(order),
-            {name: values[order] for name, values in parts.items()},
-            in_network=~is_oon[order],
-            via=[via[i] for i in order],
-        )
+        return self.pool_feed(view, pool, order, final, parts)
 
     def predict_many(self, views: list[AgentView], pools: list[CandidatePool], now: datetime) -> list[np.ndarray]:
         """Per agent, (n, 4) predicted P(like), P(reshare), P(reply), P(follow) of its candidates; the learned

@@ -41,9 +41,7 @@ class StatedPreferenceRanker(NetworkSourcedRanker[StatedPreferenceConfig]):
         self.politics = (inputs.agents or AgentsConfig()).politics
 
     def _rank_views(self, views: list[AgentView], now: datetime) -> list[list[RankedCandidate]]:
-        out_of_network = self.out_of_network_candidates(views, now)
-        pools = [self.candidate_pool(view, now, oon) for view, oon in zip(views, out_of_network)]
-        return [self._rank_pool(view, pool) for view, pool in zip(views, pools)]
+        return [self._rank_pool(view, pool) for view, pool in zip(views, self.candidate_pools(views, now))]
 
     def _rank_pool(self, view: AgentView, pool: CandidatePool) -> list[RankedCandidate]:
         rows, similarity = pool.rows, pool.similarity
@@ -51,13 +49,4 @@ class StatedPreferenceRanker(NetworkSourcedRanker[StatedPreferenceConfig]):
         position = view.agent.position if self.politics.enabled and view.agent.position is not None else np.nan
         score = satisfaction(similarity, np.full(len(rows), position), political, slant, animosity, self.politics)
         order = descending_order(score, rows)[: self.feed_size]
-        return self.candidates(
-            view,
-            rows[order],
-            similarity[order],
-            score[order],
-            pool.sources(order),
-            {"similarity": similarity[order], "satisfaction": score[order]},
-            in_network=~pool.is_oon[order],
-            via=[pool.via[i] for i in order],
-        )
+        return self.pool_feed(view, pool, order, score, {"similarity": similarity, "satisfaction": score})
