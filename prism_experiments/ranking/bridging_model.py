@@ -12,8 +12,7 @@ Here a rating is an impression: 1 when the reader liked, reshared or replied, el
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -73,29 +72,3 @@ def fit_bridging(
             np.bincount(item, f_u[users] ** 2, n_items) + factor_lambda
         )
     return BridgingFit(mu, i_u, f_u, item_rows, i_n, f_n, item_count.astype(np.int64))
-
-
-@dataclass
-class RatingLog:
-    """Every (user, store row, rating) a ranker's feeds produced; users numbered as first seen."""
-
-    user_ids: list[str] = field(default_factory=list)
-    _index: dict[str, int] = field(default_factory=dict)
-    _users: list[np.ndarray] = field(default_factory=list)
-    _rows: list[np.ndarray] = field(default_factory=list)
-    _ratings: list[np.ndarray] = field(default_factory=list)
-
-    def add(self, agent_ids: Sequence[str], rows: np.ndarray, ratings: np.ndarray) -> None:
-        for agent in agent_ids:
-            if agent not in self._index:
-                self._index[agent] = len(self.user_ids)
-                self.user_ids.append(agent)
-        self._users.append(np.fromiter((self._index[a] for a in agent_ids), dtype=np.int64, count=len(agent_ids)))
-        self._rows.append(np.asarray(rows, dtype=np.int64))
-        self._ratings.append(np.asarray(ratings, dtype=np.float64))
-
-    def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        if not self._users:
-            empty = np.zeros(0, dtype=np.int64)
-            return empty, empty, np.zeros(0)
-        return np.concatenate(self._users), np.concatenate(self._rows), np.concatenate(self._ratings)

@@ -10,10 +10,12 @@ and its own `alpha` stays 1.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
+
+from prism_experiments.ranking.feedback import FeedbackLog
 
 if TYPE_CHECKING:
     from scipy.sparse import csr_matrix
@@ -92,33 +94,16 @@ def fit_factors(
     )
 
 
-@dataclass
-class EngagementLog:
+class EngagementLog(FeedbackLog):
     """Every logged (user, store row, engagements) of the impressions a ranker served; users numbered as first seen."""
-
-    user_ids: list[str] = field(default_factory=list)
-    _index: dict[str, int] = field(default_factory=dict)
-    _users: list[np.ndarray] = field(default_factory=list)
-    _rows: list[np.ndarray] = field(default_factory=list)
-    _counts: list[np.ndarray] = field(default_factory=list)
 
     def add(self, agent_ids: Sequence[str], rows: np.ndarray, counts: np.ndarray) -> None:
         """One step's impressions with an engagement (`counts` > 0); the others carry no preference (p = 0)."""
         keep = np.flatnonzero(np.asarray(counts) > 0)
         if not len(keep):
             return
-        index = self._index
-        for i in keep.tolist():
-            if agent_ids[i] not in index:
-                index[agent_ids[i]] = len(self.user_ids)
-                self.user_ids.append(agent_ids[i])
-        self._users.append(np.fromiter((index[agent_ids[i]] for i in keep.tolist()), dtype=np.int64, count=len(keep)))
-        self._rows.append(np.asarray(rows, dtype=np.int64)[keep])
-        self._counts.append(np.asarray(counts, dtype=np.float64)[keep])
-
-    def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(users, rows, counts) of everything logged."""
-        if not self._users:
-            empty = np.zeros(0, dtype=np.int64)
-            return empty, empty, np.zeros(0)
-        return np.concatenate(self._users), np.concatenate(self._rows), np.concatenate(self._counts)
+        super().add(
+            [agent_ids[i] for i in keep.tolist()],
+            np.asarray(rows, dtype=np.int64)[keep],
+            np.asarray(counts, dtype=np.float64)[keep],
+        )

@@ -26,11 +26,10 @@ from prism_experiments.ranking.bridging_model import (
     INTERCEPT_LAMBDA,
     MIN_RATINGS,
     BridgingFit,
-    RatingLog,
     fit_bridging,
 )
 from prism_experiments.ranking.candidate import RankedCandidate
-from prism_experiments.ranking.feedback import ServedFeedback
+from prism_experiments.ranking.feedback import FeedbackLog, ServedFeedback
 from prism_experiments.ranking.modes.x_algo import XAlgoConfig
 from prism_experiments.ranking.network_sources import CandidatePool, NetworkSourcedRanker
 from prism_experiments.ranking.ranker_inputs import RankerInputs
@@ -68,7 +67,7 @@ class BridgingRanker(NetworkSourcedRanker[BridgingConfig]):
 
     def __init__(self, config: BridgingConfig, inputs: RankerInputs) -> None:
         super().__init__(config, inputs)
-        self.log = RatingLog()
+        self.log = FeedbackLog()
         self.fit: BridgingFit | None = None
         self.fits = 0
         self._observed_steps = 0
