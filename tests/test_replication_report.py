@@ -1,17 +1,21 @@
-"""The replication's report: the forest plot comes first, the headline counts evidence claims only, the tables keep
-evidence claims and consistency checks apart, and text columns are left-aligned (hand-built results, no runs)."""
+"""The replication's report: the forest plot comes first (in the HTML and in a headless Chromium's screenshot), the
+headline counts evidence claims only, the tables keep evidence claims and consistency checks apart, and text columns
+are left-aligned (hand-built results, no runs)."""
 
 from __future__ import annotations
 
 import math
+import subprocess
 from datetime import datetime
 from html.parser import HTMLParser
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
+from matplotlib.image import imread
 
-from prism_experiments.replication.forest import FOREST_PNG
+from prism_experiments.replication.forest import FAILS_COLOUR, FOREST_PNG, HOLDS_COLOUR
 from prism_experiments.replication.model import (
     DOES_NOT_HOLD,
     EQUIVALENT,
@@ -103,6 +107,64 @@ def test_the_first_figure_of_the_page_is_the_forest_plot_and_it_comes_before_any
     assert attributes["data-source"] == FOREST_PNG
     assert str(attributes["src"]).startswith("data:image/png;base64,")  # embedded: the page needs no other file
     assert (report / FOREST_PNG).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+#: Debian's Chromium (`.ci/run` installs it), and the first viewport its screenshot shows: a laptop's window
+CHROMIUM = Path("/usr/bin/chromium")
+WIDTH, HEIGHT = 1280, 900
+#: a table's header cells (html_report's `th{background:#f3f3f3}`): a row of the shot with this many such pixels
+#: crosses a table, where text anti-aliasing leaves a few dozen at most
+TABLE_HEADER, HEADER_PIXELS = (0xF3, 0xF3, 0xF3), 300
+
+
+def screenshot(page: Path, directory: Path) -> np.ndarray:
+    """The first viewport of `page` as headless Chromium draws it: RGB, uint8, HEIGHT × WIDTH."""
+    shot = directory / "shot.png"
+    command = [
+        str(CHROMIUM), "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync",
+        f"--user-data-dir={directory / 'profile'}", "--hide-scrollbars", f"--window-size={WIDTH},{HEIGHT}",
+        # virtual time runs until the page (its embedded forest.png included) is loaded and laid out, then the shot
+        "--virtual-time-budget=5000", f"--screenshot={shot}", page.as_uri(),
+    ]  # fmt: skip
+    # a safety net only: the shot takes a few seconds on a loaded 2-core machine
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0 and shot.exists(), f"chromium exited {done.returncode}: {done.stderr[-2000:]}"
+    pixels: np.ndarray = (imread(shot)[..., :3] * 255).round().astype(np.uint8)  # PNG reads as floats in [0, 1]
+    return pixels
+
+
+def colour_mask(pixels: np.ndarray, colour: str, tolerance: int = 8) -> np.ndarray:
+    """The pixels within `tolerance` per channel of `colour` (#rrggbb): a line's inside, not its anti-aliased edge."""
+    rgb = np.array([int(colour[i : i + 2], 16) for i in (1, 3, 5)])
+    mask: np.ndarray = np.abs(pixels.astype(int) - rgb).max(axis=2) <= tolerance
+    return mask
+
+
+@pytest.mark.integration
+def test_a_browser_shows_the_forest_plot_first_above_any_table(report: Path, tmp_path: Path) -> None:
+    """The first viewport a reader sees holds the whole forest plot near its top and no table above it: the HTML order
+    of the test above could still be undone by the style sheet (a float, a hidden or collapsed image)."""
+    if not CHROMIUM.exists():
+        pytest.skip(f"no Chromium here ({CHROMIUM} missing): apt-get install -y chromium")
+    pixels = screenshot(report / REPORT_HTML, tmp_path)
+    assert pixels.shape == (HEIGHT, WIDTH, 3)
+    holds, fails = colour_mask(pixels, HOLDS_COLOUR), colour_mask(pixels, FAILS_COLOUR)
+    # the hand-built results have rows of both verdicts: their CI lines, markers and verdict words, in quantity (a
+    # few hundred pixels each at least), not stray anti-aliasing
+    assert holds.sum() >= 400 and fails.sum() >= 400, (holds.sum(), fails.sum())
+    holds_rows, fails_rows = np.flatnonzero(holds.any(axis=1)), np.flatnonzero(fails.any(axis=1))
+    top, bottom = int(min(holds_rows[0], fails_rows[0])), int(max(holds_rows[-1], fails_rows[-1]))
+    # the plot leads: its first coloured row under the title and headline only, in the top half of the viewport (a
+    # margin for other fonts: here about a third), and all of it is in view, down to its last row, a check that
+    # does not hold, below the last one that holds
+    assert top < HEIGHT // 2, top
+    assert bottom - top >= HEIGHT // 3, (top, bottom)
+    assert fails_rows[-1] > holds_rows[-1], (holds_rows[-1], fails_rows[-1])
+    header_rows = np.flatnonzero((pixels == TABLE_HEADER).all(axis=2).sum(axis=1) >= HEADER_PIXELS)
+    assert header_rows.size == 0 or header_rows[0] > bottom, (
+        f"a table header at y={header_rows[0]}, the forest {top}-{bottom}"
+    )
 
 
 def test_the_headline_counts_evidence_claims_only_everywhere(report: Path) -> None:
