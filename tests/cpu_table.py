@@ -32,6 +32,7 @@ class Sampled:
     cpu_s: float
     test: str
     command: str
+    lineage: tuple[int, ...] = ()  # its pid, then its ancestors' at first sight (a forked process's test is its own)
 
 
 @dataclass
@@ -60,8 +61,8 @@ class Sampler:
         key, cpu = (pid, fields[19]), (int(fields[11]) + int(fields[12])) / TICK  # starttime tells reused pids apart
         if key in self.seen:
             self.seen[key].cpu_s = max(self.seen[key].cpu_s, cpu)
-        elif _descends_from(int(fields[1]), os.getpid()):  # only the command's processes, not the machine's others
-            self.seen[key] = Sampled(cpu, _current_test(pid), _command(pid))
+        elif (lineage := _lineage(pid, int(fields[1]), os.getpid())) is not None:  # the command's, not the machine's
+            self.seen[key] = Sampled(cpu, _current_test(pid), _command(pid), lineage)
 
     def stop(self) -> None:
         self._stopped.set()
@@ -75,17 +76,66 @@ def _stat(pid: int) -> list[str] | None:
         return None
 
 
-def _descends_from(parent: int, ancestor: int) -> bool:
-    """Whether a process whose parent is `parent` descends from `ancestor` (orphans included: `ancestor` is their
-    subreaper, `become_subreaper`)."""
+def _lineage(pid: int, parent: int, ancestor: int) -> tuple[int, ...] | None:
+    """The pids from `pid` up to `ancestor` when the process descends from it (orphans included: `ancestor` is their
+    subreaper, `become_subreaper`), else None."""
+    chain = [pid]
     while parent > 1:
         if parent == ancestor:
-            return True
+            return tuple(chain)
+        chain.append(parent)
         fields = _stat(parent)
         if fields is None:
-            return False
+            return None
         parent = int(fields[1])
-    return False
+    return None
+
+
+def attribute_forked(seen: dict[tuple[int, str], Sampled], log_dir: Path) -> None:
+    """A process forked by the tests' fork server (tests/zygote.py), and what it forked, shows the server's
+    environment, not its test: its test is the one the worker logged with its pid (process_helpers.forked)."""
+    forked: dict[int, tuple[str, str]] = {}
+    for log in log_dir.glob("forked-*.pids"):
+        for line in log.read_text().splitlines():
+            pid, test, argv = line.split("\t", 2)
+            forked[int(pid)] = (test, argv)
+    for process in seen.values():
+        process.test = next((forked[pid][0] for pid in process.lineage if pid in forked), process.test)
+        if process.lineage and process.lineage[0] in forked:  # its /proc cmdline is the fork server's
+            process.command = forked[process.lineage[0]][1]
+
+
+def command_kind(command: str) -> str:
+    """A process's command, short: the program, or the module of `python -m`, or what Ray and MLflow name it."""
+    words = command.split()
+    if not words:
+        return "?"
+    for marker in ("-m", "-c"):
+        if marker in words[:3] and words.index(marker) + 1 < len(words):
+            target = words[words.index(marker) + 1]
+            return (
+                f"python -m {target}"
+                if marker == "-m"
+                else f"python -c {' '.join(words[words.index(marker) + 1 :])[:50]}"
+            )
+    program = Path(words[0]).name
+    if program.startswith("python") and len(words) > 1:
+        return f"python {Path(words[1]).name}"
+    return program[:40]
+
+
+def cpu_by_command(seen: dict[tuple[int, str], Sampled]) -> str:
+    """CPU-s and counts of the tests' processes by kind of command, most first (markdown)."""
+    table: dict[str, list[float]] = defaultdict(lambda: [0.0, 0])
+    for process in seen.values():
+        if not is_worker(process.command):
+            row = table[command_kind(process.command)]
+            row[0] += process.cpu_s
+            row[1] += 1
+    lines = ["| command | processes | CPU-s |", "|---|---|---|"]
+    for kind, (cpu, count) in sorted(table.items(), key=lambda item: -item[1][0])[:25]:
+        lines.append(f"| `{kind}` | {int(count)} | {cpu:.0f} |")
+    return "\n".join(lines)
 
 
 def become_subreaper() -> None:
@@ -216,6 +266,7 @@ def main(argv: list[str] | None = None) -> int:
     thread.join()
     reap_orphans(keep=0)
     busy, wall = busy_cpu_s() - busy, time.monotonic() - started
+    attribute_forked(sampler.seen, log_dir)
     workers, processes = worker_cpu_by_file(log_dir), process_cpu_by_file(sampler.seen)
     worker_total = sum(p.cpu_s for p in sampler.seen.values() if is_worker(p.command))
     print(
@@ -225,6 +276,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"pytest workers {worker_total:.0f} CPU-s (in their tests {sum(c for c, _ in workers.values()):.0f}); "
           f"processes the tests started {sum(c for c, _ in processes.values()):.0f} CPU-s\n")  # fmt: skip
     print(markdown_table(workers, processes, args.top))
+    print("\n" + cpu_by_command(sampler.seen))
     if args.per_test:
         args.per_test.write_text(per_test_tsv(log_dir, sampler.seen))
     return code

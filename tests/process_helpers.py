@@ -12,7 +12,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import closing, contextmanager, suppress
 from pathlib import Path
 from typing import Self, Union
@@ -402,6 +402,7 @@ class ForkedProcess:
         for fd in ends:
             os.close(fd)
         self.pid = int(self._receive()["pid"])  # type: ignore[call-overload]
+        _log_forked(self.pid, args)
 
     def _receive(self) -> dict[str, object]:
         from zygote import receive_message
@@ -475,6 +476,15 @@ class ForkedProcess:
 
     def kill(self) -> None:
         self.send_signal(signal.SIGKILL)
+
+
+def _log_forked(pid: int, argv: Sequence[str]) -> None:
+    """With PRISM_TEST_CPU_LOG=<dir>, note the test a forked process belongs to: it shows the fork server's
+    environment in /proc, not its test's (tests/cpu_table.py reads this)."""
+    log_dir, test = os.environ.get("PRISM_TEST_CPU_LOG"), os.environ.get("PYTEST_CURRENT_TEST", "")
+    if log_dir:
+        with open(Path(log_dir) / f"forked-{os.getpid()}.pids", "a") as log:
+            log.write(f"{pid}\t{test.split(' ')[0]}\t{' '.join(argv[:4])}\n")
 
 
 #: this test process's fork server: (its process, its socket); started at the first use, stopped at exit
