@@ -16,6 +16,7 @@ from prism_experiments.replication.findings import (
     huszar2022,
     juul_ugander2021,
     milli2025,
+    nyhan2023,
 )
 from prism_experiments.replication.model import Finding
 
@@ -28,6 +29,7 @@ FINDINGS: tuple[Finding, ...] = (
     guess2023.FINDING,
     gauthier2026.FINDING,
     milli2025.FINDING,
+    nyhan2023.FINDING,
 )
 BY_NAME: dict[str, Finding] = {finding.name: finding for finding in FINDINGS}
 #: Holm's family: every evidence claim of every finding of this version, tested here or not (consistency checks are

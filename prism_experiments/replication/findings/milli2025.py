@@ -66,8 +66,7 @@ CLAIMS = (
     Claim(
         name="animosity_engagement",
         kind="contrast",
-        metric="mean out-group animosity of the impressions, in SD of post-level animosity: engagement − "
-        "chronological",
+        metric="mean out-group animosity of the impressions, in SD of post-level animosity: engagement − chronological",
         published="amplifies ... out-group hostile content (direction; +0.24 SD out-group animosity, secondary)",
         source=SOURCE,
         sign=1,
@@ -153,7 +152,9 @@ def measure(runs: SeedRuns) -> tuple[dict[str, SeedValues], dict[str, float]]:
         animosity = impression_values(exposures)["animosity"]
         # where a difference comes from: how many political posts a feed shows, and how hostile those are
         figures[f"political_share_{arm}"] = float(political.mean()) if len(political) else math.nan
-        figures[f"animosity_among_political_{arm}"] = float(animosity[political].mean()) if political.any() else math.nan
+        figures[f"animosity_among_political_{arm}"] = (
+            float(animosity[political].mean()) if political.any() else math.nan
+        )
         figures[f"hostile_share_{arm}"] = float((animosity > 0).mean()) if len(animosity) else math.nan
         figures[f"satisfaction_{arm}"] = float(exposures["satisfaction"].mean()) if len(exposures) else math.nan
     return claims, figures
