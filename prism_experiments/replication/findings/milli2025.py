@@ -80,8 +80,9 @@ CLAIMS = (
         kind="contrast",
         metric="mean partisanship of the impressions (|slant| of a political post, 0 otherwise), in SD of the "
         "post-level value: engagement − chronological",
-        published="amplifies ... partisan content (direction; +0.24 SD partisanship, secondary)",
-        source=SOURCE,
+        published="partisan tweets amplified, +0.24 SD (direction and size in secondary summaries only: the abstract "
+        "names emotionally charged, out-group hostile content for the engagement timeline)",
+        source=SOURCE_NUMBERS,
         sign=1,
         role="evidence",
         how_it_could_fail="Political posts are 13% of the supply and only political readers engage more with "
