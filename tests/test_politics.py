@@ -224,3 +224,38 @@ def test_a_political_run_logs_its_metrics_and_a_plain_run_none(tmp_path: Path, w
     sp, eng = summaries["stated_preference"], summaries["engagement"]
     assert sp["animosity_impression_share"] <= eng["animosity_impression_share"]
     assert sp["satisfaction_per_impression"] >= eng["satisfaction_per_impression"]
+
+
+def test_like_minded_demotion_is_x_algo_s_validated_setting_off_by_default() -> None:
+    from prism_experiments.config import ConfigError, ExperimentConfig
+
+    assert ExperimentConfig.from_mapping({"ranking": {"mode": "x_algo"}}).ranking.like_minded_scale == 1.0
+    assert ExperimentConfig.from_mapping({"ranking": {"mode": "x_algo", "like_minded_scale": 0.5}})
+    for bad, field in (({"mode": "x_algo", "like_minded_scale": 1.5}, "less than or equal to 1"),
+                       ({"mode": "x_algo", "like_minded_scale": -0.1}, "greater than or equal to 0"),
+                       ({"mode": "engagement", "like_minded_scale": 0.5}, "x_algo's only")):  # fmt: skip
+        with pytest.raises(ConfigError, match=field) as info:
+            ExperimentConfig.from_mapping({"ranking": bad})
+        assert "\n" not in str(info.value) and "like_minded_scale" in str(info.value)
+
+
+def test_like_minded_demotion_scales_only_candidates_from_the_reader_s_side() -> None:
+    from types import SimpleNamespace
+
+    from prism_experiments.ranking.modes.x_algo import XAlgorithmRanker
+
+    # authors by code: a (right), b (left), c (non-political), d (unknown); readers: right, left, non-political
+    positions = {"a": 0.7, "b": -0.4, "c": None}
+    ranker = SimpleNamespace(
+        inputs=SimpleNamespace(positions=positions),
+        retriever=SimpleNamespace(author_ids=lambda: ["a", "b", "c", "d"]),
+        config=SimpleNamespace(like_minded_scale=0.5),
+    )
+    views = SimpleNamespace(agents=[SimpleNamespace(position=0.2), SimpleNamespace(position=-1.0),
+                                    SimpleNamespace(position=None)])  # fmt: skip
+    view = np.array([0, 0, 0, 0, 1, 1, 2, 2])
+    codes = np.array([0, 1, 2, 3, 0, 1, 0, 1])
+    scale = XAlgorithmRanker.like_minded_scale(ranker, views, view, codes)  # type: ignore[arg-type]
+    assert scale.tolist() == [0.5, 1.0, 1.0, 1.0, 1.0, 0.5, 1.0, 1.0]
+    ranker.inputs = SimpleNamespace(positions=None)  # politics off: nothing to demote
+    assert XAlgorithmRanker.like_minded_scale(ranker, views, view, codes).tolist() == [1.0] * 8  # type: ignore[arg-type]

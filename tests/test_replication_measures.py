@@ -29,6 +29,8 @@ from prism_experiments.replication.findings import (
     guess2023,
     huszar2022,
     juul_ugander2021,
+    milli2025,
+    nyhan2023,
 )
 from prism_experiments.replication.knobs import config_has, needs
 from prism_experiments.replication.verdicts import empty_result
@@ -359,3 +361,77 @@ def test_huszar_reads_the_runs_juul_ugander_and_goel_make() -> None:
     assert huszar2022.FINDING.arms == juul_ugander2021.FINDING.arms
     assert huszar2022.FINDING.quick_overrides == juul_ugander2021.FINDING.quick_overrides
     assert huszar2022.FINDING.seeds == juul_ugander2021.FINDING.seeds
+
+
+def political_exposures(rows: list[tuple[float, float, float, float, float]]) -> pd.DataFrame:
+    """Impressions from (reader_position, author_position, political, slant, animosity); NaN: none."""
+    reader, author, political, slant, animosity = (list(column) for column in zip(*rows, strict=True))
+    return pd.DataFrame(
+        {"agent_id": [f"u{i}" for i in range(len(rows))], "reader_position": reader, "author_position": author,
+         "post_political": political, "post_slant": slant, "post_animosity": animosity, "satisfaction": 0.0}
+    )  # fmt: skip
+
+
+def test_milli_measures_are_the_impressions_means_in_sd_of_the_chronological_posts() -> None:
+    nan = math.nan
+    # the chronological run's posts: animosity 0, 0, 1/3, 1 and partisanship |slant| 0 (not political), 0.5, 1, 1
+    posts = pd.DataFrame({"post_id": list("abcd"), "political": [0.0, 1.0, 1.0, 1.0],
+                          "slant": [nan, -0.5, 1.0, -1.0], "animosity": [nan, 0.0, 1 / 3, 1.0]})  # fmt: skip
+    sd = milli2025.supply_sd(posts)
+    assert sd["animosity"] == pytest.approx(np.std([0, 0, 1 / 3, 1], ddof=1))
+    assert sd["partisanship"] == pytest.approx(np.std([0, 0.5, 1, 1], ddof=1))
+    chronological = political_exposures([(0.5, nan, 0.0, nan, nan), (0.5, 0.4, 1.0, 0.5, 0.0)])
+    engagement = political_exposures([(0.5, 0.9, 1.0, -1.0, 1.0), (0.5, 0.4, 1.0, 0.5, 0.0)])
+    stated = political_exposures([(0.5, nan, 0.0, nan, nan), (0.5, nan, 0.0, nan, nan)])
+    runs = {"chronological": {"exposures": chronological, "posts": posts},
+            "engagement": {"exposures": engagement, "posts": posts},
+            "stated_preference": {"exposures": stated, "posts": posts}}  # fmt: skip
+    claims, figures = milli2025.measure(runs)
+    # animosity: chronological mean 0, engagement (1 + 0) / 2, stated preference 0, each over the posts' SD
+    assert claims["animosity_engagement"].x == pytest.approx(0.5 / sd["animosity"])
+    assert claims["animosity_engagement"].y == 0.0
+    assert claims["animosity_stated_preference"].x == 0.0
+    assert claims["animosity_stated_preference"].y == pytest.approx(0.5 / sd["animosity"])
+    # partisanship: chronological (0 + 0.5) / 2, engagement (1 + 0.5) / 2
+    assert claims["partisanship_engagement"].x == pytest.approx(0.75 / sd["partisanship"])
+    assert claims["partisanship_engagement"].y == pytest.approx(0.25 / sd["partisanship"])
+    assert figures["political_share_chronological"] == 0.5 and figures["political_share_stated_preference"] == 0.0
+    assert figures["animosity_among_political_engagement"] == 0.5 and figures["hostile_share_engagement"] == 0.5
+    assert math.isnan(figures["animosity_among_political_stated_preference"])
+    reason = milli2025.reason(empty_result(milli2025.FINDING, milli2025.CLAIMS[0]), figures)
+    assert "engagement shows political posts in 1 of its impressions against 0.5 under chronological" in reason
+
+
+def test_milli_arms_are_paired_by_seed_and_every_claim_is_evidence() -> None:
+    assert [arm.name for arm in milli2025.ARMS] == ["chronological", "engagement", "stated_preference"]
+    assert all(claim.evidence and claim.kind == "contrast" for claim in milli2025.CLAIMS)
+    assert [claim.sign for claim in milli2025.CLAIMS] == [1, 1, -1]
+    assert milli2025.FINDING.untestable() is None
+
+
+def test_nyhan_measures_the_dose_the_cross_cutting_share_and_animosity_of_political_readers() -> None:
+    nan = math.nan
+    # readers at +0.5 (right) and NaN (non-political, not counted); authors right (like-minded), left, none
+    control = political_exposures([(0.5, 0.6, 1.0, 0.6, 1.0), (0.5, 0.2, 0.0, nan, nan), (0.5, -0.5, 1.0, -0.5, 0.0),
+                                   (0.5, nan, 0.0, nan, nan), (nan, 0.6, 1.0, 0.6, 1.0)])  # fmt: skip
+    demoted = political_exposures([(0.5, 0.6, 1.0, 0.6, 1 / 3), (0.5, -0.5, 1.0, -0.5, 0.0),
+                                   (0.5, -0.9, 1.0, -0.9, 0.0), (0.5, nan, 0.0, nan, nan)])  # fmt: skip
+    claims, figures = nyhan2023.measure({"control": {"exposures": control}, "demoted": {"exposures": demoted}})
+    # like-minded 2/4 under control, 1/4 demoted: ratio 1/2; cross-cutting 1/4 -> 2/4
+    assert claims["like_minded_cut"].x == pytest.approx(0.5)
+    assert (claims["cross_cutting_up"].x, claims["cross_cutting_up"].y) == (0.5, 0.25)
+    # animosity over political readers' impressions: (1 + 0 + 0 + 0) / 4 against (1/3 + 0 + 0 + 0) / 4
+    assert claims["uncivil_down"].y == pytest.approx(0.25) and claims["uncivil_down"].x == pytest.approx(1 / 12)
+    assert figures["neutral_control"] == 0.25 and figures["neutral_demoted"] == 0.25
+    reason = nyhan2023.reason(empty_result(nyhan2023.FINDING, nyhan2023.CLAIMS[1]), figures)
+    assert "cross-cutting share by +0.25" in reason and "the other side" in reason
+
+
+def test_nyhan_demotes_like_minded_sources_at_the_dose_in_its_band() -> None:
+    control, demoted = nyhan2023.ARMS
+    assert control.overrides == ("ranking=x_algo",)
+    assert demoted.overrides == ("ranking=x_algo", f"ranking.like_minded_scale={nyhan2023.LIKE_MINDED_SCALE}")
+    dose = nyhan2023.CLAIMS[0]
+    assert dose.role == "consistency" and (dose.low, dose.high) == nyhan2023.DOSE_BAND
+    assert [claim.role for claim in nyhan2023.CLAIMS[1:]] == ["evidence", "evidence"]
+    assert nyhan2023.FINDING.untestable() is None

@@ -283,6 +283,12 @@ ROLES = {
     ("gauthier2026", "follows_persist"): "consistency",  # no unfollowing; chronological shows followees
     ("gauthier2026", "asymmetry_switch_on"): "consistency",  # x_algo's higher rate at equal sessions
     ("gauthier2026", "asymmetry_switch_off"): "evidence",
+    ("milli2025", "animosity_engagement"): "evidence",
+    ("milli2025", "partisanship_engagement"): "evidence",
+    ("milli2025", "animosity_stated_preference"): "evidence",
+    ("nyhan2023", "like_minded_cut"): "consistency",  # the treatment's dose, an input
+    ("nyhan2023", "cross_cutting_up"): "evidence",
+    ("nyhan2023", "uncivil_down"): "evidence",
 }
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -33,6 +34,9 @@ class RankerInputs:
     depth: int | None = None
     #: the posts' latent appeal (corpus.appeal), for a predictor that knows the behaviour model (the oracle)
     appeal: PostAppeal | None = None
+    #: each agent's political position by id (None: non-political) when politics is on, else None: x_algo's
+    #: like-minded demotion reads the authors' sides from it (REQ-POL-13)
+    positions: Mapping[str, float | None] | None = None
 
 
 if not TYPE_CHECKING:

@@ -15,10 +15,12 @@ from prism_experiments.replication.findings import (
     guess2023,
     huszar2022,
     juul_ugander2021,
+    milli2025,
+    nyhan2023,
 )
 from prism_experiments.replication.model import Finding
 
-REPLICATION_SET_VERSION = 6
+REPLICATION_SET_VERSION = 7
 FINDINGS: tuple[Finding, ...] = (
     goel2016.FINDING,
     juul_ugander2021.FINDING,
@@ -26,6 +28,8 @@ FINDINGS: tuple[Finding, ...] = (
     chaney2018.FINDING,
     guess2023.FINDING,
     gauthier2026.FINDING,
+    milli2025.FINDING,
+    nyhan2023.FINDING,
 )
 BY_NAME: dict[str, Finding] = {finding.name: finding for finding in FINDINGS}
 #: Holm's family: every evidence claim of every finding of this version, tested here or not (consistency checks are

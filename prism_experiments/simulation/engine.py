@@ -100,6 +100,7 @@ def run_simulation(
             agents=cfg.agents,
             depth=serving.depth if serving is not None else None,
             appeal=PostAppeal(cfg.seed, cfg.corpus.appeal) if cfg.corpus.appeal.enabled else None,
+            positions={agent.id: agent.position for agent in world.agents} if cfg.agents.politics.enabled else None,
         )
         rankers = ScheduledRankers(cfg.ranking, cfg.simulation.schedule, ranker_inputs, cfg.simulation.n_steps)
         settings = EngineSettings.of(cfg)

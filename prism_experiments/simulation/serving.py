@@ -183,6 +183,7 @@ def build_server(
                 inputs.reshares,
                 inputs.agents,
                 inputs.depth,
+                positions=inputs.positions,
             )
             ranker = build_ranker(target.ranking, shadow_inputs)
         targets.append(Target(target.name, target.spec, ranker))

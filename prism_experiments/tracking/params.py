@@ -43,6 +43,8 @@ OMITTED_AT_FORMER_VALUE: Mapping[str, Any] = {
     "agents.source": "generated",
     "agents.path": None,
     "agents.sha256": None,
+    # REQ-POL-13's like-minded demotion, off: runs of x_algo and the modes built on it keep their hash
+    "ranking.like_minded_scale": 1.0,
 }
 
 
