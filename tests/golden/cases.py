@@ -17,14 +17,20 @@ from prism_experiments.ranking import KNOWN_MODES
 FIXTURE = Path(__file__).with_name("summary_metrics.json")
 #: every registered ranking mode, from the registry: a mode added later gets its golden cases with no edit here
 ALL_MODES: tuple[str, ...] = KNOWN_MODES
+#: the modes whose scores read the political columns, and the world they are recorded in
+POLITICAL_MODES = ("x_algo", "engagement", "bridging", "stated_preference")
+POLITICS = ("agents.politics.enabled=true", "agents.n_agents=100", "corpus.n_posts=600", "simulation.n_steps=8")
 
 
 def golden_cases() -> dict[str, list[str]]:
-    """Case name -> Hydra overrides: the default config for seeds 0-2, experiment=smoke for every mode x seeds 0-1."""
+    """Case name -> Hydra overrides: the default config for seeds 0-2, experiment=smoke for every mode x seeds 0-1, and
+    the political modes with politics on."""
     cases = {f"default/seed={seed}": [f"seed={seed}"] for seed in range(3)}
     for mode in ALL_MODES:
         for seed in (0, 1):
             cases[f"smoke/{mode}/seed={seed}"] = ["experiment=smoke", f"ranking={mode}", f"seed={seed}"]
+    for mode in POLITICAL_MODES:  # the political terms of scoring and behaviour (REQ-POL), at 100 agents
+        cases[f"politics/{mode}/seed=0"] = ["experiment=smoke", *POLITICS, f"ranking={mode}", "seed=0"]
     return cases
 
 
