@@ -97,6 +97,23 @@ def post_columns(posts: Sequence[Post]) -> tuple[np.ndarray, np.ndarray, np.ndar
     return column("political"), column("slant"), column("animosity"), column("moral_emotion")
 
 
+class PostColumnCache:
+    """`post_columns` of a growing post list, read by row: each post's columns are built once (posts are only
+    appended and their political attributes never change), so a step's candidates cost one gather, not a
+    Python attribute lookup per candidate."""
+
+    def __init__(self) -> None:
+        self._columns = np.zeros((4, 0))
+
+    def at(self, posts: Sequence[Post], rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """political, slant, animosity, moral_emotion of `posts[rows]`."""
+        known = self._columns.shape[1]
+        if len(posts) > known:
+            self._columns = np.concatenate([self._columns, np.vstack(post_columns(posts[known:]))], axis=1)
+        political, slant, animosity, moral = self._columns[:, rows]
+        return political, slant, animosity, moral
+
+
 def impression_columns(
     reader_positions: np.ndarray,
     author_positions: np.ndarray,

@@ -20,7 +20,7 @@ from typing import Literal
 import numpy as np
 from pydantic import Field
 
-from prism_experiments.ranking.base import AgentView
+from prism_experiments.group_order import rank_within
 from prism_experiments.ranking.bridging_model import (
     FACTOR_LAMBDA,
     INTERCEPT_LAMBDA,
@@ -28,12 +28,13 @@ from prism_experiments.ranking.bridging_model import (
     BridgingFit,
     fit_bridging,
 )
-from prism_experiments.ranking.candidate import RankedCandidate
 from prism_experiments.ranking.feedback import FeedbackLog, ServedFeedback
 from prism_experiments.ranking.modes.x_algo import XAlgoConfig
-from prism_experiments.ranking.network_sources import CandidatePool, NetworkSourcedRanker
+from prism_experiments.ranking.network_sources import NetworkSourcedRanker
 from prism_experiments.ranking.ranker_inputs import RankerInputs
 from prism_experiments.ranking.registry import register_mode
+from prism_experiments.ranking.step_feeds import StepFeeds
+from prism_experiments.ranking.whole_step import StepViews, WholeStepRanker
 
 #: spawn key of a fit's initial factors in the ranker's own stream
 _FIT_KEY = 1
@@ -60,8 +61,9 @@ class BridgingConfig(XAlgoConfig):
 
 
 @register_mode
-class BridgingRanker(NetworkSourcedRanker[BridgingConfig]):
-    """x_algo's sources ordered by the bridging intercept; base_score is the interest similarity."""
+class BridgingRanker(NetworkSourcedRanker[BridgingConfig], WholeStepRanker[BridgingConfig]):
+    """x_algo's sources ordered by the bridging intercept; base_score is the interest similarity. The whole step at
+    once (x_algo's flat pools): the per-agent pools cost over twice x_algo's step at 10,000 agents (docs/bench.md)."""
 
     config_model = BridgingConfig
 
@@ -112,15 +114,26 @@ class BridgingRanker(NetworkSourcedRanker[BridgingConfig]):
         inside = rows < len(table)
         return np.where(inside, table[np.minimum(rows, max(len(table) - 1, 0))] if len(table) else 0.0, 0.0)
 
-    def _rank_views(self, views: list[AgentView], now: datetime) -> list[list[RankedCandidate]]:
-        return [self._rank_pool(view, pool) for view, pool in zip(views, self.candidate_pools(views, now))]
-
-    def _rank_pool(self, view: AgentView, pool: CandidatePool) -> list[RankedCandidate]:
-        rows, similarity = pool.rows, pool.similarity
+    def _rank_step(self, views: StepViews, now: datetime) -> StepFeeds:
+        pools = self.flat_pools(views, now)
+        rows, similarity = pools.rows, pools.similarity
         score = self.scores(rows)
-        # best score first; ties (the unrated posts' 0) by interest similarity, then the lower row
-        order = np.lexsort((rows, -similarity, -score))[: self.feed_size]
-        return self.pool_feed(view, pool, order, score, {"similarity": similarity, "bridging_score": score})
+        # per view, best score first; ties (the unrated posts' 0) by interest similarity, then the lower row: the
+        # sort is stable and the pools are in (view, row) order
+        by_rank = np.lexsort((-similarity, -score, pools.view))
+        order = by_rank[rank_within(pools.view[by_rank]) < self.feed_size]
+        return StepFeeds.grouped(
+            len(views),
+            pools.view[order],
+            rows[order],
+            similarity[order],
+            score[order],
+            ~pools.is_oon[order],
+            pools.sources()[order],
+            pools.via[order],
+            {"similarity": similarity[order], "bridging_score": score[order]},
+            similarity=similarity[order],
+        )
 
 
 def bridging_scores(fit: BridgingFit, cfg: BridgingConfig) -> np.ndarray:

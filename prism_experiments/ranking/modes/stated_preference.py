@@ -14,14 +14,14 @@ from typing import Literal
 import numpy as np
 
 from prism_experiments.agents import AgentsConfig
-from prism_experiments.politics.behaviour import post_columns, satisfaction
-from prism_experiments.ranking.base import AgentView
-from prism_experiments.ranking.candidate import RankedCandidate
+from prism_experiments.group_order import top_of_each_group
+from prism_experiments.politics.behaviour import PostColumnCache, satisfaction
 from prism_experiments.ranking.modes.x_algo import XAlgoConfig
-from prism_experiments.ranking.network_sources import CandidatePool, NetworkSourcedRanker
+from prism_experiments.ranking.network_sources import NetworkSourcedRanker
 from prism_experiments.ranking.ranker_inputs import RankerInputs
 from prism_experiments.ranking.registry import register_mode
-from prism_experiments.ranking.rescoring import descending_order
+from prism_experiments.ranking.step_feeds import StepFeeds
+from prism_experiments.ranking.whole_step import StepViews, WholeStepRanker
 
 
 class StatedPreferenceConfig(XAlgoConfig):
@@ -31,22 +31,37 @@ class StatedPreferenceConfig(XAlgoConfig):
 
 
 @register_mode
-class StatedPreferenceRanker(NetworkSourcedRanker[StatedPreferenceConfig]):
-    """final_score is the predicted satisfaction; base_score the interest similarity."""
+class StatedPreferenceRanker(NetworkSourcedRanker[StatedPreferenceConfig], WholeStepRanker[StatedPreferenceConfig]):
+    """final_score is the predicted satisfaction; base_score the interest similarity. The whole step at once (x_algo's
+    flat pools): the per-agent pools cost over twice x_algo's step at 10,000 agents (docs/bench.md)."""
 
     config_model = StatedPreferenceConfig
 
     def __init__(self, config: StatedPreferenceConfig, inputs: RankerInputs) -> None:
         super().__init__(config, inputs)
         self.politics = (inputs.agents or AgentsConfig()).politics
+        self._columns = PostColumnCache()
 
-    def _rank_views(self, views: list[AgentView], now: datetime) -> list[list[RankedCandidate]]:
-        return [self._rank_pool(view, pool) for view, pool in zip(views, self.candidate_pools(views, now))]
-
-    def _rank_pool(self, view: AgentView, pool: CandidatePool) -> list[RankedCandidate]:
-        rows, similarity = pool.rows, pool.similarity
-        political, slant, animosity, _ = post_columns([self.retriever.posts[r] for r in rows.tolist()])
-        position = view.agent.position if self.politics.enabled and view.agent.position is not None else np.nan
-        score = satisfaction(similarity, np.full(len(rows), position), political, slant, animosity, self.politics)
-        order = descending_order(score, rows)[: self.feed_size]
-        return self.pool_feed(view, pool, order, score, {"similarity": similarity, "satisfaction": score})
+    def _rank_step(self, views: StepViews, now: datetime) -> StepFeeds:
+        pools = self.flat_pools(views, now)
+        rows, similarity = pools.rows, pools.similarity
+        political, slant, animosity, _ = self._columns.at(self.retriever.posts, rows)
+        reader = np.array(
+            [np.nan if not self.politics.enabled or a.position is None else a.position for a in views.agents],
+            dtype=float,
+        )
+        score = satisfaction(similarity, reader[pools.view], political, slant, animosity, self.politics)
+        # best first, ties to the lower row (pools are in (view, row) order): descending_order's rule, per view
+        order = top_of_each_group(pools.view, score, self.feed_size)
+        return StepFeeds.grouped(
+            len(views),
+            pools.view[order],
+            rows[order],
+            similarity[order],
+            score[order],
+            ~pools.is_oon[order],
+            pools.sources()[order],
+            pools.via[order],
+            {"similarity": similarity[order], "satisfaction": score[order]},
+            similarity=similarity[order],
+        )
