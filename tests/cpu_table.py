@@ -97,8 +97,9 @@ def attribute_forked(seen: dict[tuple[int, str], Sampled], log_dir: Path) -> Non
     forked: dict[int, tuple[str, str]] = {}
     for log in log_dir.glob("forked-*.pids"):
         for line in log.read_text().splitlines():
-            pid, test, argv = line.split("\t", 2)
-            forked[int(pid)] = (test, argv)
+            fields = line.split("\t", 2)
+            if len(fields) == 3 and fields[0].isdigit():  # a line cut by a write in progress at exit: skipped
+                forked[int(fields[0])] = (fields[1], fields[2])
     for process in seen.values():
         process.test = next((forked[pid][0] for pid in process.lineage if pid in forked), process.test)
         if process.lineage and process.lineage[0] in forked:  # its /proc cmdline is the fork server's

@@ -484,7 +484,8 @@ def _log_forked(pid: int, argv: Sequence[str]) -> None:
     log_dir, test = os.environ.get("PRISM_TEST_CPU_LOG"), os.environ.get("PYTEST_CURRENT_TEST", "")
     if log_dir:
         with open(Path(log_dir) / f"forked-{os.getpid()}.pids", "a") as log:
-            log.write(f"{pid}\t{test.split(' ')[0]}\t{' '.join(argv[:4])}\n")
+            command = " ".join(" ".join(argv[:4]).split())  # one line: a `-c` program has newlines and tabs
+            log.write(f"{pid}\t{test.split(' ')[0]}\t{command}\n")
 
 
 #: this test process's fork server: (its process, its socket); started at the first use, stopped at exit

@@ -130,6 +130,8 @@ SWEEPS = {  # experiment -> (jobs, keys that vary besides the seed, ranking mode
     "replicate_huszar2022": (20, {"ranking.mode"}, {"x_algo", "chronological"}),
     "replicate_guess2023": (20, {"ranking.mode"}, {"x_algo", "chronological"}),
     "replicate_gauthier2026": (20, {"ranking.mode"}, {"x_algo", "chronological"}),
+    "replicate_milli2025": (30, {"ranking.mode"}, {"chronological", "engagement", "stated_preference"}),
+    "replicate_nyhan2023": (20, {"ranking.like_minded_scale"}, {"x_algo"}),
 }
 #: experiments whose runs go to another MLflow experiment than their file's name: the replication suite's files
 #: share one (docs/validation.md), so a run several findings need (the x_algo arm of goel2016, juul_ugander2021 and
