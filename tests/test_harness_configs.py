@@ -132,10 +132,12 @@ SWEEPS = {  # experiment -> (jobs, keys that vary besides the seed, ranking mode
     "replicate_gauthier2026": (20, {"ranking.mode"}, {"x_algo", "chronological"}),
     "replicate_milli2025": (30, {"ranking.mode"}, {"chronological", "engagement", "stated_preference"}),
     "replicate_nyhan2023": (20, {"ranking.like_minded_scale"}, {"x_algo"}),
+    "replicate_guess2023_exposure": (20, {"ranking.mode"}, {"x_algo", "chronological"}),
 }
 #: experiments whose runs go to another MLflow experiment than their file's name: the replication suite's files
 #: share one (docs/validation.md), so a run several findings need (the x_algo arm of goel2016, juul_ugander2021 and
-#: huszar2022; the chronological arm of the last two) is one config and one run
+#: huszar2022; the chronological arm of the last two; milli2025's chronological and nyhan2023's control arm, read by
+#: guess2023_exposure) is one config and one run
 EXPERIMENT_NAMES = {name: "replication" for name in SWEEPS if name.startswith("replicate_")}
 
 

@@ -27,6 +27,7 @@ from prism_experiments.replication.findings import (
     gauthier2026,
     goel2016,
     guess2023,
+    guess2023_exposure,
     huszar2022,
     juul_ugander2021,
     milli2025,
@@ -435,3 +436,33 @@ def test_nyhan_demotes_like_minded_sources_at_the_dose_in_its_band() -> None:
     assert dose.role == "consistency" and (dose.low, dose.high) == nyhan2023.DOSE_BAND
     assert [claim.role for claim in nyhan2023.CLAIMS[1:]] == ["evidence", "evidence"]
     assert nyhan2023.FINDING.untestable() is None
+
+
+def test_guess_exposure_measures_the_political_share_and_animosity_of_every_impression() -> None:
+    nan = math.nan
+    # algorithmic: one hostile political post (animosity 1) of four impressions, one read by a non-political reader
+    algorithmic = political_exposures([(0.5, 0.6, 1.0, 0.6, 1.0), (0.5, nan, 0.0, nan, nan),
+                                       (nan, nan, 0.0, nan, nan), (-0.5, nan, 0.0, nan, nan)])  # fmt: skip
+    # chronological: three political posts of four (animosity 1/3, 0, 0), the non-political reader's counted too
+    chronological = political_exposures([(0.5, 0.6, 1.0, 0.6, 1 / 3), (0.5, -0.5, 1.0, -0.5, 0.0),
+                                         (nan, 0.2, 1.0, 0.2, 0.0), (-0.5, nan, 0.0, nan, nan)])  # fmt: skip
+    runs = {"algorithmic": {"exposures": algorithmic}, "chronological": {"exposures": chronological}}
+    claims, figures = guess2023_exposure.measure(runs)
+    assert (claims["political_up"].x, claims["political_up"].y) == (0.75, 0.25)
+    assert claims["uncivil_down"].x == pytest.approx(1 / 12) and claims["uncivil_down"].y == pytest.approx(0.25)
+    assert figures["animosity_among_political_chronological"] == pytest.approx(1 / 9)
+    assert figures["animosity_among_political_algorithmic"] == 1.0
+    # Nyhan classes over political readers only: chronological like-minded 1, cross-cutting 1, neutral 1 of 3
+    assert figures["cross_cutting_chronological"] == pytest.approx(1 / 3)
+    assert figures["like_minded_algorithmic"] == pytest.approx(1 / 3)
+    reason = guess2023_exposure.reason(empty_result(guess2023_exposure.FINDING, guess2023_exposure.CLAIMS[1]), figures)
+    assert "political posts in 0.75 of its impressions against 0.25 under x_algo" in reason
+
+
+def test_guess_exposure_claims_are_signed_evidence_and_its_arms_are_x_algo_and_chronological() -> None:
+    assert [arm.overrides for arm in guess2023_exposure.ARMS] == [("ranking=x_algo",), ("ranking=chronological",)]
+    assert [(claim.role, claim.kind, claim.sign) for claim in guess2023_exposure.CLAIMS] == [
+        ("evidence", "contrast", 1),
+        ("evidence", "contrast", -1),
+    ]
+    assert guess2023_exposure.FINDING.untestable() is None

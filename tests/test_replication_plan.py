@@ -5,7 +5,16 @@ from __future__ import annotations
 from pathlib import Path
 
 from prism_experiments.composition import compose_experiment
-from prism_experiments.replication.findings import chaney2018, gauthier2026, goel2016, huszar2022, juul_ugander2021
+from prism_experiments.replication.findings import (
+    chaney2018,
+    gauthier2026,
+    goel2016,
+    guess2023_exposure,
+    huszar2022,
+    juul_ugander2021,
+    milli2025,
+    nyhan2023,
+)
 from prism_experiments.replication.model import Arm
 from prism_experiments.replication.runs import QUICK_EXPERIMENT, arm_sweeps, plan_jobs, sweep_commands
 from prism_experiments.tracking.params import config_hash
@@ -28,6 +37,16 @@ def test_huszar2022_reads_the_runs_of_juul_ugander2021_and_goel2016_at_both_size
             by_key[("huszar2022", "x_algo")] == by_key[("juul_ugander2021", "x_algo")] == by_key[("goel2016", "x_algo")]
         )
         assert by_key[("huszar2022", "chronological")] == by_key[("juul_ugander2021", "chronological")]
+
+
+def test_guess2023_exposure_reads_the_runs_of_milli2025_and_nyhan2023_at_both_sizes() -> None:
+    findings = [milli2025.FINDING, nyhan2023.FINDING, guess2023_exposure.FINDING]
+    for quick in (False, True):
+        plan = plan_jobs(findings, {finding.name: 1 for finding in findings}, quick)
+        by_key = {(job.finding, job.arm.name): job.digest for job in plan.jobs}
+        assert by_key[("guess2023_exposure", "chronological")] == by_key[("milli2025", "chronological")]
+        assert by_key[("guess2023_exposure", "algorithmic")] == by_key[("nyhan2023", "control")]
+        assert by_key[("guess2023_exposure", "algorithmic")] != by_key[("guess2023_exposure", "chronological")]
 
 
 def test_quick_sweeps_run_the_smoke_size_into_their_own_experiment() -> None:

@@ -289,6 +289,8 @@ ROLES = {
     ("nyhan2023", "like_minded_cut"): "consistency",  # the treatment's dose, an input
     ("nyhan2023", "cross_cutting_up"): "evidence",
     ("nyhan2023", "uncivil_down"): "evidence",
+    ("guess2023_exposure", "political_up"): "evidence",
+    ("guess2023_exposure", "uncivil_down"): "evidence",
 }
 
 

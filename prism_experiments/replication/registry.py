@@ -13,6 +13,7 @@ from prism_experiments.replication.findings import (
     gauthier2026,
     goel2016,
     guess2023,
+    guess2023_exposure,
     huszar2022,
     juul_ugander2021,
     milli2025,
@@ -20,7 +21,7 @@ from prism_experiments.replication.findings import (
 )
 from prism_experiments.replication.model import Finding
 
-REPLICATION_SET_VERSION = 7
+REPLICATION_SET_VERSION = 8
 FINDINGS: tuple[Finding, ...] = (
     goel2016.FINDING,
     juul_ugander2021.FINDING,
@@ -30,6 +31,7 @@ FINDINGS: tuple[Finding, ...] = (
     gauthier2026.FINDING,
     milli2025.FINDING,
     nyhan2023.FINDING,
+    guess2023_exposure.FINDING,
 )
 BY_NAME: dict[str, Finding] = {finding.name: finding for finding in FINDINGS}
 #: Holm's family: every evidence claim of every finding of this version, tested here or not (consistency checks are
