@@ -24,6 +24,7 @@ from prism_experiments.metrics import (
     RunTables,
     docs_table,
     headline_metric_names,
+    optional_metric_names,
     primary_metric_names,
     register_metric,
     registered_metrics,
@@ -78,8 +79,10 @@ def test_every_metric_has_a_stable_name_a_one_line_description_and_a_formula_sou
         assert re.fullmatch(r"[a-z][a-z0-9_]*", metric.name), metric.name
         for text in (metric.description, metric.source, metric.columns):
             assert text.strip() and "\n" not in text, metric.name
-    assert set(primary_metric_names()) <= set(summary_metric_names())
-    assert set(headline_metric_names()) <= set(primary_metric_names())
+    # compared by default: in every summary, or optional (in the runs it applies to: the political metrics)
+    assert set(primary_metric_names()) <= set(summary_metric_names()) | set(optional_metric_names())
+    assert {"like_minded_impression_share", "satisfaction_per_impression"} <= set(primary_metric_names())
+    assert set(headline_metric_names()) <= set(primary_metric_names()) & set(summary_metric_names())
 
 
 def test_every_module_of_the_metric_package_registers_a_metric() -> None:
@@ -112,6 +115,18 @@ def test_the_docs_table_is_the_registry_s() -> None:
     for metric in registered_metrics():
         assert docs_table.table_row(metric) in text
     assert docs_table.main(["--check"]) == 0
+
+
+def test_political_metrics_are_compared_by_default_where_logged_and_their_absence_is_no_warning() -> None:
+    plain = list(summary_metric_names())
+    chosen, warnings = choose_metrics(None, plain)
+    assert chosen == [name for name in primary_metric_names() if name in plain] and warnings == []
+    political = ["like_minded_impression_share", "animosity_impression_share", "satisfaction_per_impression"]
+    chosen, warnings = choose_metrics(None, [*plain, *political, "reshare_assortativity"])
+    assert chosen[-3:] == political and "reshare_assortativity" not in chosen and warnings == []
+    # a default metric that every run should log, missing, is still named
+    _, warnings = choose_metrics(None, [name for name in plain if name != "inn_share"])
+    assert warnings == ["default metrics not logged by any run, skipped: inn_share"]
 
 
 # --- a new metric, from its registration alone -----------------------------------------------------------------------

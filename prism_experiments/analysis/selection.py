@@ -10,7 +10,7 @@ import pandas as pd
 from prism_experiments.analysis.conditions import ordered_conditions, resolve_param_keys, varying_params
 from prism_experiments.analysis.errors import AnalysisInputError
 from prism_experiments.analysis.runs import FINISHED, SEED_PARAM, RunTable
-from prism_experiments.metrics.registry import primary_metric_names
+from prism_experiments.metrics.registry import optional_metric_names, primary_metric_names
 from prism_experiments.tracking.labels import condition_labels, short_names
 from prism_experiments.tracking.tags import EMPTY_TAG, KIND_TAG, SEED_TAG, SIMULATION_KIND
 
@@ -49,7 +49,9 @@ def choose_metrics(requested: Sequence[str] | None, available: Sequence[str]) ->
         raise AnalysisInputError(
             f"metrics: none of the default metrics were logged; pass --metrics, one of: {', '.join(available)}"
         )
-    missing = [name for name in default if name not in available]
+    # an optional metric (the political ones) is absent from every run it does not apply to: not worth a warning
+    optional = optional_metric_names()
+    missing = [name for name in default if name not in available and name not in optional]
     warnings = [f"default metrics not logged by any run, skipped: {', '.join(missing)}"] if missing else []
     return chosen, warnings
 

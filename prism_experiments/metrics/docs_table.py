@@ -12,6 +12,7 @@ from prism_experiments.locations import DOCS_DIR
 from prism_experiments.metrics.registry import (
     Metric,
     headline_metric_names,
+    optional_metric_names,
     primary_metric_names,
     registered_metrics,
 )
@@ -35,6 +36,9 @@ def names(metrics: tuple[str, ...]) -> str:
 
 def metric_table() -> str:
     """The generated block, markers included: the table in summary order and which metrics are shown by default."""
+    optional = set(optional_metric_names())
+    always = [name for name in primary_metric_names() if name not in optional]
+    where_logged = [name for name in primary_metric_names() if name in optional]
     lines = [
         BEGIN,
         "| metric | definition | formula source | source columns |",
@@ -42,7 +46,8 @@ def metric_table() -> str:
         *(table_row(metric) for metric in registered_metrics()),
         "",
         f"Compared by default (`prism-compare` without `--metrics`, hence report.html): "
-        f"{names(primary_metric_names())}.",
+        f"{names(always)}"
+        + (f"; and where the runs log them (runs with politics): {names(where_logged)}." if where_logged else "."),
         f"Columns of the MLflow grouped view and of each sweep's per-condition means: "
         f"{names(headline_metric_names())}.",
         END,

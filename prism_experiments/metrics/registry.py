@@ -87,6 +87,11 @@ def primary_metric_names() -> tuple[str, ...]:
     return tuple(metric.name for metric in registered_metrics() if metric.primary)
 
 
+def optional_metric_names() -> tuple[str, ...]:
+    """The metrics a run's summary has only when they apply to it (the political ones), in summary order."""
+    return tuple(metric.name for metric in registered_metrics() if metric.optional)
+
+
 def headline_metric_names() -> tuple[str, ...]:
     """The MLflow grouped view's metric columns, in summary order."""
     return tuple(metric.name for metric in registered_metrics() if metric.headline)

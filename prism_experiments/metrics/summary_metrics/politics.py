@@ -19,10 +19,26 @@ SOURCE_CLASSES: tuple[tuple[str, str], ...] = (
 )
 
 
+#: compared by default (`make compare` on a political experiment's runs: the exposure classes, hostile and political
+#: shares and satisfaction, the outcomes of the field studies of docs/politics.md); runs without politics lack them,
+#: and the comparison leaves them out without a word (analysis/selection.py, `choose_metrics`)
+PRIMARY: frozenset[str] = frozenset(
+    {
+        "like_minded_impression_share",
+        "cross_cutting_impression_share",
+        "animosity_impression_share",
+        "political_impression_share",
+        "satisfaction_per_impression",
+    }
+)
+
+
 def _register(name: str, compute: MetricFunction, *, description: str, source: str, columns: str) -> None:
     """Register `compute` as the optional metric `name`; the function takes that name too (`Metric.origin`)."""
     compute.__name__ = compute.__qualname__ = name
-    register_metric(name, description=description, source=source, columns=columns, optional=True)(compute)
+    register_metric(
+        name, description=description, source=source, columns=columns, optional=True, primary=name in PRIMARY
+    )(compute)
 
 
 def _impression_share(source_class: str) -> MetricFunction:
@@ -126,6 +142,7 @@ def animosity_amplification(tables: RunTables) -> float | None:
     source="share of rows",
     columns="exposures.post_political",
     optional=True,
+    primary=True,
 )
 def political_impression_share(tables: RunTables) -> float | None:
     return measures.political_share(tables.exposures)
@@ -137,6 +154,7 @@ def political_impression_share(tables: RunTables) -> float | None:
     source="Milli et al. 2025 (PNAS Nexus), stated preference scale",
     columns="exposures.satisfaction",
     optional=True,
+    primary=True,
 )
 def satisfaction_per_impression(tables: RunTables) -> float | None:
     return measures.satisfaction_per_impression(tables.exposures)
