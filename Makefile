@@ -110,8 +110,8 @@ sweep: $(STAMP) ## Run a multirun sweep: make sweep EXPERIMENT=oon_scale (see co
 compare: $(STAMP) ## Statistical report comparing an experiment's conditions: make compare EXPERIMENT=oon_scale
 	$(BIN)/prism-compare --experiment $(EXPERIMENT) $(ARGS)
 
-replicate: $(STAMP) ## Replication suite of published ranking findings (docs/validation.md): make replicate [ONLY=goel2016] [SEEDS=N] [QUICK=1]
-	$(BIN)/prism-replicate $(if $(ONLY),--only $(ONLY)) $(if $(SEEDS),--seeds $(SEEDS)) $(if $(QUICK),--quick) $(ARGS)
+replicate: $(STAMP) ## Replication suite of published ranking findings (docs/validation.md): make replicate [ONLY=goel2016] [SEEDS=N] [QUICK=1] [FULL=1]
+	$(BIN)/prism-replicate $(if $(ONLY),--only $(ONLY)) $(if $(SEEDS),--seeds $(SEEDS)) $(if $(QUICK),--quick) $(if $(FULL),--full) $(ARGS)
 
 ope: $(STAMP) ## Off-policy estimates vs on-policy truth (docs/ope.md): make ope [EXPERIMENT=ope_validation] ARGS="--seeds 0 1"
 	$(BIN)/prism-ope --validate --experiment $(if $(filter command line,$(origin EXPERIMENT)),$(EXPERIMENT),ope_validation) $(ARGS)

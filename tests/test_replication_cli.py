@@ -77,3 +77,27 @@ def test_bad_input_is_one_error_line_after_the_first_line_and_exit_2(capsys: pyt
     assert lines[1].startswith("prism-replicate: error: --only: unknown finding 'nope'; the set (v")
     assert main(["--help"]) == 0
     assert STARTING_LINE not in capsys.readouterr().err  # --help prints its text only
+
+
+@pytest.mark.parametrize(
+    ("argv", "error"),
+    [
+        (["--quick", "--full"], "prism-replicate: error: --full and --quick: choose one"),
+        (["--full", "--only", "goel2016", "chaney2018"], "prism-replicate: error: --full --only: chaney2018 has no "
+         "full size; the findings that have one: goel2016, juul_ugander2021, huszar2022"),
+    ],
+)  # fmt: skip
+def test_full_with_quick_or_a_finding_without_a_full_size_is_one_line_and_exit_2_before_anything(
+    argv: list[str], error: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from prism_experiments.replication import suite
+
+    def never(*args: object, **kwargs: object) -> None:
+        raise Stop  # no job is composed, no run looked up or started
+
+    monkeypatch.setattr(suite, "plan_suite", never)
+    assert main(argv) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert lines[0] == STARTING_LINE and len(lines) == 2
+    assert lines[1].startswith(error)
+    assert not any(tmp_path.iterdir())  # no runs directory, no store, no report (PRISM_RUNS_DIR is under tmp_path)

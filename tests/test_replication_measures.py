@@ -361,6 +361,7 @@ def test_huszar_measure_is_the_group_and_the_share_of_top_accounts_amplified_by_
 def test_huszar_reads_the_runs_juul_ugander_and_goel_make() -> None:
     assert huszar2022.FINDING.arms == juul_ugander2021.FINDING.arms
     assert huszar2022.FINDING.quick_overrides == juul_ugander2021.FINDING.quick_overrides
+    assert huszar2022.FINDING.full_overrides == juul_ugander2021.FINDING.full_overrides != ()
     assert huszar2022.FINDING.seeds == juul_ugander2021.FINDING.seeds
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from prism_experiments.composition import compose_experiment
 from prism_experiments.replication.findings import (
     chaney2018,
@@ -16,7 +18,9 @@ from prism_experiments.replication.findings import (
     nyhan2023,
 )
 from prism_experiments.replication.model import Arm
-from prism_experiments.replication.runs import QUICK_EXPERIMENT, arm_sweeps, plan_jobs, sweep_commands
+from prism_experiments.replication.registry import FINDINGS, FULL_SIZE
+from prism_experiments.replication.runs import FULL_EXPERIMENT, QUICK_EXPERIMENT, arm_sweeps, plan_jobs, sweep_commands
+from prism_experiments.replication.suite import SuiteOptions, selected
 from prism_experiments.tracking.params import config_hash
 
 
@@ -28,10 +32,10 @@ def test_a_run_two_findings_need_is_one_config() -> None:
     assert {job.experiment_name for job in plan.jobs} == {"replication"} and not by_key[("goel2016", "x_algo")].size
 
 
-def test_huszar2022_reads_the_runs_of_juul_ugander2021_and_goel2016_at_both_sizes() -> None:
+def test_huszar2022_reads_the_runs_of_juul_ugander2021_and_goel2016_at_every_size() -> None:
     findings = [goel2016.FINDING, juul_ugander2021.FINDING, huszar2022.FINDING]
-    for quick in (False, True):
-        plan = plan_jobs(findings, {finding.name: 1 for finding in findings}, quick)
+    for quick, full in ((False, False), (True, False), (False, True)):
+        plan = plan_jobs(findings, {finding.name: 1 for finding in findings}, quick, full=full)
         by_key = {(job.finding, job.arm.name): job.digest for job in plan.jobs}
         assert (
             by_key[("huszar2022", "x_algo")] == by_key[("juul_ugander2021", "x_algo")] == by_key[("goel2016", "x_algo")]
@@ -67,6 +71,38 @@ def test_quick_sweeps_run_the_smoke_size_into_their_own_experiment() -> None:
         ]
         assert f"experiment_name={QUICK_EXPERIMENT}" in command and "agents.n_agents=40" in command
         assert command[-1] == "seed=0,1"
+
+
+def test_full_runs_the_shape_claims_at_100000_agents_in_their_own_experiment() -> None:
+    findings = [goel2016.FINDING, juul_ugander2021.FINDING, huszar2022.FINDING]
+    seeds = {finding.name: 1 for finding in findings}
+    full = plan_jobs(findings, seeds, False, full=True)
+    default = plan_jobs(findings, seeds, False)
+    assert len(full.jobs) == len(default.jobs) == 5
+    for job in full.jobs:
+        cfg = compose_experiment(job.overrides)  # the config the job's run logs (its hash is the plan's)
+        assert config_hash(cfg.model_dump(mode="json")) == job.digest
+        assert (cfg.agents.n_agents, cfg.corpus.n_posts) == (100_000, 200_000)
+        assert (cfg.world.name if cfg.world else None, cfg.simulation.n_steps) == ("x2023_10k_tail", 48)
+        assert job.experiment_name == cfg.experiment_name == FULL_EXPERIMENT
+    # never the 10,000-agent runs: no digest in common with the experiment files' size, nor with --quick's
+    quick = plan_jobs(findings, seeds, True)
+    assert not {job.digest for job in full.jobs} & {job.digest for job in [*default.jobs, *quick.jobs]}
+    for command in sweep_commands(full.jobs):
+        assert {"agents.n_agents=100000", "corpus.n_posts=200000", f"experiment_name={FULL_EXPERIMENT}"} <= set(command)
+
+
+def test_full_is_the_findings_with_a_full_size_and_lists_the_others() -> None:
+    assert FULL_SIZE == ("goel2016", "juul_ugander2021", "huszar2022")
+    run, not_run = selected(SuiteOptions(full=True))
+    assert [f.name for f in run] == list(FULL_SIZE)
+    assert [f.name for f in not_run] == [f.name for f in FINDINGS if f.name not in FULL_SIZE]
+    assert selected(SuiteOptions()) == (list(FINDINGS), [])  # without --full: every finding, none left out
+    assert selected(SuiteOptions(full=True, only=("huszar2022",))) == ([huszar2022.FINDING], [])
+    with pytest.raises(ValueError, match="has no full size"):
+        plan_jobs([chaney2018.FINDING], {"chaney2018": 1}, False, full=True)
+    with pytest.raises(ValueError, match="--full and --quick"):
+        plan_jobs([goel2016.FINDING], {"goel2016": 1}, True, full=True)
 
 
 def test_arms_that_are_not_a_product_or_hold_lists_sweep_alone() -> None:

@@ -194,3 +194,28 @@ def test_the_tables_keep_checks_apart_and_text_columns_left_aligned(report: Path
     assert set(verdicts["role"]) == {"evidence", "consistency"}
     assert verdicts.loc[verdicts["claim"] == "same", "margin"].item() == 0.5
     assert verdicts.loc[verdicts["claim"] == "same", "margin_reason"].item() == "The paper's own figures."
+
+
+def test_full_says_its_size_and_lists_the_findings_it_left_out_unjudged(tmp_path: Path) -> None:
+    import dataclasses
+
+    from prism_experiments.replication.findings import chaney2018
+    from prism_experiments.replication.model import NOT_RUN_FULL
+    from prism_experiments.replication.report import finding_table, render_html, render_markdown
+
+    plain = suite_result()
+    full = dataclasses.replace(plain, options=SuiteOptions(full=True), not_run=[chaney2018.FINDING])
+    rows = finding_table(full).set_index("finding")
+    assert rows.loc["chaney2018", "verdict"] == NOT_RUN_FULL and rows.loc["toy", "verdict"] == full.verdicts["toy"]
+    markdown = render_markdown(full, datetime(2026, 1, 1), None)
+    assert markdown.splitlines()[0].endswith("FULL SIZE (--full)")
+    assert "replication_full" in markdown and "not judged" in markdown
+    assert "| chaney2018 | not run at --full size |" in markdown
+    page = render_html(full, datetime(2026, 1, 1), None)
+    assert "(full size: --full)" in page and "Not run at --full size (no full size; not judged" in page
+    assert "count as p = 1 in the family): chaney2018." in page
+    assert any(line.split() == ["chaney2018", *NOT_RUN_FULL.split()] for line in
+               console_summary(full, tmp_path, None).splitlines())  # fmt: skip
+    # without --full: nothing of it (the verdicts' report as it was)
+    assert "--full" not in render_markdown(plain, datetime(2026, 1, 1), None)
+    assert "--full" not in console_summary(plain, tmp_path, None) and len(finding_table(plain)) == 1

@@ -306,3 +306,32 @@ def test_every_claim_of_the_set_has_its_role_and_says_how_it_could_fail() -> Non
     assert sum(role == "consistency" for role in ROLES.values()) == N_CONSISTENCY
     tail = claims[("goel2016", "tail")].how_it_could_fail
     assert "semi-held-out" in tail.lower()
+
+
+def test_full_gives_real_verdicts_in_the_whole_family_and_lists_the_findings_it_leaves_out(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from prism_experiments.replication import suite
+    from prism_experiments.replication.model import HOLDING, NOT_RUN_FULL
+    from prism_experiments.replication.runs import Plan
+
+    def measured(
+        finding: Finding, plan: Plan, options: suite.SuiteOptions
+    ) -> tuple[list[ClaimResult], dict[str, float], list[dict[str, object]]]:
+        results = [empty_result(finding, claim, NOT_REPRODUCED) for claim in finding.claims]
+        for result in results:  # every claim met with p = 1e-6 at 10 seeds
+            result.p_value, result.effect, result.n_seeds = 1e-6, float(result.sign or 0), 10
+        return results, {}, []
+
+    monkeypatch.setattr(suite, "evaluate_finding", measured)
+    options = suite.SuiteOptions(full=True, run=False, power_replicates=0)
+    result = suite.run_suite(options, (suite.selected(options)[0], Plan([])))  # no job: no store read, no sweep
+    assert [f.name for f in result.findings] == ["goel2016", "juul_ugander2021", "huszar2022"]
+    assert [f.name for f in result.not_run] == [f.name for f in FINDINGS[3:]]
+    evidence = [r for r in result.results if r.evidence]
+    # Holm over the set's whole family, the claims not run counting as p = 1: m x p, never (claims run) x p
+    assert len(evidence) < FAMILY_SIZE
+    assert [r.p_holm for r in evidence] == pytest.approx([FAMILY_SIZE * 1e-6] * len(evidence))
+    assert all(r.verdict in HOLDING for r in evidence)  # verdicts, not --quick's smoke
+    assert set(result.verdicts) == {"goel2016", "juul_ugander2021", "huszar2022"}
+    assert SMOKE not in result.verdicts.values() and NOT_RUN_FULL not in result.verdicts.values()

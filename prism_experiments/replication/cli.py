@@ -41,6 +41,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--quick", action="store_true",
                         help="a smoke size of every finding (runs in experiment replication_quick): checks the "
                         "plumbing in minutes, gives no verdict and logs no replication run")  # fmt: skip
+    parser.add_argument("--full", action="store_true",
+                        help="only the findings with a full size (the shape claims at 100,000 agents), at that size, "
+                        "in experiment replication_full, with verdicts; not with --quick")  # fmt: skip
     parser.add_argument(
         "--no-run",
         action="store_true",
@@ -53,7 +56,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="replicates of the power simulation per claim (default 300; 0: normal figures only)",
     )
     parser.add_argument(
-        "--out", type=Path, default=None, help="report directory (default: <runs dir>/reports/replication/<timestamp>)"
+        "--out",
+        type=Path,
+        default=None,
+        help="report directory (default: <runs dir>/reports/replication[_quick|_full]/<timestamp>)",
     )
     return parser
 
@@ -68,7 +74,8 @@ def replicate(args: argparse.Namespace) -> int:
 
     try:
         options = SuiteOptions(
-            only=tuple(args.only) if args.only else None, seeds=args.seeds, quick=args.quick, run=not args.no_run,
+            only=tuple(args.only) if args.only else None, seeds=args.seeds, quick=args.quick, full=args.full,
+            run=not args.no_run,
             **({"power_replicates": args.power_replicates} if args.power_replicates is not None else {}),
         )  # fmt: skip
         if options.power_replicates < 0:
@@ -81,12 +88,14 @@ def replicate(args: argparse.Namespace) -> int:
 
 
 def _run(options: object, out: Path | None, planned: object) -> int:
-    """Run the suite, write the report, log the replication run (never for --quick)."""
+    """Run the suite, write the report, log the replication run (never for --quick; --full's in its own
+    experiment, tagged as the full size)."""
     from mlflow.tracking import MlflowClient
 
     from prism_experiments.analysis.experiment_comparison import report_directory
     from prism_experiments.composition import compose_experiment
     from prism_experiments.replication.report import console_summary, write_report
+    from prism_experiments.replication.runs import FULL_EXPERIMENT
     from prism_experiments.replication.suite import StoreUnreachable, SuiteOptions, run_suite
     from prism_experiments.replication.tracking import (
         REPLICATION_EXPERIMENT,
@@ -102,14 +111,17 @@ def _run(options: object, out: Path | None, planned: object) -> int:
         say(f"error: {error}; no sweep started and no report written")
         return EXIT_FAILED
     now = datetime.now()
-    directory = report_directory(out, REPLICATION_EXPERIMENT + ("_quick" if options.quick else ""), now)
+    # --full's report and replication run go with its runs, in replication_full: never beside the other size's
+    experiment = FULL_EXPERIMENT if options.full else REPLICATION_EXPERIMENT
+    directory = report_directory(out, experiment + ("_quick" if options.quick else ""), now)
     run_id = None
     if not options.quick:
         say("logging the replication run to MLflow")
         cfg = compose_experiment([f"experiment={result.findings[0].experiment}"])
         uri = resolve_tracking_uri(cfg)
         client = MlflowClient(uri)
-        run_id = start_replication_run(client, uri, cfg.paths.artifacts_dir, result, f"replicate-{now:%Y%m%d-%H%M%S}")
+        run_name = f"replicate{'-full' if options.full else ''}-{now:%Y%m%d-%H%M%S}"
+        run_id = start_replication_run(client, uri, cfg.paths.artifacts_dir, result, run_name, experiment)
     try:
         say(f"writing the report (forest plot, tables) to {directory}")
         write_report(directory, result, now, run_id)

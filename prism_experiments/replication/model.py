@@ -25,6 +25,8 @@ HOLDS = "holds"
 DOES_NOT_HOLD = "does not hold"
 #: what `--quick` reports instead of a verdict: its sizes are a smoke test of the plumbing, never evidence
 SMOKE = "smoke (not a verdict)"
+#: what the report says of a finding `--full` leaves out (it has no `full_overrides`): not run, not judged
+NOT_RUN_FULL = "not run at --full size"
 #: a finding with consistency checks only: nothing in it can count as replication
 NO_EVIDENCE = "consistency checks only"
 VERDICTS: tuple[str, ...] = (REPRODUCED, WITHIN_BAND, EQUIVALENT, NOT_REPRODUCED, NOT_TESTABLE)
@@ -159,6 +161,9 @@ class Finding:
     quick_seeds: int = 2
     #: Hydra overrides of --quick (the smoke size)
     quick_overrides: tuple[str, ...] = ()
+    #: Hydra overrides of --full (a larger size than the experiment file's, for claims whose events are rare at it);
+    #: empty: the finding has no full size, and --full does not run it
+    full_overrides: tuple[str, ...] = ()
     #: why the harness cannot test it now, or None when it can (decided from the config schema, not hard-coded)
     untestable: Callable[[], str | None] = lambda: None
     #: the most likely reason a claim is not reproduced, given its result and the descriptive figures

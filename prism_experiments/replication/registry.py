@@ -34,6 +34,8 @@ FINDINGS: tuple[Finding, ...] = (
     guess2023_exposure.FINDING,
 )
 BY_NAME: dict[str, Finding] = {finding.name: finding for finding in FINDINGS}
+#: the findings `--full` runs: those with a full size (`full_overrides`), in the set's order
+FULL_SIZE: tuple[str, ...] = tuple(finding.name for finding in FINDINGS if finding.full_overrides)
 #: Holm's family: every evidence claim of every finding of this version, tested here or not (consistency checks are
 #: decided on their raw p, outside it: docs/validation.md, "Evidence and consistency")
 FAMILY_SIZE = sum(claim.evidence for finding in FINDINGS for claim in finding.claims)

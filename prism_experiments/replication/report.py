@@ -16,7 +16,7 @@ import pandas as pd
 from prism_experiments.analysis.field_sections import VERDICTS_CSV
 from prism_experiments.analysis.report import format_number, format_p, markdown_table
 from prism_experiments.replication.forest import FOREST_PNG, forest_figure
-from prism_experiments.replication.model import SMOKE, ClaimResult
+from prism_experiments.replication.model import NOT_RUN_FULL, SMOKE, ClaimResult
 from prism_experiments.replication.suite import SuiteResult
 from prism_experiments.replication.verdicts import ALPHA, POWER, headline
 
@@ -41,14 +41,34 @@ def verdict_table(result: SuiteResult) -> pd.DataFrame:
 
 
 def finding_table(result: SuiteResult) -> pd.DataFrame:
-    """One row per finding: its verdict (from its evidence claims), title, experiment file, arms and seeds."""
+    """One row per finding: its verdict (from its evidence claims), title, experiment file, arms and seeds; at
+    --full, then one per finding without a full size, "not run at --full size" and no seeds."""
     return pd.DataFrame(
         [
             {"finding": f.name, "verdict": result.verdicts[f.name], "title": f.title,
              "experiment": f"conf/experiment/{f.experiment}.yaml", "arms": ", ".join(a.name for a in f.arms),
              "seeds": result.options.seeds_of(f)}
             for f in result.findings
+        ] + [
+            {"finding": f.name, "verdict": NOT_RUN_FULL, "title": f.title,
+             "experiment": f"conf/experiment/{f.experiment}.yaml", "arms": ", ".join(a.name for a in f.arms),
+             "seeds": 0}
+            for f in result.not_run
         ]
+    )  # fmt: skip
+
+
+def full_size_statement(result: SuiteResult) -> str:
+    """At --full: what ran at which size, where, and which findings were left out (empty otherwise)."""
+    if not result.options.full:
+        return ""
+    sizes = "; ".join(f"{f.name}: {' '.join(f.full_overrides)}" for f in result.findings)
+    left_out = ", ".join(f.name for f in result.not_run)
+    return (
+        f"--full ran only the findings with a full size, at that size ({sizes}), in the MLflow experiment "
+        "replication_full, apart from the runs at the experiment files' size."
+        + (f" {NOT_RUN_FULL.capitalize()} (no full size; not judged, their evidence claims count as p = 1 in the "
+           f"family): {left_out}." if left_out else "")
     )  # fmt: skip
 
 
@@ -115,7 +135,9 @@ def render_markdown(result: SuiteResult, generated: datetime, run_id: str | None
     """The whole report.md."""
     quick = result.options.quick
     lines = [
-        f"# Replication suite v{result.version}" + (" — SMOKE SIZE (--quick): no verdicts" if quick else ""),
+        f"# Replication suite v{result.version}"
+        + (" — SMOKE SIZE (--quick): no verdicts" if quick else "")
+        + (" — FULL SIZE (--full)" if result.options.full else ""),
         "",
         f"**{headline_text(result)}.**",
         "",
@@ -133,6 +155,8 @@ def render_markdown(result: SuiteResult, generated: datetime, run_id: str | None
     if quick:
         lines += ["**--quick ran every finding at a smoke size to check the plumbing. Nothing below is a "
                   "verdict.**", ""]  # fmt: skip
+    if result.options.full:
+        lines += [f"**{full_size_statement(result)}**", ""]
     if result.failed_sweeps:
         lines += ["Sweeps that failed (their finished runs are used):", "",
                   *[f"- `{c}`" for c in result.failed_sweeps], ""]  # fmt: skip
@@ -187,6 +211,7 @@ def render_html(result: SuiteResult, generated: datetime, run_id: str | None, fo
 
     quick = result.options.quick
     title = f"Replication suite v{result.version}" + (" (smoke size: no verdicts)" if quick else "")
+    title += " (full size: --full)" if result.options.full else ""
     logged = f"; MLflow run {run_id} (prism.kind=replication)" if run_id else "; not logged to MLflow"
     # numbers right-aligned, every text column (verdicts, sources, the reasons) left-aligned
     evidence_numeric = {2, 4, 5}
@@ -196,7 +221,8 @@ def render_html(result: SuiteResult, generated: datetime, run_id: str | None, fo
         f"<style>{STYLE}{CLAIM_TABLE_STYLE}</style></head><body><h1>{html.escape(title)}</h1>",
         f'<p class="headline"><strong>{html.escape(headline_text(result))}.</strong></p>',
         f'<p class="muted">Generated {generated:%Y-%m-%d %H:%M:%S} by prism-replicate{html.escape(logged)}; '
-        f"{len(result.run_ids)} simulation runs read. What each verdict supports: docs/validation.md.</p>",
+        f"{len(result.run_ids)} simulation runs read. What each verdict supports: docs/validation.md.</p>"
+        + (f"\n<p><strong>{html.escape(full_size_statement(result))}</strong></p>" if result.options.full else ""),
         "" if forest is None else
         f'<figure class="forest"><img src="{data_uri(forest)}" alt="Forest plot of every claim" '
         f'data-source="{html.escape(forest.name)}">'
@@ -246,6 +272,8 @@ def console_summary(result: SuiteResult, directory: Path, run_id: str | None) ->
                       f"{POWER:g}") if r.tested else r.reason  # fmt: skip
             role = "evidence" if r.evidence else "consistency"
             lines.append(f"    {r.claim:<24} [{role}] {r.verdict if r.verdict != SMOKE else 'smoke'}: {detail}")
+    for finding in result.not_run:
+        lines.append(f"  {finding.name:<18} {NOT_RUN_FULL}")
     lines.append(f"Holm over the {result.family_size} evidence claims of set v{result.version} (consistency checks: "
                  f"raw p, never counted); report: {directory / REPORT_MD}")  # fmt: skip
     if run_id:

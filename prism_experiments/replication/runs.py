@@ -29,6 +29,9 @@ from prism_experiments.tracking.tags import CONFIG_HASH_TAG
 log = logging.getLogger("prism_experiments")
 #: where --quick's smoke runs go, apart from the full-size runs whose verdicts they must never mix with
 QUICK_EXPERIMENT = "replication_quick"
+#: where --full's runs go (each finding's `full_overrides`), apart from the experiment files' sizes: a verdict reads
+#: one size's runs, never both
+FULL_EXPERIMENT = "replication_full"
 #: the cascade table every run logs beside the event tables
 CASCADES = "cascades"
 
@@ -45,7 +48,8 @@ class Job:
     digest: str
     experiment_name: str
     tracking_uri: str
-    #: the overrides of the job's size and MLflow experiment (--quick's smoke size), shared by a finding's jobs
+    #: the overrides of the job's size and MLflow experiment (--quick's smoke size, --full's), shared by a finding's
+    #: jobs
     size: tuple[str, ...] = ()
 
 
@@ -60,14 +64,24 @@ class Plan:
         return [job for job in self.jobs if self.runs.get(job.digest) is None]
 
 
-def size_overrides(finding: Finding, quick: bool) -> tuple[str, ...]:
-    """--quick's smoke size and its own MLflow experiment; nothing at full size (the experiment file's)."""
-    return (*finding.quick_overrides, f"experiment_name={QUICK_EXPERIMENT}") if quick else ()
+def size_overrides(finding: Finding, quick: bool, full: bool = False) -> tuple[str, ...]:
+    """--quick's smoke size and its own MLflow experiment; --full's size (`full_overrides`) and its own experiment;
+    nothing at the experiment file's size (ValueError for both, or for --full of a finding without a full size)."""
+    if quick and full:
+        raise ValueError("--full and --quick: choose one")
+    if quick:
+        return (*finding.quick_overrides, f"experiment_name={QUICK_EXPERIMENT}")
+    if full:
+        if not finding.full_overrides:
+            raise ValueError(f"--full: {finding.name} has no full size (full_overrides)")
+        return (*finding.full_overrides, f"experiment_name={FULL_EXPERIMENT}")
+    return ()
 
 
-def job_overrides(finding: Finding, arm: Arm, seed: int, quick: bool) -> tuple[str, ...]:
+def job_overrides(finding: Finding, arm: Arm, seed: int, quick: bool, full: bool = False) -> tuple[str, ...]:
     """The Hydra overrides of one job, as `python -m prism_experiments` takes them."""
-    return (f"experiment={finding.experiment}", *arm.overrides, *size_overrides(finding, quick), f"seed={seed}")
+    size = size_overrides(finding, quick, full)
+    return (f"experiment={finding.experiment}", *arm.overrides, *size, f"seed={seed}")
 
 
 def compose_jobs(overrides: Sequence[Sequence[str]]) -> list[ExperimentConfig]:
@@ -87,14 +101,15 @@ def compose_jobs(overrides: Sequence[Sequence[str]]) -> list[ExperimentConfig]:
         return validated_job_configs(base, [list(job) for job in overrides], desc="composing jobs")[0]
 
 
-def plan_jobs(findings: Sequence[Finding], seeds: Mapping[str, int], quick: bool) -> Plan:
-    """Compose and hash every (finding, arm, seed) job (ConfigError if one is invalid)."""
+def plan_jobs(findings: Sequence[Finding], seeds: Mapping[str, int], quick: bool, full: bool = False) -> Plan:
+    """Compose and hash every (finding, arm, seed) job (ConfigError if one is invalid): at the experiment files'
+    size, --quick's smoke size, or --full's size."""
     specs = [(finding, arm, seed) for finding in findings
              for arm, seed in itertools.product(finding.arms, range(seeds[finding.name]))]  # fmt: skip
-    overrides = [job_overrides(finding, arm, seed, quick) for finding, arm, seed in specs]
+    overrides = [job_overrides(finding, arm, seed, quick, full) for finding, arm, seed in specs]
     jobs = [
         Job(finding.name, finding.experiment, arm, seed, job, config_hash(cfg.model_dump(mode="json")),
-            cfg.experiment_name, resolve_tracking_uri(cfg), size_overrides(finding, quick))
+            cfg.experiment_name, resolve_tracking_uri(cfg), size_overrides(finding, quick, full))
         for (finding, arm, seed), job, cfg in zip(specs, overrides, compose_jobs(overrides), strict=True)
     ]  # fmt: skip
     return Plan(jobs)

@@ -17,7 +17,7 @@ from tqdm import tqdm
 
 from prism_experiments.analysis.run_tables import run_tables
 from prism_experiments.replication.model import NOT_TESTABLE, SMOKE, ClaimResult, Finding, SeedValues
-from prism_experiments.replication.registry import FAMILY_SIZE, REPLICATION_SET_VERSION, select
+from prism_experiments.replication.registry import FAMILY_SIZE, FULL_SIZE, REPLICATION_SET_VERSION, select
 from prism_experiments.replication.runs import Job, Plan, find_runs, plan_jobs, run_sweeps, sweep_commands
 from prism_experiments.replication.verdicts import (
     DEFAULT_POWER_REPLICATES,
@@ -35,11 +35,13 @@ MIN_SEEDS = 2
 
 @dataclass(frozen=True)
 class SuiteOptions:
-    """What to replicate and how: findings (None: all), seeds per finding (None: each finding's own), smoke size."""
+    """What to replicate and how: findings (None: all), seeds per finding (None: each finding's own), smoke size
+    (--quick) or full size (--full: only the findings with `full_overrides`, at that size, with verdicts)."""
 
     only: tuple[str, ...] | None = None
     seeds: int | None = None
     quick: bool = False
+    full: bool = False
     #: start sweeps for missing runs (False: evaluate only the runs already in MLflow)
     run: bool = True
     bootstrap_seed: int = 0
@@ -49,6 +51,14 @@ class SuiteOptions:
     def __post_init__(self) -> None:
         if self.seeds is not None and self.seeds < MIN_SEEDS:
             raise ValueError(f"--seeds: must be an integer >= {MIN_SEEDS}, got {self.seeds}")
+        if self.quick and self.full:
+            raise ValueError("--full and --quick: choose one (--quick: every finding at a smoke size, no verdict; "
+                             "--full: the findings with a full size at that size, with verdicts)")  # fmt: skip
+        if self.full and self.only:
+            lacking = [finding.name for finding in select(self.only) if not finding.full_overrides]
+            if lacking:
+                raise ValueError(f"--full --only: {', '.join(lacking)} {'has' if len(lacking) == 1 else 'have'} no "
+                                 f"full size; the findings that have one: {', '.join(FULL_SIZE)}")  # fmt: skip
 
     def seeds_of(self, finding: Finding) -> int:
         return self.seeds or (finding.quick_seeds if self.quick else finding.seeds)
@@ -68,20 +78,32 @@ class SuiteResult:
     failed_sweeps: list[str] = field(default_factory=list)
     version: int = REPLICATION_SET_VERSION
     family_size: int = FAMILY_SIZE
+    #: --full: the selected findings without a full size, not run and not judged (their evidence claims count as
+    #: p = 1 in the family, as those --only leaves out do)
+    not_run: list[Finding] = field(default_factory=list)
 
     @property
     def run_ids(self) -> list[str]:
         return sorted({run for run in self.plan.runs.values() if run})
 
 
+def selected(options: SuiteOptions) -> tuple[list[Finding], list[Finding]]:
+    """The findings the suite runs, and those --full leaves out (no full size: listed in the report, not judged)."""
+    findings = select(options.only)
+    if not options.full:
+        return findings, []
+    return [f for f in findings if f.full_overrides], [f for f in findings if not f.full_overrides]
+
+
 def plan_suite(options: SuiteOptions, say: Callable[[str], None] = lambda line: None) -> tuple[list[Finding], Plan]:
     """The selected findings and the jobs of the testable ones (UnknownFindingError, ConfigError before any run)."""
-    findings = select(options.only)
+    findings = selected(options)[0]
     testable = [finding for finding in findings if finding.untestable() is None]
     seeds = {f.name: options.seeds_of(f) for f in testable}
     n_jobs = sum(len(f.arms) * seeds[f.name] for f in testable)
-    say(f"set v{REPLICATION_SET_VERSION}: composing the configs of {n_jobs} jobs ({len(testable)} findings)")
-    return findings, plan_jobs(testable, seeds, options.quick)
+    size = " at --full size" if options.full else ""
+    say(f"set v{REPLICATION_SET_VERSION}: composing the configs of {n_jobs} jobs ({len(testable)} findings){size}")
+    return findings, plan_jobs(testable, seeds, options.quick, options.full)
 
 
 def run_suite(
@@ -126,7 +148,8 @@ def run_suite(
             why = "" if result.tested else f"; {result.reason}"
             result.verdict, result.reason = SMOKE, f"smoke size (--quick): checks the plumbing, never a verdict{why}"
     verdicts = {f.name: finding_verdict(f.claims, [r for r in results if r.finding == f.name]) for f in findings}
-    return SuiteResult(options, findings, results, verdicts, figures, pd.DataFrame(rows), plan, failed)
+    return SuiteResult(options, findings, results, verdicts, figures, pd.DataFrame(rows), plan, failed,
+                       not_run=selected(options)[1])  # fmt: skip
 
 
 class StoreUnreachable(Exception):

@@ -1,6 +1,8 @@
 """The replication as an MLflow run of kind `replication`: verdicts and the headline as tags, effects and counts as
 metrics, the report as artifacts. Every count and finding verdict is of evidence claims only: consistency checks
-are logged per claim but never counted as replication. A smoke run (--quick) is never logged: it gives no verdict."""
+are logged per claim but never counted as replication. A smoke run (--quick) is never logged: it gives no verdict. A
+full-size run (--full) goes to its own experiment, `replication_full`, with its simulation runs, tagged
+`prism.replication_size=full`."""
 
 from __future__ import annotations
 
@@ -30,19 +32,24 @@ from prism_experiments.tracking.tags import (
     REPLICATION_HEADLINE_TAG,
     REPLICATION_KIND,
     REPLICATION_SET_TAG,
+    REPLICATION_SIZE_TAG,
     VERDICT_TAG_PREFIX,
 )
 
-#: the MLflow experiment the replication runs (and their simulation runs) live in
+#: the MLflow experiment the replication runs (and their simulation runs) live in, at the experiment files' size
 REPLICATION_EXPERIMENT = "replication"
 
 
 def start_replication_run(client: MlflowClient, uri: str, artifacts_dir: Path, result: SuiteResult,
-                          run_name: str) -> str:  # fmt: skip
-    """Create the run (RUNNING) with what defines the replication: set version, family, seeds, findings."""
-    experiment_id = ensure_experiment(uri, REPLICATION_EXPERIMENT, artifacts_dir)
+                          run_name: str, experiment: str = REPLICATION_EXPERIMENT) -> str:  # fmt: skip
+    """Create the run (RUNNING) in `experiment` with what defines the replication: set version, family, seeds,
+    findings, and at --full the size (tag and each finding's overrides) and the findings not run at it."""
+    experiment_id = ensure_experiment(uri, experiment, artifacts_dir)
+    full = result.options.full
     tags = {KIND_TAG: REPLICATION_KIND, REPLICATION_SET_TAG: str(result.version),
             COMPARED_RUNS_TAG: compared_runs_tag(result.run_ids)}  # fmt: skip
+    if full:
+        tags[REPLICATION_SIZE_TAG] = "full"
     run_id = str(client.create_run(experiment_id, run_name=run_name, tags=tags).info.run_id)
     params = {
         "replication_set": str(result.version),
@@ -51,6 +58,8 @@ def start_replication_run(client: MlflowClient, uri: str, artifacts_dir: Path, r
         "alpha": str(ALPHA),
         "bootstrap_seed": str(result.options.bootstrap_seed),
         **{f"seeds.{f.name}": str(result.options.seeds_of(f)) for f in result.findings},
+        **({f"full.{f.name}": " ".join(f.full_overrides) for f in result.findings} if full else {}),
+        **({"not_run_at_full_size": ",".join(f.name for f in result.not_run)} if full and result.not_run else {}),
     }
     client.log_batch(run_id, params=[Param(key, value) for key, value in params.items()])
     return run_id

@@ -75,6 +75,9 @@ REPLICATION_KIND = "replication"
 REPLICATION_SET_TAG = "prism.replication_set"
 VERDICT_TAG_PREFIX = "prism.verdict."
 REPLICATION_HEADLINE_TAG = "prism.replication_headline"
+#: on a replication run of `prism-replicate --full`: "full" (the findings' `full_overrides`); absent at the
+#: experiment files' size
+REPLICATION_SIZE_TAG = "prism.replication_size"
 
 
 def tag_equals(tag: str, value: str) -> str:

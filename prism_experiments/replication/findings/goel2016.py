@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from prism_experiments.metrics.moments import LARGE_CASCADE_SIZE, share_reaching, shown_original_cascade_sizes
-from prism_experiments.replication.findings.shared import RESEARCH_QUICK_OVERRIDES
+from prism_experiments.replication.findings.shared import RESEARCH_FULL_OVERRIDES, RESEARCH_QUICK_OVERRIDES
 from prism_experiments.replication.model import Arm, Claim, ClaimResult, Finding, SeedRuns, SeedValues, Source
 
 ABSTRACT = Source(
@@ -206,5 +206,6 @@ FINDING = Finding(
     measure=measure,
     seeds=10,
     quick_overrides=RESEARCH_QUICK_OVERRIDES,
+    full_overrides=RESEARCH_FULL_OVERRIDES,
     reason=reason,
 )

@@ -33,7 +33,7 @@ from prism_experiments.analysis.amplification import (
     unit_sets,
 )
 from prism_experiments.replication.findings.juul_ugander2021 import ARMS
-from prism_experiments.replication.findings.shared import RESEARCH_QUICK_OVERRIDES
+from prism_experiments.replication.findings.shared import RESEARCH_FULL_OVERRIDES, RESEARCH_QUICK_OVERRIDES
 from prism_experiments.replication.model import Claim, ClaimResult, Finding, SeedRuns, SeedValues, Source
 
 CITATION = (
@@ -206,5 +206,6 @@ FINDING = Finding(
     measure=measure,
     seeds=10,
     quick_overrides=RESEARCH_QUICK_OVERRIDES,
+    full_overrides=RESEARCH_FULL_OVERRIDES,
     reason=reason,
 )

@@ -14,7 +14,7 @@ import math
 from collections.abc import Mapping
 
 from prism_experiments.metrics.size_matching import size_matched_difference
-from prism_experiments.replication.findings.shared import RESEARCH_QUICK_OVERRIDES
+from prism_experiments.replication.findings.shared import RESEARCH_FULL_OVERRIDES, RESEARCH_QUICK_OVERRIDES
 from prism_experiments.replication.model import Arm, Claim, ClaimResult, Finding, SeedRuns, SeedValues, Source
 
 SOURCE = Source(
@@ -108,5 +108,6 @@ FINDING = Finding(
     measure=measure,
     seeds=10,
     quick_overrides=RESEARCH_QUICK_OVERRIDES,
+    full_overrides=RESEARCH_FULL_OVERRIDES,
     reason=reason,
 )
