@@ -51,6 +51,27 @@ def test_an_unreachable_store_is_one_short_line_with_the_detail_in_the_log(
     assert [record.getMessage() for record in caplog.records] == [f"MlflowException: {message}"]
 
 
+def test_a_server_whose_database_is_down_is_named_by_the_tracking_uri(caplog: pytest.LogCaptureFixture) -> None:
+    """From MLflow 3.18 a run's creation is not retried on HTTP 503: the server's own error arrives as a
+    RestException, with no URL in it (seen with PostgreSQL killed under `make tracking-server`)."""
+    from mlflow.exceptions import RestException
+
+    error = RestException(
+        {
+            "error_code": "TEMPORARILY_UNAVAILABLE",
+            "message": '(psycopg.OperationalError) connection failed: connection to server at "127.0.0.1", '
+            "port 42993 failed: Connection refused",
+        }
+    )
+    with caplog.at_level(logging.DEBUG, logger="prism_experiments.detail"):
+        line = error_line(error, store="http://u:secret@127.0.0.1:48251")
+    assert line == "tracking store unreachable: 127.0.0.1:48251 (HTTP 503: the server's database is unavailable)"
+    assert error_line(error).startswith("tracking store unreachable: the tracking server (HTTP 503")
+    assert [record.getMessage().split(":")[0] for record in caplog.records] == ["RestException"]
+    other = RestException({"error_code": "RESOURCE_DOES_NOT_EXIST", "message": "Run 'abc' not found"})
+    assert error_line(other) == "RestException: RESOURCE_DOES_NOT_EXIST: Run 'abc' not found"
+
+
 def test_other_errors_keep_their_innermost_cause() -> None:
     try:
         try:

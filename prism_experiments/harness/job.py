@@ -305,7 +305,7 @@ def _run_job(
         if opened:
             message = f"{type(exc).__name__}: {exc}"
         else:  # the store refused before the run was opened: the job still fails
-            line = error_line(exc)
+            line = error_line(exc, store=uri)
             message = line if line.startswith("tracking store") else f"{line} (tracking store {uri})"
         if client is not None and live:
             end_run(client, live[0], "FAILED", message)

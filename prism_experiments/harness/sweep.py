@@ -256,6 +256,7 @@ class SweepCallback(Callback):
         self.sweep_file: Path | None = None
         self.heartbeat: Heartbeat | None = None
         self.encoded_before_fanout = 0
+        self.tracking_uri: str | None = None  # once resolved: named in a failed start's line
 
     def __getstate__(self) -> dict[str, Any]:
         """Hydra pickles its callbacks into every joblib job: the driver's heartbeat thread stays behind."""
@@ -267,8 +268,9 @@ class SweepCallback(Callback):
         try:
             self._start(config)
         except Exception as exc:  # not SystemExit (a BaseException): a one-line exit of its own passes through
-            self._close_parent("FAILED", f"the sweep could not start: {error_line(exc)}")
-            log.error("the sweep could not start: %s", error_line(exc))
+            line = error_line(exc, store=self.tracking_uri)
+            self._close_parent("FAILED", f"the sweep could not start: {line}")
+            log.error("the sweep could not start: %s", line)
             raise SystemExit(2) from None
 
     def _start(self, config: DictConfig) -> None:
@@ -278,7 +280,7 @@ class SweepCallback(Callback):
             configs, compositions = validated_job_configs(config, jobs)
             log.info("sweep: %d jobs valid (%d distinct compositions)", len(jobs), compositions)
             first = configs[0]
-            uri = resolve_tracking_uri(first)
+            uri = self.tracking_uri = resolve_tracking_uri(first)
             # the server once, each distinct runs dir and corpus file once, before any run exists
             check_tracking_server(uri)
             for runs_dir in {cfg.paths.runs_dir for cfg in configs}:

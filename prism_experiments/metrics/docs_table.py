@@ -37,8 +37,8 @@ def names(metrics: tuple[str, ...]) -> str:
 def metric_table() -> str:
     """The generated block, markers included: the table in summary order and which metrics are shown by default."""
     optional = set(optional_metric_names())
-    always = [name for name in primary_metric_names() if name not in optional]
-    where_logged = [name for name in primary_metric_names() if name in optional]
+    always = tuple(name for name in primary_metric_names() if name not in optional)
+    where_logged = tuple(name for name in primary_metric_names() if name in optional)
     lines = [
         BEGIN,
         "| metric | definition | formula source | source columns |",

@@ -13,9 +13,10 @@ _REQUEST_FAILED = re.compile(r"API request to (?P<url>\S+) failed with exception
 detail_log = logging.getLogger("prism_experiments.detail")
 
 
-def error_line(error: BaseException) -> str:
+def error_line(error: BaseException, store: str | None = None) -> str:
     """`Type: message` with the message of the innermost cause, first line only; a tracking store that gave no
-    answer is "tracking store unreachable: <host:port> (<cause>)", its full text logged to `detail_log`.
+    answer is "tracking store unreachable: <host:port> (<cause>)", its full text logged to `detail_log`
+    (`store`: the tracking URI the failed call went to, named when MLflow's error does not say).
 
     MLflow wraps a sqlite error in SQLAlchemy's, whose first line is advice about autoflush; the cause
     at the bottom of the chain ("database or disk is full") is what a user can act on.
@@ -24,11 +25,20 @@ def error_line(error: BaseException) -> str:
     if unreachable is not None:
         detail_log.debug("%s: %s", type(error).__name__, error)
         return f"tracking store unreachable: {_host(unreachable['url'])} ({short_cause(unreachable['detail'])})"
+    if getattr(error, "error_code", None) == _STORE_UNAVAILABLE:
+        detail_log.debug("%s: %s", type(error).__name__, error)
+        where = _host(store) if store else "the tracking server"
+        return f"tracking store unreachable: {where} (HTTP 503: the server's database is unavailable)"
     root = error
     while root.__cause__ is not None and root.__cause__ is not root:
         root = root.__cause__
     lines = [line for line in str(root).splitlines() if line.strip()]
     return f"{type(error).__name__}: {lines[0].strip()}" if lines else type(error).__name__
+
+
+#: the error code of an MLflow server's answer when its database is down (HTTP 503, mlflow/store/db/utils.py); from
+#: MLflow 3.18 a write that is not safe to repeat (creating a run) gets it at once, not "too many 503 error responses"
+_STORE_UNAVAILABLE = "TEMPORARILY_UNAVAILABLE"
 
 
 def _host(url: str) -> str:
