@@ -30,3 +30,13 @@ def peak_rss_bytes() -> int:
         return kib * 1024
     maxrss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return maxrss if sys.platform == "darwin" else maxrss * 1024
+
+
+def reset_peak_rss() -> bool:
+    """Set this process's peak (VmHWM) back to its resident size now, so that a sweep worker's next job reports its
+    own peak, not an earlier job's: Linux's `/proc/self/clear_refs` value 5 (proc(5)). False where that fails."""
+    try:
+        Path("/proc/self/clear_refs").write_text("5")
+    except OSError:
+        return False
+    return True

@@ -18,7 +18,7 @@ from prism_experiments.config import ExperimentConfig, world_size_warning
 from prism_experiments.harness.empty_run import empty_reason, empty_warning
 from prism_experiments.harness.sweep_file import SweepFile
 from prism_experiments.harness.world_report import report_loaded_graph, world_file_tags
-from prism_experiments.memory import peak_rss_bytes
+from prism_experiments.memory import peak_rss_bytes, reset_peak_rss
 from prism_experiments.metrics import RunTables, step_series, summarize
 from prism_experiments.ops.liveness import (
     HEARTBEAT_TAG,
@@ -264,6 +264,7 @@ def _run_job(
     watched = sweep is not None and sweep.driver_pid not in (0, os.getpid())  # a worker process of the sweep
     if watched:
         ParentWatch.ensure()
+        reset_peak_rss()  # a reused worker's high-water mark is an earlier job's: log_peak_gb is this run's
     if sweep is None and (size_warning := world_size_warning(cfg.world, cfg.agents.n_agents)):
         log.warning("%s", size_warning)  # a sweep says it once, when it starts
     resolved = cfg.model_dump(mode="json")
